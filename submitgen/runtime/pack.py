@@ -1,0 +1,169 @@
+# Kernel-argument packing shared by the build (checks) and the emitted file (launches).
+# Kernel table entry, from the code object metadata at build time:
+#   name -> (explicit_bytes, ((offset, size, kind, type_name), ...))
+# kind is the metadata .value_kind of each explicit argument.
+
+
+class SgPlanError(ValueError):
+    """A launch in the plan does not match the kernel's metadata."""
+
+
+class SgPacked:
+    """One launch, packed once per shape: kernarg bytes with every non-pointer argument
+    written, and the pointer slots that are filled on each call."""
+
+    __slots__ = ("kernel", "grid", "block", "lds", "kernarg", "slots", "workspaces")
+
+    def __init__(self, kernel, grid, block, lds, kernarg, slots, workspaces):
+        self.kernel = kernel
+        self.grid = grid
+        self.block = block
+        self.lds = lds
+        self.kernarg = kernarg  # bytearray: explicit kernel arguments
+        self.slots = slots  # ((byte offset, source), ...); source: leaf index, -1 = out, -2 = workspace
+        self.workspaces = workspaces  # ((byte offset, tensor), ...): allocated by the plan, kept per shape
+
+
+def _sg_dims(kernel, what, value):
+    if isinstance(value, int):
+        value = (value,)
+    try:
+        dims = tuple(int(v) for v in value)
+    except TypeError:
+        raise SgPlanError(f"kernel '{kernel}': {what} must be up to 3 ints, plan gives {value!r}") from None
+    if not 1 <= len(dims) <= 3 or any(isinstance(v, bool) for v in value):
+        raise SgPlanError(f"kernel '{kernel}': {what} must be up to 3 ints, plan gives {value!r}")
+    if min(dims) < 1:
+        raise SgPlanError(f"kernel '{kernel}': every {what} dimension must be >= 1, plan gives {dims}")
+    return dims + (1,) * (3 - len(dims))
+
+
+def _sg_source(kernel, where, t, leaves, out):
+    if t is out:
+        return -1
+    for i, leaf in enumerate(leaves):
+        if t is leaf:
+            return i
+    base = t._base
+    if base is not None:
+        raise SgPlanError(
+            f"kernel '{kernel}' {where}: a view of another tensor is passed; pass the input, the output "
+            "or a workspace tensor itself and give offsets as integer arguments"
+        )
+    return -2
+
+
+def _sg_scalar(kernel, where, size, type_name, value):
+    import struct
+
+    is_float = isinstance(value, float)
+    tn = (type_name or "").replace("const", "").strip()
+    if tn in ("float", "double", "half", "_Float16", "__fp16") and not is_float:
+        raise SgPlanError(f"kernel '{kernel}' {where}: metadata says {tn}, plan passes int {value!r}")
+    if is_float and tn and tn not in ("float", "double") and "*" not in tn:
+        raise SgPlanError(f"kernel '{kernel}' {where}: metadata says {tn}, plan passes float {value!r}")
+    if is_float:
+        if size not in (4, 8):
+            raise SgPlanError(f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes a float")
+        return struct.pack("<f" if size == 4 else "<d", value)
+    if size not in (1, 2, 4, 8):
+        raise SgPlanError(f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes an int")
+    bits = 8 * size
+    if not -(1 << (bits - 1)) <= value < (1 << bits):
+        raise SgPlanError(f"kernel '{kernel}' {where}: {value} does not fit the {size}-byte argument")
+    return (value & ((1 << bits) - 1)).to_bytes(size, "little")
+
+
+def _sg_struct(kernel, where, size, offset, cls, fields, leaves, out, slots, workspaces):
+    import ctypes
+
+    if not (isinstance(cls, type) and issubclass(cls, ctypes.Structure)) or not isinstance(fields, dict):
+        raise SgPlanError(
+            f"kernel '{kernel}' {where}: a struct is passed as (ctypes.Structure subclass, dict of fields), "
+            f"plan passes {type(cls).__name__}"
+        )
+    if ctypes.sizeof(cls) != size:
+        raise SgPlanError(
+            f"kernel '{kernel}' {where}: metadata says by_value size {size}, "
+            f"plan's struct {cls.__name__} is {ctypes.sizeof(cls)} bytes"
+        )
+    align = ctypes.alignment(cls)
+    if offset % align:
+        raise SgPlanError(
+            f"kernel '{kernel}' {where}: struct {cls.__name__} needs {align}-byte alignment, "
+            f"metadata places it at offset {offset}"
+        )
+    known = {f[0] for f in cls._fields_}
+    values = {}
+    for name, value in fields.items():
+        if name not in known:
+            raise SgPlanError(f"kernel '{kernel}' {where}: struct {cls.__name__} has no field '{name}'")
+        if hasattr(value, "data_ptr"):
+            field = getattr(cls, name)
+            if field.size != 8:
+                raise SgPlanError(
+                    f"kernel '{kernel}' {where}: field '{name}' gets a tensor but is {field.size} bytes, not a pointer"
+                )
+            src = _sg_source(kernel, f"{where} field '{name}'", value, leaves, out)
+            slots.append((offset + field.offset, src))
+            if src == -2:
+                workspaces.append((offset + field.offset, value))
+        else:
+            values[name] = value
+    try:
+        inst = cls(**values)
+    except (TypeError, ValueError) as e:
+        raise SgPlanError(f"kernel '{kernel}' {where}: struct {cls.__name__}: {e}") from None
+    return bytes(inst)
+
+
+def sg_pack(table, launch, leaves, out):
+    """Pack one plan launch ``(kernel, grid, block, dynamic_lds, args)`` against the kernel table."""
+    try:
+        kernel, grid, block, lds, args = launch
+    except (TypeError, ValueError):
+        raise SgPlanError(
+            f"a launch must be (kernel, grid, block, dynamic_lds, args), plan gives {launch!r:.80}"
+        ) from None
+    if kernel not in table:
+        raise SgPlanError(f"plan launches kernel '{kernel}', which the code object does not have "
+                          f"(it has: {', '.join(sorted(table))})")
+    explicit_bytes, layout = table[kernel]
+    grid = _sg_dims(kernel, "grid", grid)
+    block = _sg_dims(kernel, "block", block)
+    if not isinstance(lds, int) or lds < 0:
+        raise SgPlanError(f"kernel '{kernel}': dynamic LDS must be an int >= 0, plan gives {lds!r}")
+    args = tuple(args)
+    if len(args) != len(layout):
+        raise SgPlanError(
+            f"kernel '{kernel}': metadata has {len(layout)} explicit arguments, plan passes {len(args)}"
+        )
+    buf = bytearray(explicit_bytes)
+    slots = []
+    workspaces = []
+    for i, (value, (offset, size, kind, type_name)) in enumerate(zip(args, layout)):
+        where = f"arg {i}"
+        if hasattr(value, "data_ptr"):
+            if kind != "global_buffer":
+                raise SgPlanError(f"kernel '{kernel}' {where}: metadata says {kind} size {size}, plan passes a tensor")
+            src = _sg_source(kernel, where, value, leaves, out)
+            slots.append((offset, src))
+            if src == -2:
+                workspaces.append((offset, value))
+            continue
+        if kind == "global_buffer":
+            raise SgPlanError(
+                f"kernel '{kernel}' {where}: metadata says global_buffer size {size}, plan passes {type(value).__name__}"
+            )
+        if kind != "by_value":
+            raise SgPlanError(f"kernel '{kernel}' {where}: value_kind {kind} cannot be passed by a plan")
+        if isinstance(value, tuple) and len(value) == 2:
+            data = _sg_struct(kernel, where, size, offset, value[0], value[1], leaves, out, slots, workspaces)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            data = _sg_scalar(kernel, where, size, type_name, value)
+        else:
+            raise SgPlanError(
+                f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes {type(value).__name__}"
+            )
+        buf[offset:offset + size] = data
+    return SgPacked(kernel, grid, block, lds, buf, tuple(slots), tuple(workspaces))

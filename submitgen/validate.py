@@ -1,0 +1,172 @@
+"""Launch plans checked against code objects, before anything is written.
+
+The plan runs on meta tensors for every test and benchmark shape of the problem. Each launch is
+packed with the very packer the submission uses (``runtime/pack.py``) against the kernel's
+metadata, then held to the hardware and runtime limits (block vs ``.max_flat_workgroup_size``,
+static + dynamic LDS vs the target, grid limits of ``hipModuleLaunchKernel``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from .errors import ValidationError
+from .runtime.pack import SgPlanError, sg_pack
+
+MAX_BLOCK_THREADS = 1024
+MAX_GRID_X = 2**31 - 1
+MAX_GRID_YZ = 65536
+MAX_GLOBAL_X = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class KernelLayout:
+    """What the submission needs of one kernel: where it lives and its explicit arguments."""
+
+    name: str
+    blob: int  # index of the code object holding it
+    explicit_bytes: int
+    layout: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name)
+
+
+@dataclass(frozen=True)
+class CheckedLaunch:
+    shape: str
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    dynamic_lds: int
+    total_lds: int
+    kernarg_bytes: int
+
+
+@dataclass(frozen=True)
+class PlanCheck:
+    launches: tuple[CheckedLaunch, ...]
+    shapes: int
+
+    def block_sizes(self) -> dict[str, int]:
+        """The largest block each kernel is launched with (for occupancy)."""
+        sizes: dict[str, int] = {}
+        for launch in self.launches:
+            threads = launch.block[0] * launch.block[1] * launch.block[2]
+            sizes[launch.kernel] = max(sizes.get(launch.kernel, 0), threads)
+        return sizes
+
+    def max_dynamic_lds(self) -> dict[str, int]:
+        lds: dict[str, int] = {}
+        for launch in self.launches:
+            lds[launch.kernel] = max(lds.get(launch.kernel, 0), launch.dynamic_lds)
+        return lds
+
+
+def kernel_layout(kernel: Any, blob: int) -> KernelLayout:
+    args = tuple(a for a in kernel.args if not a.hidden)
+    layout = tuple((a.offset, a.size, a.value_kind, a.type_name or "") for a in args)
+    explicit = max((a.offset + a.size for a in args), default=0)
+    return KernelLayout(kernel.name, blob, explicit, layout)
+
+
+def kernel_layouts(code_objects: Sequence[Any], wanted: Sequence[str]) -> tuple[KernelLayout, ...]:
+    """Find every kernel the plan names in the code objects (first one wins)."""
+    found: dict[str, KernelLayout] = {}
+    for index, co in enumerate(code_objects):
+        for kernel in co.kernels:
+            if kernel.name in wanted and kernel.name not in found:
+                found[kernel.name] = kernel_layout(kernel, index)
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        have = sorted({k.name for co in code_objects for k in co.kernels})
+        raise ValidationError(
+            f"KERNELS names {', '.join(repr(m) for m in missing)}, which the code object does not have "
+            f"(it has: {', '.join(have) or 'no kernels'})"
+        )
+    return tuple(found[n] for n in wanted)
+
+
+def _kernels_by_name(code_objects: Sequence[Any]) -> dict[str, Any]:
+    by_name: dict[str, Any] = {}
+    for co in code_objects:
+        for kernel in co.kernels:
+            by_name.setdefault(kernel.name, kernel)
+    return by_name
+
+
+def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
+    """Hardware and runtime limits of one launch; the message names kernel, shape, expected, actual."""
+    where = f"kernel '{launch.kernel}' ({launch.shape})"
+    threads = launch.block[0] * launch.block[1] * launch.block[2]
+    limit = kernel.max_flat_workgroup_size
+    if threads > limit:
+        raise ValidationError(
+            f"{where}: block {launch.block} has {threads} threads, the kernel's .max_flat_workgroup_size is {limit}"
+        )
+    if threads > MAX_BLOCK_THREADS:
+        raise ValidationError(f"{where}: block has {threads} threads, the hardware allows {MAX_BLOCK_THREADS}")
+    required = tuple(getattr(kernel, "reqd_workgroup_size", None) or ())
+    if required and any(required) and tuple(required) != launch.block:
+        raise ValidationError(f"{where}: .reqd_workgroup_size is {tuple(required)}, plan launches block {launch.block}")
+    if launch.total_lds > lds_limit:
+        raise ValidationError(
+            f"{where}: LDS {launch.total_lds} bytes (static {launch.total_lds - launch.dynamic_lds} + dynamic "
+            f"{launch.dynamic_lds}) exceeds the target's {lds_limit} bytes ({lds_limit // 1024} KiB)"
+        )
+    gx, gy, gz = launch.grid
+    if gx > MAX_GRID_X or gy > MAX_GRID_YZ or gz > MAX_GRID_YZ:
+        raise ValidationError(f"{where}: grid {launch.grid} exceeds ({MAX_GRID_X}, {MAX_GRID_YZ}, {MAX_GRID_YZ})")
+    if gx * launch.block[0] > MAX_GLOBAL_X:
+        raise ValidationError(f"{where}: grid x * block x = {gx * launch.block[0]} exceeds {MAX_GLOBAL_X}")
+
+
+def check_plan(
+    plan_module: ModuleType,
+    problem: Any,
+    code_objects: Sequence[Any],
+    layouts: Sequence[KernelLayout],
+    lds_limit: int,
+    shapes: Sequence[Mapping[str, int]] | None = None,
+) -> PlanCheck:
+    """Run the plan on meta inputs of every shape and check every launch."""
+    table = {k.name: (k.explicit_bytes, k.layout) for k in layouts}
+    kernels = _kernels_by_name(code_objects)
+    leaves_fn = leaves_function(problem)
+    checked: list[CheckedLaunch] = []
+    specs = tuple(shapes) if shapes is not None else tuple(problem.tests) + tuple(problem.benchmarks)
+    for spec in specs:
+        label = problem.shape_label(spec)
+        data = problem.meta_input(spec)
+        try:
+            result = plan_module.plan(data)
+        except Exception as e:  # the user's plan raised: show it as a plan failure for this shape
+            raise ValidationError(f"plan({label}) raised {type(e).__name__}: {e}") from None
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise ValidationError(f"plan({label}) must return (out, launches), returned {type(result).__name__}")
+        out, launches = result
+        if not hasattr(out, "data_ptr"):
+            raise ValidationError(f"plan({label}) must return a tensor as out, returned {type(out).__name__}")
+        if not launches:
+            raise ValidationError(f"plan({label}) returned no launches")
+        leaves = leaves_fn(data)
+        for launch in launches:
+            try:
+                packed = sg_pack(table, launch, leaves, out)
+            except SgPlanError as e:
+                raise ValidationError(f"{e} ({label})") from None
+            kernel = kernels[packed.kernel]
+            c = CheckedLaunch(
+                label, packed.kernel, packed.grid, packed.block, packed.lds,
+                kernel.group_segment_fixed_size + packed.lds, len(packed.kernarg),
+            )
+            check_launch(kernel, c, lds_limit)
+            checked.append(c)
+    return PlanCheck(tuple(checked), len(specs))
+
+
+def leaves_function(problem: Any):
+    """The problem's ``_sg_leaves`` (the same source the submission carries)."""
+    namespace: dict[str, Any] = {}
+    code = compile(problem.leaves_source, f"<{problem.name} leaves>", "exec")
+    exec(code, namespace)  # noqa: S102 - our own package source, run at build time, never emitted data
+    return namespace["_sg_leaves"]

@@ -1,0 +1,116 @@
+/* A stand-in for libamdhip64 that records what an emitted submission asks of it.
+ *
+ * Every call appends one JSON line to the file named by $SUBMITGEN_FAKEHIP_LOG:
+ *   {"call":"hipModuleLoadData","module":1,"size":N,"sha256":"...","hex":"..."}  (the whole image)
+ *   {"call":"hipModuleGetFunction","module":1,"function":257,"name":"gemm"}
+ *   {"call":"hipModuleLaunchKernel","function":257,"grid":[x,y,z],"block":[x,y,z],"lds":N,
+ *    "queue":0,"params":0,"kernarg":"hex"}
+ * The image size is found the way the HIP runtime finds it: for a bare ELF, the furthest byte
+ * covered by the section headers and the sections; for a clang offload bundle, its entries.
+ * Build: gcc -shared -fPIC -O2 -o libfakehip.so fakehip.c
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int hipError_t;
+enum { hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorInvalidImage = 200, hipErrorNotFound = 500 };
+
+static FILE *log_file(void) {
+    static FILE *f = NULL;
+    if (!f) {
+        const char *path = getenv("SUBMITGEN_FAKEHIP_LOG");
+        f = fopen(path ? path : "/dev/null", "a");
+    }
+    return f;
+}
+
+static void hex(FILE *f, const uint8_t *p, size_t n) {
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        fputc(digits[p[i] >> 4], f);
+        fputc(digits[p[i] & 15], f);
+    }
+}
+
+static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+
+static size_t image_size(const uint8_t *p) {
+    if (memcmp(p, "\x7f" "ELF", 4) == 0 && p[4] == 2) {
+        uint64_t shoff = rd64(p + 0x28);
+        uint16_t shentsize = rd16(p + 0x3a), shnum = rd16(p + 0x3c);
+        uint64_t end = shoff + (uint64_t)shentsize * shnum;
+        for (uint16_t i = 0; i < shnum; i++) {
+            const uint8_t *sh = p + shoff + (uint64_t)i * shentsize;
+            uint32_t type = rd32(sh + 4);
+            uint64_t off = rd64(sh + 0x18), size = rd64(sh + 0x20);
+            uint64_t e = off + (type == 8 /* SHT_NOBITS */ ? 0 : size);
+            if (e > end) end = e;
+        }
+        return (size_t)end;
+    }
+    if (memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) {
+        uint64_t n = rd64(p + 24), end = 0;
+        const uint8_t *q = p + 32;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t off = rd64(q), size = rd64(q + 8), idlen = rd64(q + 16);
+            if (off + size > end) end = off + size;
+            q += 24 + idlen;
+        }
+        return (size_t)end;
+    }
+    return 0;
+}
+
+static int next_module = 0;
+static int next_function = 0;
+
+hipError_t hipInit(unsigned flags) { (void)flags; return hipSuccess; }
+
+hipError_t hipModuleLoadData(void **module, const void *image) {
+    if (!module || !image) return hipErrorInvalidValue;
+    size_t n = image_size((const uint8_t *)image);
+    if (n == 0) return hipErrorInvalidImage;
+    *module = (void *)(intptr_t)(++next_module);
+    FILE *f = log_file();
+    fprintf(f, "{\"call\":\"hipModuleLoadData\",\"module\":%d,\"size\":%zu,\"hex\":\"", next_module, n);
+    hex(f, (const uint8_t *)image, n);
+    fputs("\"}\n", f);
+    fflush(f);
+    return hipSuccess;
+}
+
+hipError_t hipModuleGetFunction(void **function, void *module, const char *name) {
+    if (!function || !name) return hipErrorInvalidValue;
+    int id = ((int)(intptr_t)module << 8) | (++next_function & 0xff);
+    *function = (void *)(intptr_t)id;
+    FILE *f = log_file();
+    fprintf(f, "{\"call\":\"hipModuleGetFunction\",\"module\":%d,\"function\":%d,\"name\":\"%s\"}\n",
+            (int)(intptr_t)module, id, name);
+    fflush(f);
+    return hipSuccess;
+}
+
+hipError_t hipModuleLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                 unsigned by, unsigned bz, unsigned lds, void *queue, void **params,
+                                 void **extra) {
+    if (params && extra) return hipErrorInvalidValue;
+    if (!extra || extra[0] != (void *)1 || extra[2] != (void *)2 || extra[4] != (void *)3)
+        return hipErrorInvalidValue;
+    const uint8_t *args = (const uint8_t *)extra[1];
+    size_t size = *(const size_t *)extra[3];
+    FILE *f = log_file();
+    fprintf(f,
+            "{\"call\":\"hipModuleLaunchKernel\",\"function\":%d,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],"
+            "\"lds\":%u,\"queue\":%llu,\"kernarg\":\"",
+            (int)(intptr_t)function, gx, gy, gz, bx, by, bz, lds, (unsigned long long)(uintptr_t)queue);
+    hex(f, args, size);
+    fputs("\"}\n", f);
+    fflush(f);
+    return hipSuccess;
+}
+
+hipError_t hipModuleUnload(void *module) { (void)module; return hipSuccess; }
