@@ -106,9 +106,15 @@ def _read(images: Sequence[bytes], names: Sequence[str], target: str):
 def _load_prebuilt(paths: Sequence[Path], arch: str, target: str) -> list[bytes]:
     if target == "cuda":
         return [Path(p).read_bytes() for p in paths]
-    from .containers import code_object_bytes
+    from .containers import load_code_objects
 
-    return [code_object_bytes(Path(p), arch=arch) for p in paths]
+    images = []
+    for path in paths:
+        found = load_code_objects(Path(path), arch=arch)
+        if len(found) > 1:
+            raise ValidationError(f"{path} holds {len(found)} code objects for {arch}; pass one")
+        images.append(found[0].data)
+    return images
 
 
 def _check_target(code_objects, arch: str, target: str) -> str:
@@ -166,9 +172,9 @@ def verify_rendered(text: str, ctx: SubmissionContext, images: Sequence[bytes], 
     if size > MAX_FILE_BYTES:
         raise ValidationError(f"rendered submission is {size} bytes, the leaderboard's limit is {MAX_FILE_BYTES}")
     checks.append("size <= 1 MB")
-    from .containers import embedded_code_objects
+    from .containers import load_code_objects
 
-    found = {hashlib.sha256(b).hexdigest() for b in embedded_code_objects(text)}
+    found = {hashlib.sha256(c.data).hexdigest() for c in load_code_objects(text.encode())}
     for image in images:
         if hashlib.sha256(image).hexdigest() not in found:
             raise ValidationError("the embedded blob does not decode back to the code object (sha256 differs)")
@@ -287,7 +293,7 @@ def _command(opts: BuildOptions, problem: Problem) -> str:
 def _lds_limit(co, target: str) -> int:
     if target == "cuda":
         return co.max_shared_bytes
-    t = co.target
+    t = co.target()
     if t is None:
         raise ValidationError(f"{co.source}: no hardware facts for {co.processor}; cannot check LDS")
     return t.lds_per_workgroup

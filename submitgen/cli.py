@@ -37,7 +37,93 @@ def emit_json(obj) -> None:
 
 # --- section: inspect (issue 2) ---
 
+
+@cli.command("inspect")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--json", "as_json", is_flag=True, help="Print the model as JSON (docs/inspect-json.md).")
+@click.option("--kernel", "kernels", multiple=True, metavar="NAME",
+              help="Show only this kernel (.name, .symbol or demangled name); repeatable.")
+@click.option("--block", type=click.IntRange(1, 1024), default=None, metavar="N",
+              help="Block size for the occupancy estimate (default: each kernel's max workgroup size).")
+@click.option("--arch", default=None, metavar="ARCH",
+              help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
+def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...], block: int | None,
+                arch: str | None) -> None:
+    """Show what code objects hold: kernels, argument layouts, resources, occupancy, warnings.
+
+    PATH is a code object (.co/.hsaco), a clang offload bundle, or a Python submission that
+    embeds one (read statically, never run)."""
+    from .report import inspect_sources, render_text, to_json
+
+    items = inspect_sources(paths, arch=arch, kernels=kernels, block=block)
+    if as_json:
+        emit_json(to_json(items))
+    else:
+        click.echo(render_text(items))
+
 # --- section: toolchain, compile (issue 3) ---
+
+
+@cli.command("toolchain")
+@click.option("--json", "as_json", is_flag=True, help="Print the toolchains as JSON.")
+@click.option("--compiler", default=None, metavar="PATH", help="Also probe this compiler (listed first).")
+@click.option("--arch", "arches", multiple=True, metavar="ARCH",
+              help="Arches to probe (default: gfx942 and gfx950); repeatable.")
+def toolchain_cmd(as_json: bool, compiler: str | None, arches: tuple[str, ...]) -> None:
+    """List the compilers found, in the order they are preferred, with their versions and the
+    arches each can build (probed by compiling a tiny kernel)."""
+    from . import toolchain
+
+    found = toolchain.discover(compiler=compiler, arches=arches or toolchain.KNOWN_ARCHES)
+    if as_json:
+        emit_json({"cache_dir": str(toolchain.cache_dir()), "toolchains": toolchain.describe(found)})
+    else:
+        click.echo(toolchain.format_table(found, arches or toolchain.KNOWN_ARCHES))
+
+
+class _SplitExtraFlags(click.Command):
+    """Everything after ``--`` goes to the compiler unchanged."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            i = args.index("--")
+            ctx.meta["submitgen.extra_flags"] = tuple(args[i + 1:])
+            args = args[:i]
+        return super().parse_args(ctx, args)
+
+
+@cli.command("compile", cls=_SplitExtraFlags)
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
+                metavar="SRC...")
+@click.option("--arch", default="gfx950", show_default=True, help="Target processor (gfx950, gfx942).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Code object to write (default: FIRST_SOURCE.co).")
+@click.option("-O", "opt", default="3", show_default=True, metavar="LEVEL", help="Optimisation level.")
+@click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Define a macro; repeatable.")
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add an include folder; repeatable.")
+@click.option("--code-object-version", type=click.Choice(["4", "5", "6"]), default=None,
+              help="Code object version (default: the compiler's).")
+@click.option("--compiler", default=None, metavar="PATH", help="Use this compiler (hipcc, clang...).")
+@click.option("--no-cache", is_flag=True, help="Always compile; neither read nor write the cache.")
+@click.pass_context
+def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output: str | None, opt: str,
+                defines: tuple[str, ...], include_dirs: tuple[str, ...], code_object_version: str | None,
+                compiler: str | None, no_cache: bool) -> None:
+    """Compile HIP (.hip .cpp .cu), OpenCL C (.cl) or AMDGPU assembly (.s) sources into one
+    code object. Flags after `--` are passed to the compiler."""
+    from .toolchain import compile_sources
+
+    result = compile_sources(
+        [Path(s) for s in sources], arch=arch, opt=opt, defines=defines, include_dirs=include_dirs,
+        code_object_version=int(code_object_version) if code_object_version else None,
+        extra_flags=ctx.meta.get("submitgen.extra_flags", ()), compiler=compiler, use_cache=not no_cache,
+    )
+    out = Path(output) if output else Path(Path(sources[0]).stem + ".co")
+    out.write_bytes(result.code_object)
+    how = "cached" if result.cache_hit else "compiled"
+    click.echo(f"wrote {out} ({len(result.code_object)} bytes, {arch}, {how} with {result.toolchain.name} "
+               f"{result.toolchain.version}): kernels {', '.join(result.kernels)}")
+
 
 # --- section: build (issues 4, 5) ---
 @cli.command()

@@ -165,6 +165,12 @@ def occupancy(
                              f"{t.max_waves_per_simd} waves per SIMD, {slots_cu} per CU")]
 
     vgprs = _round_up(max(kernel.vgpr_count, 1), t.vgpr_granule)
+    kd = getattr(kernel, "descriptor", None)
+    kd_alloc = getattr(kd, "vgpr_alloc", 0) or 0
+    vgpr_src = f"{kernel.vgpr_count} VGPRs -> {vgprs} allocated (granule {t.vgpr_granule})"
+    if kd_alloc > vgprs:  # the hardware allocates what the descriptor says
+        vgprs = kd_alloc
+        vgpr_src = f"{kernel.vgpr_count} VGPRs, descriptor allocates {kd_alloc}"
     v_simd = min(t.max_waves_per_simd, t.vgprs_per_simd_lane // vgprs) if vgprs <= t.vgprs_per_simd_lane else 0
     v_wgs = (v_simd * simds) // wpw
     if vgprs > t.vgprs_per_simd_lane:
@@ -176,8 +182,7 @@ def occupancy(
         )
     limits.append(OccupancyLimit(
         "vgpr", per_simd(v_wgs),
-        f"{kernel.vgpr_count} VGPRs -> {vgprs} allocated (granule {t.vgpr_granule}); "
-        f"{t.vgprs_per_simd_lane}/{vgprs} -> {v_simd} waves/SIMD -> {v_wgs} workgroups/CU",
+        f"{vgpr_src}; {t.vgprs_per_simd_lane}/{vgprs} -> {v_simd} waves/SIMD -> {v_wgs} workgroups/CU",
     ))
 
     s_simd = min(_sgpr_waves(kernel.sgpr_count), t.max_waves_per_simd)

@@ -131,7 +131,7 @@ def check_plan(
     """Run the plan on meta inputs of every shape and check every launch."""
     table = {k.name: (k.explicit_bytes, k.layout) for k in layouts}
     kernels = _kernels_by_name(code_objects)
-    leaves_fn = leaves_function(problem)
+    leaves_fn = problem.leaves
     checked: list[CheckedLaunch] = []
     specs = tuple(shapes) if shapes is not None else tuple(problem.tests) + tuple(problem.benchmarks)
     for spec in specs:
@@ -163,10 +163,3 @@ def check_plan(
             checked.append(c)
     return PlanCheck(tuple(checked), len(specs))
 
-
-def leaves_function(problem: Any):
-    """The problem's ``_sg_leaves`` (the same source the submission carries)."""
-    namespace: dict[str, Any] = {}
-    code = compile(problem.leaves_source, f"<{problem.name} leaves>", "exec")
-    exec(code, namespace)  # noqa: S102 - our own package source, run at build time, never emitted data
-    return namespace["_sg_leaves"]

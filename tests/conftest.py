@@ -1,8 +1,6 @@
 """Shared fixtures. Code objects are compiled by the tests themselves with the bundled clang
-(the ``ziglang`` wheel) so every test reads real, current gfx950/gfx942 output.
-
-NOTE (lead): ``compile_co`` calls clang directly for now; once ``submitgen.toolchain`` exists it
-must go through ``toolchain.compile_sources`` so the tests exercise the product's own path."""
+(the ``ziglang`` wheel), through ``toolchain.compile_sources``, so every test reads real, current
+gfx950/gfx942 output built by the product's own path."""
 
 from __future__ import annotations
 
@@ -24,7 +22,10 @@ def _zig(*args: str, cwd: Path) -> None:
 @pytest.fixture(scope="session")
 def compile_co(tmp_path_factory):
     """compile_co(source_text, arch="gfx950", name="k.hip", flags=()) -> bytes of a linked ET_DYN code object."""
+    from submitgen.toolchain import compile_sources
+
     cache: dict[tuple, bytes] = {}
+    cache_root = tmp_path_factory.mktemp("compile-cache")
 
     def build(source: str, arch: str = "gfx950", name: str = "k.hip", flags: tuple[str, ...] = ()) -> bytes:
         key = (source, arch, name, flags)
@@ -32,17 +33,110 @@ def compile_co(tmp_path_factory):
             return cache[key]
         d = tmp_path_factory.mktemp("co")
         (d / name).write_text(source)
-        include = str(REPO / "kernels" / "include")
-        if name.endswith(".s"):
-            _zig("clang", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", *flags, "-c", name, "-o", "k.o", cwd=d)
-        else:
-            lang = ["-x", "cl", "-Xclang", "-finclude-default-header", "-target", "amdgcn-amd-amdhsa",
-                    f"-mcpu={arch}"] if name.endswith(".cl") else \
-                   ["-x", "hip", "--cuda-device-only", f"--offload-arch={arch}"]
-            _zig("clang", *lang, "-nogpulib", "-nogpuinc", "-O3", "-I", include, *flags, "-S", name, "-o", "k.s", cwd=d)
-            _zig("clang", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", "-c", "k.s", "-o", "k.o", cwd=d)
-        _zig("ld.lld", "-shared", "k.o", "-o", "k.co", cwd=d)
-        cache[key] = (d / "k.co").read_bytes()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("SUBMITGEN_CACHE_DIR", str(cache_root))
+            result = compile_sources([d / name], arch=arch, extra_flags=flags)
+        cache[key] = result.code_object
         return cache[key]
 
     return build
+
+
+# --------------------------------------------------------------------------- issue 2: inspect
+# Kernels of known shapes, compiled by the tests (see tests/test_codeobject.py for what each
+# one must report), and a writer of clang offload bundles.
+
+HIP_ARGS = r"""
+struct Params { int a; float b; long long c; };  // 16 bytes, align 8
+extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, 256)))
+void many_args(float* __restrict__ out, const float* __restrict__ in, int n, Params p, double d,
+               char c, unsigned long long big, const short* s) {
+  int i = __builtin_amdgcn_workitem_id_x() + __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x();
+  if (i < n) out[i] = in[i] * p.b + p.a + p.c + d + c + big + s[i];
+}
+template <int N> __attribute__((global, amdgpu_flat_work_group_size(1, 128)))
+void scale(float* x, int n) {
+  int i = __builtin_amdgcn_workitem_id_x();
+  if (i < n) x[i] *= N;
+}
+template __attribute__((global)) void scale<4>(float*, int);
+"""
+
+HIP_BIG = r"""
+extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, 256)))
+void big_lds(float* out, int n) {
+  __attribute__((shared)) static float lds[40000];  // 160000 bytes: over 150 KiB, under gfx950's 160 KiB
+  int t = __builtin_amdgcn_workitem_id_x();
+  for (int i = t; i < 40000; i += 256) lds[i] = i * 0.5f;
+  __builtin_amdgcn_s_barrier();
+  out[t] = lds[(t * 97 + n) % 40000];
+}
+extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, 64)))
+void hi_vgpr(float* out) {
+  asm volatile("v_mov_b32 v255, 0" ::: "v255");
+  asm volatile("v_accvgpr_write_b32 a31, 0" ::: "a31");
+  out[0] = 1.0f;
+}
+"""
+
+OPENCL = r"""
+kernel void cl_axpy(global float* restrict y, global const float* x, float a, int n, local float* tile) {
+  int l = __builtin_amdgcn_workitem_id_x();
+  int i = l + __builtin_amdgcn_workgroup_id_x() * 64;
+  tile[l] = x[i];
+  __builtin_amdgcn_s_barrier();
+  if (i < n) y[i] += a * tile[l];
+}
+"""
+
+
+def compile_opencl(source: str, arch: str, tmp: Path) -> bytes:
+    """OpenCL C without the default header (the ziglang wheel has none), with arg info."""
+    (tmp / "k.cl").write_text(source)
+    _zig("clang", "-x", "cl", "-cl-std=CL2.0", "-cl-no-stdinc", "-cl-kernel-arg-info", "-target", "amdgcn-amd-amdhsa",
+         f"-mcpu={arch}", "-nogpulib", "-O3", "-S", "k.cl", "-o", "k.s", cwd=tmp)
+    _zig("clang", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", "-c", "k.s", "-o", "k.o", cwd=tmp)
+    _zig("ld.lld", "-shared", "k.o", "-o", "k.co", cwd=tmp)
+    return (tmp / "k.co").read_bytes()
+
+
+def make_bundle(entries: list[tuple[str, bytes]], align: int = 4096) -> bytes:
+    """An uncompressed clang offload bundle (ClangOffloadBundler.rst layout)."""
+    import struct as _struct
+
+    header = b"__CLANG_OFFLOAD_BUNDLE__" + _struct.pack("<Q", len(entries))
+    table_size = len(header) + sum(24 + len(eid) for eid, _ in entries)
+    offsets, pos = [], table_size
+    for _, blob in entries:
+        pos = -(-pos // align) * align if blob else pos
+        offsets.append(pos)
+        pos += len(blob)
+    out = bytearray(header)
+    for (eid, blob), off in zip(entries, offsets):
+        out += _struct.pack("<QQQ", off, len(blob), len(eid)) + eid.encode()
+    for (_, blob), off in zip(entries, offsets):
+        out += b"\0" * (off - len(out)) + blob
+    return bytes(out)
+
+
+@pytest.fixture(scope="session")
+def cos(compile_co, tmp_path_factory):
+    """Named code objects of known shapes (bytes)."""
+    return {
+        "args_v6": compile_co(HIP_ARGS, "gfx950"),
+        "args_v5": compile_co(HIP_ARGS, "gfx950", flags=("-mcode-object-version=5",)),
+        "args_v4_942": compile_co(HIP_ARGS, "gfx942", flags=("-mcode-object-version=4",)),
+        "args_942": compile_co(HIP_ARGS, "gfx942"),
+        "big": compile_co(HIP_BIG, "gfx950", flags=("-mcode-object-version=5",)),
+        "opencl": compile_opencl(OPENCL, "gfx950", tmp_path_factory.mktemp("cl")),
+    }
+
+
+@pytest.fixture(scope="session")
+def bundle(cos):
+    """Host + gfx942 + gfx950 entries."""
+    return make_bundle([
+        ("host-x86_64-unknown-linux-gnu-", b""),
+        ("hipv4-amdgcn-amd-amdhsa--gfx942", cos["args_942"]),
+        ("hipv4-amdgcn-amd-amdhsa--gfx950", cos["args_v6"]),
+    ])

@@ -13,8 +13,8 @@ Facts (../shared/reference/leaderboards.md §2, §3):
   mxfp4-mm leaderboard since reference-kernels #120); ``ties="up"`` is the older
   ``aiter.utility.fp4_utils.dynamic_mxfp4_quant`` (the mixed-mla KV cache). Both saturate to 6.
 
-This module is written from those rules only, as grid arithmetic (bucketize against the
-midpoints), so that it checks the bit-trick code in templates/fallbacks/ independently.
+This module is written from those rules only, as grid arithmetic (counting the midpoints
+below a value), so that it checks the bit-trick code in templates/fallbacks/ independently.
 """
 
 from __future__ import annotations
@@ -61,17 +61,18 @@ def scale_exponents(amax: torch.Tensor) -> torch.Tensor:
 
 
 def round_to_e2m1(q: torch.Tensor, ties: str = "even") -> torch.Tensor:
-    """Codes (uint8, sign in bit 3) of the float32 values ``q`` already divided by their scale."""
+    """Codes (uint8, sign in bit 3) of the float32 values ``q`` already divided by their scale.
+
+    The code of |q| is the number of grid midpoints below it; a value exactly on a midpoint
+    counts it (rounds up) when ``ties="up"``, or when the code above is even with ``ties="even"``
+    (midpoints 0.75, 1.75, 3.5 lie below the even codes 2, 4, 6)."""
     if ties not in ("even", "up"):
         raise ProblemError(f"mxfp4 rounding: ties must be 'even' or 'up', got {ties!r}")
     a = q.abs()
-    mids = torch.tensor(_MIDPOINTS, dtype=a.dtype, device=a.device)
-    up = torch.bucketize(a, mids, right=True)  # midpoints <= a: a tie goes up
-    if ties == "even":
-        down = torch.bucketize(a, mids, right=False)  # midpoints < a: a tie goes down
-        up = torch.where((up != down) & (up % 2 == 1), down, up)
-    sign = torch.signbit(q).to(torch.uint8) << 3
-    return up.to(torch.uint8) | sign
+    codes = torch.zeros(a.shape, dtype=torch.uint8, device=a.device)
+    for i, mid in enumerate(_MIDPOINTS):
+        codes += (a >= mid) if ties == "up" or i % 2 == 1 else (a > mid)
+    return codes | (torch.signbit(q).to(torch.uint8) << 3)
 
 
 def pack_nibbles(codes: torch.Tensor) -> torch.Tensor:

@@ -238,3 +238,17 @@ static __device__ inline float sg_atomic_add_f32(float* p, float v) { return ato
 #endif
 
 #endif /* SUBMITGEN_DEVICE_H */
+
+/* ==== appended by the default-kernels owner (kernels/mxfp4_mm, kernels/mixed_mla) ============== */
+#ifndef SG_DEFAULT_KERNELS_APPENDIX
+#define SG_DEFAULT_KERNELS_APPENDIX
+/* Natural logarithm (split-KV log-sum-exp). */
+#if defined(SG_AMD)
+static __device__ inline float sg_logf(float x) { return __builtin_logf(x); }
+#elif defined(SG_CUDA)
+static __device__ inline float sg_logf(float x) { return logf(x); }
+#else
+static __device__ inline float sg_logf(float x) { return __builtin_logf(x); }
+#endif
+#endif /* SG_DEFAULT_KERNELS_APPENDIX */
+/* ==== end of the default-kernels appendix ====================================================== */

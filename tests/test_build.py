@@ -1,0 +1,119 @@
+"""`submitgen build`: the pipeline end to end on a small test project, the bad plans it refuses
+(tests/bad_projects/*: each folder's expected_error.txt is the exact line the CLI prints), and
+the properties of the emitted file."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from submitgen.build import BuildOptions, build
+from submitgen.cli import cli
+from submitgen.containers import load_code_objects
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+PROJECT = TESTS / "projects" / "mm_basic"
+BAD = sorted(p for p in (TESTS / "bad_projects").iterdir() if p.is_dir())
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("build") / "submission.py"
+    return build(BuildOptions(problem="mxfp4-mm", output=out, kernels=PROJECT))
+
+
+def test_build_writes_a_checked_file(built):
+    text = built.output.read_text()
+    assert text == built.text
+    lines = text.splitlines()
+    assert lines[:2] == ["#!POPCORN leaderboard amd-mxfp4-mm", "#!POPCORN gpu MI355X"]
+    assert lines[2].startswith("# submitgen-provenance: version=")
+    assert "stream" not in text.lower()
+    assert "exec(" not in text and "eval(" not in text
+    assert [k.name for k in built.kernels] == ["mm_tile", "mm_reduce"]
+    # 10 shapes (4 tests + 6 benchmarks), two launches each
+    assert built.plan.shapes == 10 and len(built.plan.launches) == 20
+    assert built.payload.fits and built.payload.chars > built.payload.baseline
+
+
+def test_embedded_blob_is_the_code_object(built):
+    (found,) = load_code_objects(built.output)
+    assert hashlib.sha256(found.data).hexdigest() == built.blobs[0].sha256
+    co = found.read()
+    assert co.processor == "gfx950"
+    assert {k.name for k in co.kernels} == {"mm_tile", "mm_reduce"}
+    provenance = built.text.splitlines()[2]
+    assert f"co={built.blobs[0].sha256}" in provenance
+    assert "kernels=mm_tile,mm_reduce" in provenance
+
+
+def test_kernel_table_comes_from_metadata(built):
+    (found,) = load_code_objects(built.output)
+    reduce_ = found.read().kernel("mm_reduce")
+    (arg,) = reduce_.explicit_args
+    assert (arg.offset, arg.size, arg.value_kind) == (0, 32, "by_value")
+    assert f'"mm_reduce": (32, ((0, 32, \'by_value\', \'\'),)),' in built.text
+
+
+def test_rebuild_is_byte_identical(built, tmp_path):
+    again = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "again.py", kernels=PROJECT))
+    assert again.output.read_bytes() == built.output.read_bytes()
+
+
+def test_zlib_and_lzma_embed_the_same_code_object(built, tmp_path):
+    z = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "z.py", kernels=PROJECT, compress="zlib"))
+    assert z.blobs[0].sha256 == built.blobs[0].sha256
+    assert "import zlib" in z.text and "import lzma" not in z.text
+    assert z.blobs[0].chars > built.blobs[0].chars  # lzma is the smaller default
+
+
+def test_prebuilt_code_object(built, tmp_path):
+    (found,) = load_code_objects(built.output)
+    co = tmp_path / "mm.co"
+    co.write_bytes(found.data)
+    r = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "pre.py", kernels=PROJECT, code_objects=(co,)))
+    assert r.blobs[0].sha256 == built.blobs[0].sha256
+
+
+def test_prebuilt_code_object_for_the_wrong_arch(compile_co, tmp_path):
+    co = tmp_path / "gfx942.co"
+    co.write_bytes(compile_co((PROJECT / "mm.hip").read_text(), arch="gfx942"))
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(PROJECT), "--co", str(co),
+                                 "-o", str(tmp_path / "x.py")])
+    assert r.exit_code == 1
+    assert r.output == f"Error: {co}: code object is for gfx942, expected gfx950\n"
+    assert not (tmp_path / "x.py").exists()
+
+
+def test_cli_summary(tmp_path):
+    out = tmp_path / "s.py"
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(PROJECT), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert f"wrote {out} for amd-mxfp4-mm (amdgcn-amd-amdhsa--gfx950)" in r.output
+    assert re.search(r"mm_tile\s+\d+\s+\d+\s+\d+\s+0\s+0\s+256\s+\d waves/SIMD", r.output)
+    for check in ("compiles", "header first", "no banned word", "size <= 1 MB", "blob round trip", "lint"):
+        assert f"ok  {check}" in r.output
+    assert "payload estimate" in r.output and "/ 65,535 chars" in r.output
+
+
+@pytest.mark.parametrize("case", BAD, ids=[p.name for p in BAD])
+def test_bad_plan_stops_the_build(case, tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)  # messages name paths relative to where the user runs
+    out = tmp_path / "submission.py"
+    kernels = case.relative_to(REPO)
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(kernels), "-o", str(out)])
+    assert r.exit_code == 1, r.output
+    assert r.output == (case / "expected_error.txt").read_text()
+    assert not out.exists(), "a failed build must write nothing"
+    assert not list(tmp_path.iterdir())
+
+
+def test_unknown_problem(tmp_path):
+    r = CliRunner().invoke(cli, ["build", "moe", "-o", str(tmp_path / "x.py")])
+    assert r.exit_code == 1
+    assert r.output.startswith("Error: ") and "mxfp4-mm" in r.output and "Traceback" not in r.output
