@@ -165,6 +165,107 @@ def build(problem, output, kernels, code_objects, arch, target, compress, no_fal
 
 
 # --- section: lint, test, bench (issue 6) ---
+_PROBLEM_HELP = "Leaderboard to check against (mxfp4-mm, mixed-mla...); default: the file's header."
+_SHAPES_HELP = "test, benchmark, all, or a subset by index: 'test:0,2', 'benchmark:0-3'."
+_SHAPE_HELP = "Run this shape instead of --shapes, e.g. 'm=8,n=256,k=512,seed=1'; repeatable."
+
+
+def _lint_failed(e) -> None:
+    for line in e.lines:
+        click.echo(line)
+    raise SystemExit(1)
+
+
+def _progress():
+    count = [0]
+
+    def show(result) -> None:
+        from .evaluate import progress_line
+
+        count[0] += 1
+        click.echo(progress_line(result, count[0], 0).replace("/0]", "]"))
+
+    return show
+
+
+@cli.command("lint")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--problem", default=None, metavar="NAME", help=_PROBLEM_HELP)
+def lint_cmd(file: str, problem: str | None) -> None:
+    """Check FILE against the leaderboard's rules without running it: the #!POPCORN header, the
+    banned word (any case), size and payload budget, exec/eval of decoded data, a module-level
+    custom_kernel, and kernels on an HSA queue of their own. Prints one line per failed rule
+    (FILE:LINE: RULE: message (fix: ...)) and exits 1 if any fails."""
+    from .lint import lint_file, payload_summary, render_findings
+
+    findings = lint_file(file, problem=problem)
+    for line in render_findings(findings, file):
+        click.echo(line)
+    if findings:
+        raise SystemExit(1)
+    click.echo(f"{file}: lint passed; {payload_summary(file, problem=problem)}")
+
+
+@cli.command("test")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--problem", default=None, metavar="NAME", help=_PROBLEM_HELP)
+@click.option("--shapes", default="test", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
+@click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
+@click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
+              "leaderboard does with its secret seed.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
+              help="Seconds one shape (or the import) may take.")
+def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], seed: int | None,
+             timeout: float) -> None:
+    """Lint FILE, then run its custom_kernel on every shape in a fresh process, the way the
+    leaderboard's evaluator does, and check each output against the local reference at the
+    leaderboard's tolerance (and that the inputs were not changed). Says which backend ran.
+    Exits 1 on any failure."""
+    from .evaluate import LintFailed, format_test_report, run_test
+
+    try:
+        report = run_test(file, problem=problem, shapes=shapes, custom=custom, seed=seed,
+                          timeout_s=timeout, progress=_progress())
+    except LintFailed as e:
+        _lint_failed(e)
+    for line in format_test_report(report):
+        click.echo(line)
+    if not report.passed:
+        raise SystemExit(1)
+
+
+@cli.command("bench")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--problem", default=None, metavar="NAME", help=_PROBLEM_HELP)
+@click.option("--shapes", default="benchmark", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
+@click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
+@click.option("--iters", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Timed calls per shape (fewer once --max-time has passed).")
+@click.option("--max-time", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds of timing per shape before stopping early.")
+@click.option("--flush-mib", type=click.IntRange(min=0), default=512, show_default=True,
+              help="GPU only: MiB zeroed before each timed call to flush the caches.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
+              help="Seconds one shape (or the import) may take.")
+def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], iters: int,
+              max_time: float, flush_mib: int, timeout: float) -> None:
+    """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: mean,
+    best and worst. With a GPU: device events, flushing the cache before each call like the
+    leaderboard. Without one: host wall time, labelled host-only. Exits 1 if a shape errors or
+    gives a wrong output."""
+    from .evaluate import LintFailed, format_bench_report, run_bench
+
+    try:
+        report = run_bench(file, problem=problem, shapes=shapes, custom=custom, iters=iters,
+                           max_time_s=max_time, flush_mib=flush_mib, timeout_s=timeout,
+                           progress=_progress())
+    except LintFailed as e:
+        _lint_failed(e)
+    for line in format_bench_report(report):
+        click.echo(line)
+    if not report.passed:
+        raise SystemExit(1)
+
 
 # --- section: diff (issue 9) ---
 

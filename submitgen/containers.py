@@ -271,9 +271,10 @@ def _is_container(b: bytes) -> bool:
     return b.startswith((ELF_MAGIC, BUNDLE_MAGIC, CCOB_MAGIC))
 
 
-def decode_blob(text: str, source: str = "<python>", limit: int = MAX_DECODED_SIZE) -> tuple[str, bytes] | None:
+def decode_blob(text: str, source: str = "<python>", limit: int | None = None) -> tuple[str, bytes] | None:
     """(encoding, bytes) if ``text`` is base64 (of zlib/gzip/lzma/bz2 data) of a code object or
     bundle; else None. Raises ContainerError for a decompression bomb."""
+    limit = MAX_DECODED_SIZE if limit is None else limit
     compact = _WS.sub("", text)
     if len(compact) < _MIN_BLOB_CHARS or len(compact) > limit * 4 // 3 + 8 or not _B64_RE.fullmatch(compact):
         return None

@@ -253,14 +253,16 @@ def parse_shape(text: str, keys: Sequence[str]) -> dict[str, Any]:
     return {k: spec[k] for k in keys}
 
 
-def select_shapes(problem: Any, which: str = "test", *, custom: Sequence[Mapping[str, Any]] = (),
+def select_shapes(problem: Any, which: str = "test", *, custom: Sequence[Mapping[str, Any] | str] = (),
                   seed: int | None = None) -> list[Shape]:
     """The shapes to run. ``which``: 'test', 'benchmark', 'all', or a subset such as 'test:0,2' or
-    'benchmark:0-2' (indices into the problem's lists); ``custom`` specs replace the selection when
-    given. ``seed`` is mixed into each shape's seed as eval.py does with POPCORN_SEED."""
+    'benchmark:0-2' (indices into the problem's lists); ``custom`` specs (dicts, or strings like
+    'm=8,n=256,k=512,seed=1') replace the selection when given. ``seed`` is mixed into each shape's seed as eval.py does with POPCORN_SEED."""
     picked: list[tuple[str, int, Mapping[str, Any]]] = []
     if custom:
-        picked = [("custom", i, s) for i, s in enumerate(custom)]
+        keys = tuple(getattr(problem, "spec_keys", None) or tuple(problem.tests[0]))
+        picked = [("custom", i, parse_shape(s, keys) if isinstance(s, str) else s)
+                  for i, s in enumerate(custom)]
     else:
         m = _SEL_RE.match(which.strip())
         if not m:
@@ -501,7 +503,7 @@ def _f(ev: Mapping[str, Any], key: str) -> Any:
 
 
 def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "test",
-             custom: Sequence[Mapping[str, Any]] = (), seed: int | None = None,
+             custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
              timeout_s: float = DEFAULT_TIMEOUT_S, lint: bool = True,
              progress: Callable[[ShapeResult], None] | None = None) -> TestReport:
     """Lint, then run ``custom_kernel`` on every selected shape in a fresh process and check it.
@@ -536,7 +538,7 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "tes
 
 
 def run_bench(path: str | Path, *, problem: str | None = None, shapes: str = "benchmark",
-              custom: Sequence[Mapping[str, Any]] = (), seed: int | None = None,
+              custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
               iters: int = DEFAULT_ITERS, max_time_s: float = DEFAULT_MAX_TIME_S,
               flush_mib: int = DEFAULT_FLUSH_MIB, timeout_s: float = DEFAULT_TIMEOUT_S,
               lint: bool = True, progress: Callable[[BenchResult], None] | None = None) -> BenchReport:

@@ -566,3 +566,10 @@ def lint_file(path: str | Path, *, problem: str | None = None) -> list[LintFindi
 def render_findings(findings: list[LintFinding], path: str) -> list[str]:
     """One line per finding: ``path:LINE: RULE: message (fix: ...)``."""
     return [f.render(path) for f in findings]
+
+
+def payload_summary(path: str | Path, *, problem: str | None = None) -> str:
+    """The payload estimate line for the file at ``path`` (problem from ``problem`` or its header)."""
+    text, _ = read_submission(path)
+    name = resolve_leaderboard(problem) if problem is not None else read_header(text).leaderboard
+    return estimate_payload(text, name if name in KNOWN_LEADERBOARDS else None).summary()

@@ -354,14 +354,16 @@ def _compile_commands(
     With ``lto`` (several sources) HIP and OpenCL become LLVM bitcode, so that the link makes one
     module and one metadata note; alone, HIP goes through assembly."""
     kind = _source_kind(src)
-    obj = workdir / f"{index}_{src.stem}.{'bc' if lto and kind != 'asm' else 'o'}"
+    # Names relative to the work folder (the cwd): the command lines, and so the cuid clang derives
+    # from them, are the same on every build, so the output is reproducible.
+    obj = Path(f"{index}_{src.stem}.{'bc' if lto and kind != 'asm' else 'o'}")
     cov_flag = [f"-mcode-object-version={cov}"] if cov else []
     incs = [f"-I{d}" for d in (*include_dirs, device_include_dir())]
     defs = [f"-D{d}" for d in defines]
     amd = ["-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}"]
     if kind == "asm":
         return [[*tc.clang, *amd, *cov_flag, *incs, *defs, *extra, "-c", str(src), "-o", str(obj)]], obj, None
-    dep = workdir / f"{index}_{src.stem}.d"
+    dep = Path(f"{index}_{src.stem}.d")
     deps = ["-Xclang", "-dependency-file", "-Xclang", str(dep), "-Xclang", "-MT", "-Xclang", str(obj)]
     bare = ["-nogpuinc", "-nogpulib"] if tc.bare else []
     if kind == "cl":
@@ -376,7 +378,7 @@ def _compile_commands(
            *incs, *defs, *deps, *extra]
     if lto:
         return [[*hip, "-fgpu-rdc", "-c", str(src), "-o", str(obj)]], obj, dep
-    asm = workdir / f"{index}_{src.stem}.s"
+    asm = Path(f"{index}_{src.stem}.s")
     assemble = [*tc.clang, *amd, *cov_flag, "-c", str(asm), "-o", str(obj)]
     return [[*hip, "-S", str(src), "-o", str(asm)], assemble], obj, dep
 
@@ -627,20 +629,20 @@ def compile_sources(
                 if r.returncode != 0:
                     raise _fail("compile" if step == 0 else "assemble", argv, r, arch, src)
             if dep is not None:
-                for h in _parse_deps(dep):
+                for h in _parse_deps(work / dep):
                     hp = h if h.is_absolute() else (work / h)
                     hp = Path(os.path.abspath(hp))
                     if hp not in srcs:
                         headers[str(hp)] = None
             objects.append(obj)
-        out = work / "out.co"
+        out = Path("out.co")
         lto_opts = [f"-plugin-opt=mcpu={arch}", f"-plugin-opt=O{opt if opt in '0123' else '3'}"] if lto else []
         link = [*tc.linker, "-shared", *lto_opts, *map(str, objects), "-o", str(out)]
         r = _run(link, cwd=work)
         commands.append(tuple(link))
         if r.returncode != 0:
             raise _fail("link", link, r, arch, None)
-        data = out.read_bytes()
+        data = (work / out).read_bytes()
 
     label = srcs[0].name if len(srcs) == 1 else f"{srcs[0].name} (+{len(srcs) - 1})"
     kernels = check_code_object(data, arch, source=label)

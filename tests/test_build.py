@@ -57,7 +57,7 @@ def test_kernel_table_comes_from_metadata(built):
     reduce_ = found.read().kernel("mm_reduce")
     (arg,) = reduce_.explicit_args
     assert (arg.offset, arg.size, arg.value_kind) == (0, 32, "by_value")
-    assert f'"mm_reduce": (32, ((0, 32, \'by_value\', \'\'),)),' in built.text
+    assert '"mm_reduce": (32, ((0, 32, \'by_value\', \'\'),)),' in built.text
 
 
 def test_rebuild_is_byte_identical(built, tmp_path):

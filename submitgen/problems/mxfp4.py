@@ -60,19 +60,23 @@ def scale_exponents(amax: torch.Tensor) -> torch.Tensor:
     return exp.clamp(-127, 127)
 
 
+def _magnitude_codes(a: torch.Tensor, ties: str) -> torch.Tensor:
+    if ties not in ("even", "up"):
+        raise ProblemError(f"mxfp4 rounding: ties must be 'even' or 'up', got {ties!r}")
+    codes = torch.zeros(a.shape, dtype=torch.uint8, device=a.device)
+    for i, mid in enumerate(_MIDPOINTS):
+        codes += (a >= mid) if ties == "up" or i % 2 == 1 else (a > mid)
+    return codes
+
+
 def round_to_e2m1(q: torch.Tensor, ties: str = "even") -> torch.Tensor:
     """Codes (uint8, sign in bit 3) of the float32 values ``q`` already divided by their scale.
 
     The code of |q| is the number of grid midpoints below it; a value exactly on a midpoint
     counts it (rounds up) when ``ties="up"``, or when the code above is even with ``ties="even"``
-    (midpoints 0.75, 1.75, 3.5 lie below the even codes 2, 4, 6)."""
-    if ties not in ("even", "up"):
-        raise ProblemError(f"mxfp4 rounding: ties must be 'even' or 'up', got {ties!r}")
-    a = q.abs()
-    codes = torch.zeros(a.shape, dtype=torch.uint8, device=a.device)
-    for i, mid in enumerate(_MIDPOINTS):
-        codes += (a >= mid) if ties == "up" or i % 2 == 1 else (a > mid)
-    return codes | (torch.signbit(q).to(torch.uint8) << 3)
+    (midpoints 0.75, 1.75, 3.5 lie below the even codes 2, 4, 6). Values >= 5 (ties-up) or > 5
+    become 6: saturation."""
+    return _magnitude_codes(q.abs(), ties) | (torch.signbit(q).to(torch.uint8) << 3)
 
 
 def pack_nibbles(codes: torch.Tensor) -> torch.Tensor:
@@ -96,9 +100,10 @@ def quantize(x: torch.Tensor, ties: str = "even", out: tuple[torch.Tensor, torch
         raise ProblemError(f"mxfp4 quantize: expected a 2-D tensor with K % 32 == 0, got shape {tuple(x.shape)}")
     m, k = x.shape
     blocks = x.float().reshape(m, k // BLOCK, BLOCK)
-    exp = scale_exponents(blocks.abs().amax(dim=-1))
-    q = blocks * torch.exp2(-exp.float()).unsqueeze(-1)
-    codes = round_to_e2m1(q, ties).reshape(m, k)
+    mag = blocks.abs()
+    exp = scale_exponents(mag.amax(dim=-1))
+    mag *= torch.exp2(-exp.float()).unsqueeze(-1)
+    codes = (_magnitude_codes(mag, ties) | (torch.signbit(blocks).to(torch.uint8) << 3)).reshape(m, k)
     if out is None:
         return pack_nibbles(codes), (exp + 127).to(torch.uint8)
     out[0].copy_(pack_nibbles(codes))
