@@ -22,7 +22,12 @@ from .resources import kernels_dir
 from .validate import KernelLayout, PlanCheck, check_plan, kernel_layouts
 
 MAX_FILE_BYTES = 1_000_000
-LAUNCHERS = ("ctypes",)
+LAUNCHERS = ("ctypes", "cpp")
+LAUNCHER_IMPORT_COST = {
+    "ctypes": "ctypes launcher: import decodes and loads the code object; nothing is compiled",
+    "cpp": "cpp launcher: import compiles a C++ extension with load_inline (tens of seconds of the "
+           "runner's 120 s warm-up and 12-minute job; see benchmarks/bench_import.py)",
+}
 TARGETS = ("amd", "cuda")
 
 
@@ -88,7 +93,7 @@ def _compile(project: KernelProject, opts: BuildOptions, arch: str) -> list[byte
     from . import toolchain
 
     if opts.target == "cuda":
-        return [toolchain.compile_cuda(project.sources, arch=arch, use_cache=opts.use_cache)]
+        return [toolchain.compile_cuda(project.sources, arch=arch)]
     result = toolchain.compile_sources(project.sources, arch=arch, compiler=opts.compiler, use_cache=opts.use_cache)
     return [result.code_object]
 
@@ -209,6 +214,8 @@ def build(opts: BuildOptions) -> BuildResult:
         raise SubmitgenError(f"--target must be one of {', '.join(TARGETS)}, got {opts.target!r}")
     if opts.launcher not in LAUNCHERS:
         raise SubmitgenError(f"--launcher must be one of {', '.join(LAUNCHERS)}, got {opts.launcher!r}")
+    if opts.launcher == "cpp" and opts.target != "amd":
+        raise SubmitgenError("--launcher cpp builds a HIP host extension; it is for --target amd only")
     arch = opts.arch or default_arch(opts.target)
     project = load_project(opts.kernels or kernels_dir() / problem.kernel_dir)
     if opts.code_objects:
@@ -244,6 +251,7 @@ def build(opts: BuildOptions) -> BuildResult:
         target_id=target_id,
         arch=arch,
         runtime="cuda" if opts.target == "cuda" else "hip",
+        launcher=opts.launcher,
         compress=opts.compress,
         blobs=blobs,
         kernels=layouts,
@@ -263,12 +271,13 @@ def build(opts: BuildOptions) -> BuildResult:
             f"({-payload.headroom} over); embed fewer or smaller kernels"
         )
     checks.append("payload within budget")
+    warnings = [LAUNCHER_IMPORT_COST[opts.launcher]]
     _write_atomic(opts.output, text)
     return BuildResult(
         output=Path(opts.output), text=text, problem=problem, target_id=target_id, blobs=blobs,
         raw_base64_chars=sum(raw_base64_chars(i) for i in images),
         kernels=_summaries(code_objects, layouts, plan, opts.target), plan=plan, payload=payload,
-        checks=tuple(checks),
+        checks=tuple(checks), warnings=tuple(warnings),
     )
 
 
@@ -316,6 +325,8 @@ def format_summary(r: BuildResult) -> str:
         f"{sum(b.size for b in r.blobs):,} bytes -> {blob_chars:,} chars {r.blobs[0].compress}+base64 "
         f"({blob_chars / max(1, r.raw_base64_chars):.2f} x raw base64)"
     )
+    for w in r.warnings:
+        lines.append(f"  note: {w}")
     p = r.payload
     lines.append(
         f"  payload estimate {p.chars:,} / {p.limit:,} chars (problem files {p.baseline:,} + submission "

@@ -139,7 +139,9 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
               help="amd: HIP code object for MI355X. cuda: a cubin for NVIDIA GPUs (same kernel sources).")
 @click.option("--compress", type=click.Choice(["lzma", "zlib"]), default="lzma", show_default=True)
 @click.option("--no-fallback", is_flag=True, help="Fail at import instead of running the torch fallback.")
-@click.option("--launcher", type=click.Choice(["ctypes"]), default="ctypes", show_default=True)
+@click.option("--launcher", type=click.Choice(["ctypes", "cpp"]), default="ctypes", show_default=True,
+              help="ctypes: load and launch through ctypes (fast import). cpp: a C++ extension built by "
+                   "load_inline at import (the common hand-written pattern; costs compile time).")
 @click.option("--compiler", help="Compiler to use (default: discovered; see `submitgen toolchain`).")
 @click.option("--no-cache", is_flag=True, help="Recompile even when the cache holds the result.")
 def build(problem, output, kernels, code_objects, arch, target, compress, no_fallback, launcher, compiler, no_cache):
@@ -176,16 +178,10 @@ def _lint_failed(e) -> None:
     raise SystemExit(1)
 
 
-def _progress():
-    count = [0]
+def _progress(result, finished: int, count: int) -> None:
+    from .evaluate import progress_line
 
-    def show(result) -> None:
-        from .evaluate import progress_line
-
-        count[0] += 1
-        click.echo(progress_line(result, count[0], 0).replace("/0]", "]"))
-
-    return show
+    click.echo(progress_line(result, finished, count))
 
 
 @cli.command("lint")
@@ -214,7 +210,7 @@ def lint_cmd(file: str, problem: str | None) -> None:
 @click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
               "leaderboard does with its secret seed.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
-              help="Seconds one shape (or the import) may take.")
+              help="Seconds one shape may take (the import: at least 300).")
 def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], seed: int | None,
              timeout: float) -> None:
     """Lint FILE, then run its custom_kernel on every shape in a fresh process, the way the
@@ -225,7 +221,7 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
 
     try:
         report = run_test(file, problem=problem, shapes=shapes, custom=custom, seed=seed,
-                          timeout_s=timeout, progress=_progress())
+                          timeout_s=timeout, progress=_progress)
     except LintFailed as e:
         _lint_failed(e)
     for line in format_test_report(report):
@@ -246,7 +242,7 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
 @click.option("--flush-mib", type=click.IntRange(min=0), default=512, show_default=True,
               help="GPU only: MiB zeroed before each timed call to flush the caches.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
-              help="Seconds one shape (or the import) may take.")
+              help="Seconds one shape may take (the import: at least 300).")
 def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], iters: int,
               max_time: float, flush_mib: int, timeout: float) -> None:
     """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: mean,
@@ -258,7 +254,7 @@ def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ..
     try:
         report = run_bench(file, problem=problem, shapes=shapes, custom=custom, iters=iters,
                            max_time_s=max_time, flush_mib=flush_mib, timeout_s=timeout,
-                           progress=_progress())
+                           progress=_progress)
     except LintFailed as e:
         _lint_failed(e)
     for line in format_bench_report(report):
@@ -268,6 +264,45 @@ def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ..
 
 
 # --- section: diff (issue 9) ---
+
+
+def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    from .diff import parse_fail_on
+
+    try:
+        return parse_fail_on(value)
+    except SubmitgenError as e:
+        raise click.BadParameter(str(e).split(": ", 1)[-1]) from None
+
+
+@cli.command("diff")
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option("--kernel", default=None, metavar="NAME", help="Compare only this kernel (.name, .symbol or demangled).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (structure: submitgen/diff.py docstring).")
+@click.option("--all", "show_all", is_flag=True, help="Also show the fields that did not change.")
+@click.option("--block", type=click.IntRange(1, 1024), default=None, metavar="N",
+              help="Block size for occupancy (default: the launch plan's, else the max workgroup size).")
+@click.option("--arch", default=None, metavar="ARCH",
+              help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
+@click.option("--fail-on", "fail_on", default=None, callback=_fail_on_option, metavar="RULES",
+              help="Exit 1 if a listed measure got worse: spills,scratch,occupancy,lds,args.")
+def diff_cmd(old: str, new: str, kernel: str | None, as_json: bool, show_all: bool, block: int | None,
+             arch: str | None, fail_on: tuple[str, ...]) -> None:
+    """Show what changed between two builds: registers, spills, scratch, LDS, occupancy, code
+    size, kernarg layout, max workgroup size, target. Kernels are paired by name.
+
+    OLD and NEW are each a code object, a clang offload bundle, or a Python submission (read
+    statically, never run). With --fail-on, exits 1 when a listed measure got worse."""
+    from .diff import diff_sources, render_text, to_json
+
+    result = diff_sources(old, new, kernel=kernel, block=block, arch=arch, fail_on=fail_on)
+    if as_json:
+        emit_json(to_json(result))
+    else:
+        click.echo(render_text(result, show_all=show_all))
+    if result.exit_code:
+        raise SystemExit(result.exit_code)
 
 
 def main() -> None:

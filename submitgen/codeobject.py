@@ -454,9 +454,9 @@ def decode_metadata_note(desc: bytes, source: str = "<bytes>") -> Any:
         return msgpack.unpackb(desc, raw=False, strict_map_key=True)
     except (msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, ValueError, TypeError,
             UnicodeDecodeError) as e:
+        detail = f"{type(e).__name__}: {str(e)[:80]}" if str(e) else type(e).__name__
         raise CodeObjectError(
-            f"{source}: NT_AMDGPU_METADATA note: expected a msgpack map, got undecodable bytes "
-            f"({type(e).__name__}: {str(e)[:80]})"
+            f"{source}: NT_AMDGPU_METADATA note: expected a msgpack map, got undecodable bytes ({detail})"
         ) from None
 
 

@@ -42,6 +42,9 @@ from .errors import ProblemError, SubmitgenError
 from .lint import LintFinding, lint_text, read_header, read_submission, render_findings, resolve_leaderboard
 
 DEFAULT_TIMEOUT_S = 900.0
+IMPORT_TIMEOUT_S = 300.0
+"""Starting the worker and importing the submission may take at least this long, whatever
+``timeout_s`` says (torch's own import is slow on a loaded machine)."""
 DEFAULT_ITERS = 20
 DEFAULT_MAX_TIME_S = 10.0
 DEFAULT_FLUSH_MIB = 512
@@ -394,7 +397,7 @@ def _run_worker(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dic
     threading.Thread(target=reader, daemon=True).start()
     reported: set[int] = set()
     current: int | None = None
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + max(timeout_s, IMPORT_TIMEOUT_S)
     finished = False
     try:
         while True:
@@ -403,7 +406,8 @@ def _run_worker(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dic
             except queue.Empty:
                 proc.kill()
                 what = f"shape {shapes[current].label}" if current is not None else "importing the submission"
-                err = f"timed out after {timeout_s:g} s ({what})\n{_tail(log)}".rstrip()
+                limit = timeout_s if state.ready is not None else max(timeout_s, IMPORT_TIMEOUT_S)
+                err = f"timed out after {limit:g} s ({what})\n{_tail(log)}".rstrip()
                 if current is None:
                     state.import_error = err
                 else:
@@ -505,9 +509,9 @@ def _f(ev: Mapping[str, Any], key: str) -> Any:
 def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "test",
              custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
              timeout_s: float = DEFAULT_TIMEOUT_S, lint: bool = True,
-             progress: Callable[[ShapeResult], None] | None = None) -> TestReport:
+             progress: Callable[[ShapeResult, int, int], None] | None = None) -> TestReport:
     """Lint, then run ``custom_kernel`` on every selected shape in a fresh process and check it.
-    ``progress`` is called with each ShapeResult as it finishes."""
+    ``progress(result, finished, count)`` is called as each shape finishes."""
     prep = prepare(path, problem, lint=lint)
     selected = select_shapes(prep.problem, shapes, custom=custom, seed=seed)
     done: dict[int, ShapeResult] = {}
@@ -523,7 +527,7 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "tes
     def on(pos: int, ev: dict[str, Any]) -> None:
         done[pos] = to_result(pos, ev)
         if progress:
-            progress(done[pos])
+            progress(done[pos], len(done), len(selected))
 
     state, tmp = _execute(prep, "test", selected, {}, timeout_s, on)
     try:
@@ -541,7 +545,7 @@ def run_bench(path: str | Path, *, problem: str | None = None, shapes: str = "be
               custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
               iters: int = DEFAULT_ITERS, max_time_s: float = DEFAULT_MAX_TIME_S,
               flush_mib: int = DEFAULT_FLUSH_MIB, timeout_s: float = DEFAULT_TIMEOUT_S,
-              lint: bool = True, progress: Callable[[BenchResult], None] | None = None) -> BenchReport:
+              lint: bool = True, progress: Callable[[BenchResult, int, int], None] | None = None) -> BenchReport:
     """Lint, then time ``custom_kernel`` on every selected shape in a fresh process: up to
     ``iters`` timed calls per shape, fewer once ``max_time_s`` of timing has passed."""
     if iters < 1:
@@ -559,7 +563,7 @@ def run_bench(path: str | Path, *, problem: str | None = None, shapes: str = "be
             correct=_f(ev, "correct"), check_message=str(ev.get("check_message", "")),
             error=ev.get("error"))
         if progress:
-            progress(done[pos])
+            progress(done[pos], len(done), len(selected))
 
     options = {"iters": iters, "max_time_s": max_time_s, "flush_bytes": flush_mib * 1024 * 1024}
     state, tmp = _execute(prep, "bench", selected, options, timeout_s, on)

@@ -28,6 +28,7 @@ class SubmissionContext:
     target_id: str
     arch: str
     runtime: str  # "hip" | "cuda"
+    launcher: str  # "ctypes" | "cpp"
     compress: str
     blobs: tuple[Blob, ...]
     kernels: tuple[KernelLayout, ...]

@@ -21,7 +21,9 @@ from submitgen.containers import load_code_objects
 
 TESTS = Path(__file__).resolve().parent
 PROJECTS = {
-    "mm_basic": ("mxfp4-mm", TESTS / "projects" / "mm_basic"),
+    "mm_basic": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "ctypes"),
+    # the load_inline C++ host launcher, compiled at import against the stand-in library
+    "mm_basic-cpp": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "cpp"),
 }
 
 
@@ -36,7 +38,8 @@ def fakehip(tmp_path_factory) -> Path:
 def run_dry(submission: Path, problem: str, fakehip: Path, tmp: Path):
     log = tmp / "hip.log"
     result = tmp / "result.json"
-    env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_FAKEHIP_LOG=str(log))
+    env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_FAKEHIP_LOG=str(log),
+               TORCH_EXTENSIONS_DIR=str(tmp / "torch_extensions"))
     r = subprocess.run([sys.executable, str(TESTS / "abi_driver.py"), str(submission), problem, str(result)],
                        env=env, capture_output=True, text=True, cwd=tmp)
     assert r.returncode == 0, r.stderr
@@ -82,9 +85,9 @@ def expected_kernarg(kernel, args, shape, out_ptr):
 
 @pytest.mark.parametrize("name", sorted(PROJECTS))
 def test_abi_against_stand_in_hip(name, fakehip, tmp_path):
-    problem, project = PROJECTS[name]
+    problem, project, launcher = PROJECTS[name]
     sub = tmp_path / "submission.py"
-    build(BuildOptions(problem=problem, output=sub, kernels=project))
+    build(BuildOptions(problem=problem, output=sub, kernels=project, launcher=launcher))
     (embedded,) = load_code_objects(sub)
     co = embedded.read()
     calls, result = run_dry(sub, problem, fakehip, tmp_path)

@@ -48,11 +48,18 @@ static __device__ inline void mla_unpack_bf16x2(uint32_t w, float* dst) {
   dst[1] = sg_bf16_to_float((sg_bf16)(w >> 16));
 }
 
+// Four fp8 e4m3fn bytes to float without branches: the 7 magnitude bits placed at float bits
+// 20..26 read as a float 2^-120 times the e4m3 value (subnormals included, since e4m3's subnormals
+// land on float subnormals), so one multiply by 2^120 rebiases. The NaN code (0x7f) is not
+// special-cased: the per-tensor quantizer clamps to +-448 and never produces it.
 static __device__ inline void mla_unpack_fp8x4(uint32_t w, float* dst) {
-  dst[0] = sg_fp8e4m3_to_float((uint8_t)(w & 0xffu));
-  dst[1] = sg_fp8e4m3_to_float((uint8_t)((w >> 8) & 0xffu));
-  dst[2] = sg_fp8e4m3_to_float((uint8_t)((w >> 16) & 0xffu));
-  dst[3] = sg_fp8e4m3_to_float((uint8_t)(w >> 24));
+  const float rebias = sg_f32_from_bits((127u + 120u) << 23);  // 2^120
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const uint32_t byte = (w >> (8 * e)) & 0xffu;
+    const uint32_t bits = ((byte & 0x7fu) << 20) | ((byte & 0x80u) << 24);
+    dst[e] = sg_f32_from_bits(bits) * rebias;
+  }
 }
 
 extern "C" __global__ SG_LAUNCH_BOUNDS(MLA_THREADS) void mla_decode_split(mla_params p) {

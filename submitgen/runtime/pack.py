@@ -1,7 +1,8 @@
 # Kernel-argument packing shared by the build (checks) and the emitted file (launches).
 # Kernel table entry, from the code object metadata at build time:
 #   name -> (explicit_bytes, ((offset, size, kind, type_name), ...))
-# kind is the metadata .value_kind of each explicit argument.
+# kind is the metadata .value_kind of each explicit argument; a CUDA cubin does not tell pointers
+# from values, so its parameters are "cuda_param": a tensor fits an 8-byte one, a value any size.
 
 
 class SgPlanError(ValueError):
@@ -144,7 +145,7 @@ def sg_pack(table, launch, leaves, out):
     for i, (value, (offset, size, kind, type_name)) in enumerate(zip(args, layout)):
         where = f"arg {i}"
         if hasattr(value, "data_ptr"):
-            if kind != "global_buffer":
+            if kind != "global_buffer" and not (kind == "cuda_param" and size == 8):
                 raise SgPlanError(f"kernel '{kernel}' {where}: metadata says {kind} size {size}, plan passes a tensor")
             src = _sg_source(kernel, where, value, leaves, out)
             slots.append((offset, src))
@@ -155,7 +156,7 @@ def sg_pack(table, launch, leaves, out):
             raise SgPlanError(
                 f"kernel '{kernel}' {where}: metadata says global_buffer size {size}, plan passes {type(value).__name__}"
             )
-        if kind != "by_value":
+        if kind not in ("by_value", "cuda_param"):
             raise SgPlanError(f"kernel '{kernel}' {where}: value_kind {kind} cannot be passed by a plan")
         if isinstance(value, tuple) and len(value) == 2:
             data = _sg_struct(kernel, where, size, offset, value[0], value[1], leaves, out, slots, workspaces)

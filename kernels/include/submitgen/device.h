@@ -50,6 +50,8 @@ typedef __UINT8_TYPE__ uint8_t;
 typedef __UINT16_TYPE__ uint16_t;
 typedef __UINT32_TYPE__ uint32_t;
 typedef __UINT64_TYPE__ uint64_t;
+typedef __SIZE_TYPE__ size_t;
+typedef __PTRDIFF_TYPE__ ptrdiff_t;
 #  define __global__ __attribute__((global))
 #  define __device__ __attribute__((device))
 #  define __host__ __attribute__((host))

@@ -1,0 +1,91 @@
+"""Cold vs warm (cached) compile time of a realistic kernel: an MXFP4 GEMM tile loop with the
+gfx950 scaled MFMA, fp4/e8m0 helpers and LDS staging from submitgen/device.h.
+
+    python benchmarks/bench_compile.py [--arch gfx950] [--repeat 5]
+
+Cold: an empty cache folder each time. Warm: the same inputs again (no compiler runs)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from submitgen.toolchain import compile_sources  # noqa: E402
+
+KERNEL = r"""
+#include <submitgen/device.h>
+typedef float v4f __attribute__((ext_vector_type(4)));
+typedef int v8i __attribute__((ext_vector_type(8)));
+
+extern "C" __global__ SG_LAUNCH_BOUNDS(256) void mxfp4_gemm(
+    const uint8_t* __restrict__ A, const uint8_t* __restrict__ B, const uint8_t* __restrict__ SA,
+    const uint8_t* __restrict__ SB, sg_bf16* __restrict__ C, int M, int N, int K) {
+  __shared__ v8i As[4][64];
+  __shared__ v8i Bs[4][64];
+  const int wave = threadIdx.x / SG_WARP_SIZE, lane = threadIdx.x % SG_WARP_SIZE;
+  const int row0 = blockIdx.y * 64, col0 = blockIdx.x * 64;
+  v4f acc[4] = {};
+  for (int k0 = 0; k0 < K; k0 += 128) {
+    const v8i* ga = (const v8i*)(A + ((size_t)(row0 + wave * 16 + lane % 16) * K + k0) / 2);
+    const v8i* gb = (const v8i*)(B + ((size_t)(col0 + wave * 16 + lane % 16) * K + k0) / 2);
+    As[wave][lane] = ga[lane / 16];
+    Bs[wave][lane] = gb[lane / 16];
+    __syncthreads();
+    int sa = SA[(row0 + wave * 16 + lane % 16) * (K / 32) + k0 / 32 + lane / 16];
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      int sb = SB[(col0 + j * 16 + lane % 16) * (K / 32) + k0 / 32 + lane / 16];
+      acc[j] = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(As[wave][lane], Bs[j][lane], acc[j],
+                                                                4, 4, 0, sa, 0, sb);
+    }
+    __syncthreads();
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j)
+    #pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      int row = row0 + wave * 16 + (lane / 16) * 4 + r, col = col0 + j * 16 + lane % 16;
+      if (row < M && col < N) C[(size_t)row * N + col] = sg_float_to_bf16(acc[j][r]);
+    }
+}
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="gfx950")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "gemm.hip"
+        src.write_text(KERNEL)
+        cold, warm = [], []
+        for i in range(args.repeat):
+            os.environ["SUBMITGEN_CACHE_DIR"] = str(Path(d) / f"cache{i}")
+            compile_sources([src], arch=args.arch, use_cache=False)  # probe the toolchain once per cache dir
+            for p in (Path(d) / f"cache{i}").glob("objects/*"):
+                p.unlink()
+            t0 = time.perf_counter()
+            r = compile_sources([src], arch=args.arch)
+            cold.append(time.perf_counter() - t0)
+            assert not r.cache_hit
+            t0 = time.perf_counter()
+            r2 = compile_sources([src], arch=args.arch)
+            warm.append(time.perf_counter() - t0)
+            assert r2.cache_hit and r2.code_object == r.code_object
+    c, w = statistics.median(cold), statistics.median(warm)
+    print(f"kernel mxfp4_gemm ({args.arch}, {len(r.code_object)} bytes, {r.toolchain.name} {r.toolchain.version})")
+    print(f"cold compile (median of {args.repeat}): {c * 1000:8.1f} ms")
+    print(f"warm compile (cache hit, median)    : {w * 1000:8.2f} ms")
+    print(f"speed-up: {c / w:.0f}x  {'OK (>= 10x)' if c / w >= 10 else 'BELOW 10x'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Time `submitgen inspect` (load + read + report, text and JSON) of a ~1 MB gfx950 code object.
+
+Builds the object with the bundled clang (many kernels with unrolled bodies), then prints the
+size and the best/median wall time of several runs. Target: < 0.5 s.
+
+    .venv/bin/python benchmarks/bench_inspect.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from submitgen.cli import cli
+
+KERNEL = r"""
+extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, 256)))
+void k{i}(float* __restrict__ out, const float* __restrict__ in, int n, float a) {{
+  int t = __builtin_amdgcn_workitem_id_x() + __builtin_amdgcn_workgroup_id_x() * 256;
+  float acc = 0.f;
+#pragma unroll
+  for (int j = 0; j < {unroll}; ++j) acc = acc * a + in[(t + j * {i}) % n];
+  out[t] = acc;
+}}
+"""
+
+
+def zig(*args: str, cwd: Path) -> None:
+    subprocess.run([sys.executable, "-m", "ziglang", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def build(d: Path, kernels: int = 64, unroll: int = 900) -> bytes:
+    (d / "big.hip").write_text("".join(KERNEL.format(i=i + 1, unroll=unroll) for i in range(kernels)))
+    zig("clang", "-x", "hip", "--cuda-device-only", "--offload-arch=gfx950", "-nogpulib", "-nogpuinc", "-O3",
+        "-S", "big.hip", "-o", "big.s", cwd=d)
+    zig("clang", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx950", "-c", "big.s", "-o", "big.o", cwd=d)
+    zig("ld.lld", "-shared", "big.o", "-o", "big.co", cwd=d)
+    return (d / "big.co").read_bytes()
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        data = build(d)
+        path = d / "big.co"
+        runner = CliRunner()
+        for args in ([str(path)], [str(path), "--json"]):
+            times = []
+            for _ in range(7):
+                t0 = time.perf_counter()
+                r = runner.invoke(cli, ["inspect", *args])
+                times.append(time.perf_counter() - t0)
+                assert r.exit_code == 0, r.output
+            print(f"inspect {' '.join(args[1:]) or '(text)':<8} {len(data):>9,} bytes  "
+                  f"{r.output.count(chr(10)):>5} lines  best {min(times) * 1000:7.1f} ms  "
+                  f"median {statistics.median(times) * 1000:7.1f} ms  (target < 500 ms)")
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "submitgen", "inspect", str(path)], check=True, capture_output=True)
+        print(f"inspect as a fresh process (python start-up included): {(time.perf_counter() - t0) * 1000:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
