@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .codeobject import CodeObject, parse_header, read_code_object
+from .cubin import CubinObject, is_cubin, parse_cubin_header, read_cubin
 from .errors import CodeObjectError, ContainerError
 
 ELF_MAGIC = b"\x7fELF"
@@ -89,7 +90,9 @@ class LoadedCodeObject:
             s += f" > bundle entry {self.bundle_entry}"
         return s
 
-    def read(self) -> CodeObject:
+    def read(self) -> CodeObject | CubinObject:
+        if is_cubin(self.data):  # NVIDIA cubin (issue 8): its own reader, same interface
+            return read_cubin(self.data, source=self.provenance)
         return read_code_object(self.data, source=self.provenance)
 
 
@@ -329,7 +332,7 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict) -> list[Lo
     if data.startswith(ELF_MAGIC):
         if arch is not None:
             try:
-                proc = parse_header(data, label).processor
+                proc = (parse_cubin_header if is_cubin(data) else parse_header)(data, label).processor
             except CodeObjectError:
                 proc = None  # read() reports the header problem itself
             if proc is not None and not arch_matches(proc, arch):

@@ -347,7 +347,7 @@ def _choose_block(old: Side, new: Side, ko: Kernel, kn: Kernel, block: int | Non
 
     bo, bn = cap(ko), cap(kn)
     shown = f"block {bo}" if bo == bn else f"block {bo} -> {bn}"
-    return BlockChoice(bo, bn, "max workgroup size", f"{shown} (max workgroup size; no launch plan, --block N overrides)")
+    return BlockChoice(bo, bn, "max workgroup size", f"{shown} (max workgroup size; no launch plan)")
 
 
 def _target_for(co: CodeObject, arch: str | None) -> targets.Target | None:

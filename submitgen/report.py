@@ -13,6 +13,8 @@ from typing import Any
 from . import targets
 from .codeobject import CodeObject, Finding, Kernel, KernelArg, KernelDescriptor, demangle_many
 from .containers import LoadedCodeObject, load_code_objects
+from .cubin import CubinObject
+from .cubin import render_text as _cubin_text
 from .errors import CodeObjectError
 
 WIDTH = 100
@@ -171,6 +173,9 @@ def kernel_to_json(k: Kernel, occ: targets.Occupancy | None = None, demangled: s
 
 
 def code_object_to_json(item: Inspected) -> dict[str, Any]:
+    if isinstance(item.code_object, CubinObject):  # NVIDIA cubin (issue 8): cubin.py shapes it
+        return {**item.code_object.to_json(), "source": item.loaded.provenance, "path": item.loaded.path,
+                "container": item.loaded.container, "kernels": [k.to_json() for k in item.kernels]}
     co, ld, h = item.code_object, item.loaded, item.code_object.header
     meta: dict[str, Any] = {"version": list(co.metadata.version), "target": co.metadata.target,
                             "printf": list(co.metadata.printf)}
@@ -269,6 +274,9 @@ def render_text(items: Sequence[Inspected]) -> str:
         co, ld, h = item.code_object, item.loaded, item.code_object.header
         if n:
             out.append("")
+        if isinstance(co, CubinObject):  # NVIDIA cubin (issue 8): cubin.py renders it
+            out.append(_cubin_text(co, item.kernels, ld.provenance))
+            continue
         out += _wrap(f"{ld.provenance}", "", "    ")
         out += _wrap(f"{h.target_id}   code object v{h.code_object_version}   {h.elf_type}   "
                      f"metadata {'.'.join(map(str, co.metadata.version))}   {co.size} bytes   "

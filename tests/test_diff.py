@@ -142,7 +142,7 @@ def test_vgpr_and_occupancy_change(builds, form):
     vgpr = next(line for line in out.splitlines() if line.strip().startswith("VGPR "))
     assert f"{v_lo} -> {v_hi}" in vgpr and f"+{v_hi - v_lo}" in vgpr
     o_lo, o_hi = occ[256]
-    line = next(line for line in out.splitlines() if line.strip().startswith("occupancy "))
+    line = next(line for line in out.splitlines() if line.strip().startswith("occupancy  "))
     assert f"{o_lo} -> {o_hi} waves/SIMD" in line and f"{o_hi - o_lo:+d} (worse)" in line
     assert "limited by vgpr" in line
     assert "code size" in out and "AGPR" not in out and "target" not in out  # unchanged: hidden
@@ -259,7 +259,7 @@ def test_kernarg_layout_and_added_removed(builds):
     assert "added    kernel extra" in out and "removed  kernel gone" in out
     assert "arg 1" in out and "by_value 4 B @8 -> by_value 8 B @8" in out
     assert "arg 2" in out and "by_value 4 B @12 -> by_value 4 B @16" in out
-    assert "explicit kernarg         16 -> 20 B" in out
+    assert "explicit kernarg 16 -> 20 B +4" in " ".join(out.split())
     assert "block 128 (max workgroup size" in out
     r = run(str(builds["args_a"]), str(builds["args_b"]), "--fail-on", "args")
     assert r.exit_code == 1
@@ -321,3 +321,18 @@ def test_bad_options(builds):
     assert r.exit_code == 1 and r.output == (
         f"Error: {builds['lo_bundle']}: offload bundle has no entry for gfx942; it has "
         "hipv4-amdgcn-amd-amdhsa--gfx950\n")
+
+
+def test_bundle_with_two_arches_needs_arch(builds, compile_co, tmp_path):
+    from conftest import make_bundle
+
+    both = tmp_path / "both.hipfb"
+    both.write_bytes(make_bundle([("host-x86_64-unknown-linux-gnu-", b""),
+                                  ("hipv4-amdgcn-amd-amdhsa--gfx942", compile_co(ACC.format(nacc=4), "gfx942")),
+                                  ("hipv4-amdgcn-amd-amdhsa--gfx950", builds["bytes"]["lo"])]))
+    r = run(str(both), str(builds["hi"]))
+    assert r.exit_code == 1 and r.output == (
+        f"Error: {both}: kernel 'acc' is in 2 code objects (gfx942, gfx950); expected one: "
+        "choose the code object with --arch\n")
+    r = run(str(both), str(builds["hi"]), "--arch", "gfx950", "--fail-on", "occupancy")
+    assert r.exit_code == 1 and "occupancy estimated for gfx950" in r.output

@@ -49,9 +49,9 @@ def _block(values):
 
 
 def test_scale_rule():
-    amax = torch.tensor([4.0, 5.0, 7.0, 1.74 * 8, 1.75 * 8, 1.0, 0.0, 2.0**-140, 2.0**130])
+    amax = torch.tensor([4.0, 5.0, 7.0, 1.74 * 8, 1.75 * 8, 1.0, 0.0, 2.0**-140, 1.5 * 2.0**127, float("inf")])
     # floor(log2(amax rounded up at mantissa >= 1.75)) - 2, clamped to [-127, 127]
-    assert mxfp4.scale_exponents(amax).tolist() == [0, 0, 1, 1, 2, -2, -127, -127, 127]
+    assert mxfp4.scale_exponents(amax).tolist() == [0, 0, 1, 1, 2, -2, -127, -127, 125, 127]
     _, scales = mxfp4.quantize(torch.full((1, 32), 6.0))
     assert scales.tolist() == [[127 + 0]]   # 6 = 1.5 * 4 -> scale 2^0: 6 stays representable
 
@@ -66,10 +66,11 @@ def test_ties_go_to_even():
 
 
 def test_saturation_and_grid_values_are_exact():
-    x = _block([0.5, 1.0, 1.5, 2.0, 3.0, 4.0, -6.0, 5.5, 7.9])
-    x[0, 31] = 0.0  # amax 7.9 -> scale exponent 0
-    out = mxfp4.dequantize(*mxfp4.quantize(x))[0, :9].tolist()
-    assert out == [0.5, 1.0, 1.5, 2.0, 3.0, 4.0, -6.0, 6.0, 6.0]
+    x = _block([0.5, 1.0, 1.5, 2.0, 3.0, 4.0, -6.0, 5.5, 6.9])
+    x[0, 31] = 0.0  # amax 6.9 = 1.725 * 4 -> scale exponent 0
+    out, scales = mxfp4.quantize(x)
+    assert scales.tolist() == [[127]]
+    assert mxfp4.dequantize(out, scales)[0, :9].tolist() == [0.5, 1.0, 1.5, 2.0, 3.0, 4.0, -6.0, 6.0, 6.0]
 
 
 @pytest.mark.parametrize("ties", ["even", "up"])
@@ -92,7 +93,8 @@ def test_fallback_quantization_of_a_matches_ours(fallback):
     every tie of every binade."""
     g = torch.Generator().manual_seed(1)
     x = torch.randn(32, 1024, generator=g).to(torch.bfloat16)
-    grid = torch.tensor([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 0.1, 5.9, 6.0, 7.5] * 3 + [7.99])
+    # 32 values per row, amax 6 = 1.5 * 4: the scale is 2^row and every tie stays a tie
+    grid = torch.tensor([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 0.1, 5.9, 6.0, 0.3, 0.8, 1.3, 2.7, 4.5, 5.5] * 2)
     ties = grid.repeat(8, 1) * torch.exp2(torch.arange(-4, 4).float()).unsqueeze(1)
     ties = torch.cat([ties, -ties]).to(torch.bfloat16)
     for a in (x, ties):

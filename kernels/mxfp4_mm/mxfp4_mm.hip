@@ -112,68 +112,88 @@ static __device__ inline void mm_body(const sg_bf16* __restrict__ A, const uint8
   const int b_grow = n0 + b_nrow;
   const int b_k = b_half * 32 + b_col * 2;  // local k of the first of 16 values
 
-  for (int c = c_begin; c < c_end; ++c) {
-    const int k0 = c * MM_KC;
+  // A quantizer role: TPB consecutive threads share one (row, 32-element block), EPT values each;
+  // the block's amax is combined over those lanes with xor shuffles (all 256 threads take part).
+  constexpr int TPB = MM_THREADS / (BM * 2);
+  constexpr int EPT = 32 / TPB;
+  const int a_qb = tid / TPB, a_sub = tid % TPB;
+  const int a_row = a_qb >> 1, a_half = a_qb & 1;
+  const int a_k = a_half * 32 + a_sub * EPT;  // local k of the first value
+  const bool a_ok = m0 + a_row < m;
+  const sg_bf16* a_src = A + (uint64_t)(a_ok ? m0 + a_row : 0) * (uint64_t)k + a_k;
 
-    // A: one thread per (row, 32-element block); BM * 2 blocks.
-    if (tid < BM * 2) {
-      const int r = tid >> 1, half = tid & 1;
-      const int gr = m0 + r;
-      float x[32];
-      if (gr < m) {
-        const mm_u32x4* src = (const mm_u32x4*)(A + (uint64_t)gr * (uint64_t)k + k0 + half * 32);
+  // Raw global data of one chunk, loaded one chunk ahead (software pipelining).
+  uint32_t araw[EPT / 2];
+  mm_u32x2 braw;
+  uint8_t bsc = 0;
+  auto load_raw = [&](int c) {
+    const int k0 = c * MM_KC;
+    if (a_ok) {
+      if (EPT >= 8) {
 #pragma unroll
-        for (int v = 0; v < 4; ++v) {
-          mm_u32x4 w = src[v];
-          uint32_t ws[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-          for (int u = 0; u < 4; ++u) {
-            x[v * 8 + u * 2] = sg_bf16_to_float((sg_bf16)(ws[u] & 0xffffu));
-            x[v * 8 + u * 2 + 1] = sg_bf16_to_float((sg_bf16)(ws[u] >> 16));
-          }
+        for (int v = 0; v < EPT / 8; ++v) {
+          const mm_u32x4 w = ((const mm_u32x4*)(a_src + k0))[v];
+          araw[(4 * v + 0) % (EPT / 2)] = w.x;
+          araw[(4 * v + 1) % (EPT / 2)] = w.y;
+          araw[(4 * v + 2) % (EPT / 2)] = w.z;
+          araw[(4 * v + 3) % (EPT / 2)] = w.w;
         }
       } else {
-#pragma unroll
-        for (int i = 0; i < 32; ++i) x[i] = 0.0f;
+        const mm_u32x2 w = *(const mm_u32x2*)(a_src + k0);
+        araw[0] = w.x;
+        araw[1 % (EPT / 2)] = w.y;
       }
-      uint32_t amax = 0;
+    } else {
 #pragma unroll
-      for (int i = 0; i < 32; ++i) {
-        uint32_t b = sg_f32_bits(x[i]) & 0x7fffffffu;
-        amax = b > amax ? b : amax;  // non-negative floats order like their bits
+      for (int v = 0; v < EPT / 2; ++v) araw[v] = 0u;
+    }
+    if (b_grow < n) {
+      const uint64_t tile_off = ((uint64_t)(b_grow >> 4) * (kb >> 5) + (uint64_t)(k0 >> 6)) * 512u;
+      braw = *(const mm_u32x2*)(Bsh + tile_off + b_within);
+      bsc = Ssh[mm_scale_offset((uint32_t)b_grow, (uint32_t)(k0 >> 5) + (uint32_t)b_half, scale_cols)];
+    } else {
+      braw.x = braw.y = 0u;
+      bsc = 127;
+    }
+  };
+
+  if (c_begin < c_end) load_raw(c_begin);
+  for (int c = c_begin; c < c_end; ++c) {
+    // A: quantize this thread's EPT values with the block's shared scale.
+    {
+      float x[EPT];
+#pragma unroll
+      for (int v = 0; v < EPT / 2; ++v) {
+        x[2 * v] = sg_bf16_to_float((sg_bf16)(araw[v] & 0xffffu));
+        x[2 * v + 1] = sg_bf16_to_float((sg_bf16)(araw[v] >> 16));
       }
-      const int se = mm_scale_exp(amax);
+      float amax = 0.0f;
+#pragma unroll
+      for (int i = 0; i < EPT; ++i) amax = sg_fmaxf(amax, sg_f32_from_bits(sg_f32_bits(x[i]) & 0x7fffffffu));
+#pragma unroll
+      for (int mask = 1; mask < TPB; mask <<= 1) amax = sg_fmaxf(amax, sg_shfl_xor(amax, mask));
+      const int se = mm_scale_exp(sg_f32_bits(amax));
       const float inv = mm_pow2(-se);  // -se in [-125, 127] for finite bf16 input
       const float scale = se >= -126 ? mm_pow2(se) : sg_f32_from_bits(0x00400000u);
 #pragma unroll
-      for (int i = 0; i < 32; ++i) {
+      for (int i = 0; i < EPT; ++i) {
         const float q = x[i] * inv;
         const float v = mm_e2m1_value(mm_e2m1_code(q));
-        As[half * 32 + i][r] = sg_f32_from_bits(sg_f32_bits(v * scale) | (sg_f32_bits(q) & 0x80000000u));
+        As[a_k + i][a_row] = sg_f32_from_bits(sg_f32_bits(v * scale) | (sg_f32_bits(q) & 0x80000000u));
       }
     }
-
     // B: 16 fp4 values (8 bytes) per thread, dequantized with their e8m0 scale.
     {
-      float vals[16];
-      if (b_grow < n) {
-        const uint64_t tile_off = ((uint64_t)(b_grow >> 4) * (kb >> 5) + (uint64_t)(k0 >> 6)) * 512u;
-        const mm_u32x2 w = *(const mm_u32x2*)(Bsh + tile_off + b_within);
-        const uint8_t sb = Ssh[mm_scale_offset((uint32_t)b_grow, (uint32_t)(k0 >> 5) + (uint32_t)b_half, scale_cols)];
-        const float s = sg_e8m0_to_float(sb);
-        uint32_t ws[2] = {w.x, w.y};
+      const float s = sg_e8m0_to_float(bsc);
+      const uint32_t ws[2] = {braw.x, braw.y};
 #pragma unroll
-        for (int u = 0; u < 2; ++u)
+      for (int u = 0; u < 2; ++u)
 #pragma unroll
-          for (int q = 0; q < 8; ++q) vals[u * 8 + q] = sg_fp4e2m1_to_float((uint8_t)((ws[u] >> (4 * q)) & 0xfu)) * s;
-      } else {
-#pragma unroll
-        for (int i = 0; i < 16; ++i) vals[i] = 0.0f;
-      }
-#pragma unroll
-      for (int i = 0; i < 16; ++i) Bs[b_k + i][b_nrow] = vals[i];
+        for (int q = 0; q < 8; ++q)
+          Bs[b_k + u * 8 + q][b_nrow] = sg_fp4e2m1_to_float((uint8_t)((ws[u] >> (4 * q)) & 0xfu)) * s;
     }
     __syncthreads();
+    if (c + 1 < c_end) load_raw(c + 1);  // in flight during the FMAs below
 
 #pragma unroll 8
     for (int kk = 0; kk < MM_KC; ++kk) {
@@ -236,3 +256,74 @@ extern "C" __global__ SG_LAUNCH_BOUNDS(256) void mxfp4_mm_reduce(const float* pa
   for (int z = 0; z < splits; ++z) s += partial[(uint64_t)z * (uint64_t)mn + i];
   out[i] = sg_float_to_bf16(s);
 }
+
+// ---- gfx950 only: the MXFP4 matrix instruction ---------------------------------------------------
+// mxfp4_mm_mfma_probe: one wave of 64 lanes per 16 x 16 output tile, k in steps of 128 through
+// v_mfma_scale_f32_16x16x128_f8f6f4 (both operands e2m1, cbsz = blgp = 4, one e8m0 scale per lane).
+// Assumed operand layout (CDNA4 ISA, 16x16x128 with 4-bit types): lane l holds A[l % 16][32 values
+// from k = 32 * (l / 16)] and B[n = l % 16][the same 32 k] as 16 packed bytes, with the scale of
+// those 32 values; the result lane l holds D[4 * (l / 16) + r][l % 16], r = 0..3.
+// Grid (n / 16, ceil(m / 16)), block 64; arguments (A, B_shuffle, B_scale_sh, out, m, n, k).
+// STATUS: compiled into the gfx950 code object only, NOT launched by launch.py, and never run on
+// hardware (no MI355X is reachable from this project); its numerics are unverified.
+#if defined(__gfx950__)
+typedef int mm_v8i32 __attribute__((ext_vector_type(8)));
+typedef float mm_v4f32 __attribute__((ext_vector_type(4)));
+
+extern "C" __global__ SG_LAUNCH_BOUNDS(64) void mxfp4_mm_mfma_probe(
+    const sg_bf16* A, const uint8_t* B_shuffle, const uint8_t* B_scale_sh, sg_bf16* out, int m, int n, int k) {
+  const int lane = (int)threadIdx.x;
+  const int i16 = lane & 15, kg = lane >> 4;
+  const int n0 = (int)blockIdx.x * 16, m0 = (int)blockIdx.y * 16;
+  const int arow = m0 + i16, brow = n0 + i16;
+  const uint32_t kb = (uint32_t)k >> 1;
+  const uint32_t scale_cols = (((uint32_t)k >> 5) + 7u) & ~7u;
+  mm_v4f32 acc = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (int k0 = 0; k0 < k; k0 += 128) {
+    uint32_t apk[4] = {0u, 0u, 0u, 0u};
+    int se = 0;
+    if (arow < m) {
+      const mm_u32x4* src = (const mm_u32x4*)(A + (uint64_t)arow * (uint64_t)k + k0 + kg * 32);
+      float x[32];
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const mm_u32x4 w = src[v];
+        const uint32_t ws[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          x[v * 8 + u * 2] = sg_bf16_to_float((sg_bf16)(ws[u] & 0xffffu));
+          x[v * 8 + u * 2 + 1] = sg_bf16_to_float((sg_bf16)(ws[u] >> 16));
+        }
+      }
+      uint32_t amax = 0;
+#pragma unroll
+      for (int i = 0; i < 32; ++i) {
+        const uint32_t b = sg_f32_bits(x[i]) & 0x7fffffffu;
+        amax = b > amax ? b : amax;
+      }
+      se = mm_scale_exp(amax);
+      const float inv = mm_pow2(-se);
+#pragma unroll
+      for (int i = 0; i < 32; ++i) {
+        const float q = x[i] * inv;
+        const uint32_t code = mm_e2m1_code(q) | ((sg_f32_bits(q) >> 28) & 8u);
+        apk[i >> 3] |= code << (4 * (i & 7));
+      }
+    }
+    const mm_v8i32 a = {(int)apk[0], (int)apk[1], (int)apk[2], (int)apk[3], 0, 0, 0, 0};
+    const uint32_t kbyte = ((uint32_t)k0 >> 1) + (uint32_t)kg * 16u;
+    const uint64_t off = (((uint64_t)(brow >> 4) * (kb >> 5) + (kbyte >> 5)) * 2u + ((kbyte >> 4) & 1u)) * 256u +
+                         (uint64_t)(brow & 15) * 16u;
+    const mm_u32x4 w = *(const mm_u32x4*)(B_shuffle + off);
+    const mm_v8i32 b = {(int)w.x, (int)w.y, (int)w.z, (int)w.w, 0, 0, 0, 0};
+    const int sa = se + 127;
+    const int sb = (int)B_scale_sh[mm_scale_offset((uint32_t)brow, (uint32_t)(k0 >> 5) + (uint32_t)kg, scale_cols)];
+    acc = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(a, b, acc, 4, 4, 0, sa, 0, sb);
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int row = m0 + kg * 4 + r;
+    if (row < m) out[(uint64_t)row * (uint64_t)n + brow] = sg_float_to_bf16(acc[r]);
+  }
+}
+#endif

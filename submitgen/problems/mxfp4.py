@@ -54,9 +54,11 @@ def scale_exponents(amax: torch.Tensor) -> torch.Tensor:
 
     ``frexp`` gives amax = f * 2^e with f in [0.5, 1): floor(log2(amax)) = e - 1, and the
     ``+0x200000`` rounding adds one when 2f >= 1.75."""
-    f, e = torch.frexp(amax.float())
+    amax = amax.float()
+    f, e = torch.frexp(amax)
     exp = e.to(torch.int32) - 1 + (f >= 0.875).to(torch.int32) - 2
-    exp = torch.where(amax == 0, torch.full_like(exp, -127), exp)
+    exp = torch.where(amax == 0, -127, exp)
+    exp = torch.where(torch.isfinite(amax), exp, 127)  # inf/NaN: the bit rule gives log2 = inf
     return exp.clamp(-127, 127)
 
 

@@ -1,6 +1,8 @@
 """Plan of the test project: a split-K tile kernel and a reduce taking a struct by value."""
 import ctypes
 
+import numpy
+
 import torch
 
 SOURCES = ("../../projects/mm_basic/mm.hip",)

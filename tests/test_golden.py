@@ -1,0 +1,51 @@
+"""Golden files of rendered submissions. The inputs are fixed (a checked-in code object and the
+test project's plan), so the output changes only when the template or the build changes; such a
+change shows up in review as a diff of the golden file. Regenerate on purpose with:
+
+    SUBMITGEN_REGEN_GOLDEN=1 python -m pytest tests/test_golden.py
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import pytest
+
+from submitgen import embed
+from submitgen.build import BuildOptions, build
+
+TESTS = Path(__file__).resolve().parent
+GOLDEN = TESTS / "golden"
+CASES = {
+    "mm_basic_ctypes.py": dict(launcher="ctypes"),
+    "mm_basic_cpp_zlib.py": dict(launcher="cpp", compress="zlib"),
+    "mm_basic_no_fallback.py": dict(allow_fallback=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rendered_submission_matches_golden(name, tmp_path):
+    out = tmp_path / name
+    build(BuildOptions(problem="mxfp4-mm", output=out, kernels=TESTS / "projects" / "mm_basic",
+                       code_objects=(GOLDEN / "mm_basic.co",), **CASES[name]))
+    golden = GOLDEN / name
+    if os.environ.get("SUBMITGEN_REGEN_GOLDEN"):
+        golden.write_text(out.read_text())
+    assert out.read_text() == golden.read_text(), f"{name} differs from its golden file"
+
+
+def test_banned_word_in_base64_is_re_encoded(monkeypatch):
+    """If a compressor setting happens to produce base64 with the banned word, the next one is used."""
+    unlucky = base64.b64decode("xxSTREAMxxxx")
+    real = list(embed._attempts("lzma"))
+
+    def attempts(compress):
+        yield "unlucky", lambda data: unlucky
+        yield from real
+
+    monkeypatch.setattr(embed, "_attempts", attempts)
+    blob = embed.embed(b"\x7fELF" + bytes(100))
+    assert blob.setting == real[0][0]
+    assert "stream" not in blob.text.lower()
