@@ -51,6 +51,8 @@ from .errors import CodeObjectError
 
 EM_CUDA = 190
 SHT_CUDA_INFO = 0x70000000
+SHT_CUDA_SHARED = 0x7000000A  # .nv.shared.NAME in relocatable (-rdc) cubins: no file bytes, like NOBITS
+_NO_FILE_BYTES = ("SHT_NOBITS", SHT_CUDA_SHARED)
 RESERVED_SHARED_BYTES = 1024  # per block, from sm_90 cubins on (see the module docstring)
 DEFAULT_MAX_THREADS = 1024
 
@@ -384,7 +386,7 @@ def _read(data: bytes, header: CubinHeader, source: str) -> CubinObject:
     elf = ELFFile(BytesIO(data))
     sections = list(elf.iter_sections())
     for sec in sections:
-        if sec["sh_type"] != "SHT_NOBITS" and sec["sh_offset"] + sec["sh_size"] > len(data):
+        if sec["sh_type"] not in _NO_FILE_BYTES and sec["sh_offset"] + sec["sh_size"] > len(data):
             raise CodeObjectError(
                 f"{source}: truncated ELF: section {sec.name or '#?'!r} ends at byte "
                 f"{sec['sh_offset'] + sec['sh_size']}, file has {len(data)} bytes"

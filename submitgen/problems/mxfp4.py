@@ -76,8 +76,8 @@ def round_to_e2m1(q: torch.Tensor, ties: str = "even") -> torch.Tensor:
 
     The code of |q| is the number of grid midpoints below it; a value exactly on a midpoint
     counts it (rounds up) when ``ties="up"``, or when the code above is even with ``ties="even"``
-    (midpoints 0.75, 1.75, 3.5 lie below the even codes 2, 4, 6). Values >= 5 (ties-up) or > 5
-    become 6: saturation."""
+    (midpoints 0.75, 1.75, 3.5 lie below the even codes 2, 4, 6). Everything above the last
+    midpoint, 6 and beyond included, gets code 7 (6.0): saturation."""
     return _magnitude_codes(q.abs(), ties) | (torch.signbit(q).to(torch.uint8) << 3)
 
 

@@ -1,0 +1,40 @@
+"""The commands in examples/README.md work as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from submitgen.cli import cli
+from submitgen.codeobject import read_code_object
+from submitgen.toolchain import compile_sources
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+
+def test_own_kernel_project(tmp_path):
+    out = tmp_path / "my_submission.py"
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(EXAMPLES / "my_gemm"), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "my_gemm" in r.output and out.is_file()
+
+
+def test_prebuilt_code_object_matches_its_source(tmp_path):
+    shipped = read_code_object((EXAMPLES / "prebuilt" / "my_gemm.co").read_bytes(), source="my_gemm.co")
+    fresh = read_code_object(compile_sources([EXAMPLES / "my_gemm" / "gemm.hip"], arch="gfx950").code_object)
+    assert shipped.processor == fresh.processor == "gfx950"
+    (a,), (b,) = shipped.kernels, fresh.kernels
+    assert a.name == b.name == "my_gemm"
+    assert [(x.offset, x.size, x.value_kind) for x in a.explicit_args] == \
+           [(x.offset, x.size, x.value_kind) for x in b.explicit_args]
+
+
+def test_prebuilt_code_object_builds(tmp_path):
+    out = tmp_path / "my_submission.py"
+    r = CliRunner().invoke(cli, ["inspect", str(EXAMPLES / "prebuilt" / "my_gemm.co")])
+    assert r.exit_code == 0 and "my_gemm" in r.output
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--co", str(EXAMPLES / "prebuilt" / "my_gemm.co"),
+                                 "--kernels", str(EXAMPLES / "my_gemm"), "-o", str(out)])
+    assert r.exit_code == 0, r.output
