@@ -41,6 +41,7 @@ class BuildOptions:
     target: str = "amd"
     compress: str = "lzma"
     allow_fallback: bool = True
+    reuse_output: bool = False  # return one output tensor per shape instead of a fresh one per call
     launcher: str = "ctypes"
     compiler: str | None = None
     use_cache: bool = True
@@ -260,6 +261,7 @@ def build(opts: BuildOptions) -> BuildResult:
         plan_name=f"{project.root.name}/{project.plan_path.name}",
         plan_source=project.plan_source,
         allow_fallback=opts.allow_fallback,
+        reuse_output=opts.reuse_output,
     )
     text = render(ctx)
     checks = [f"plan: {len(plan.launches)} launches over {plan.shapes} shapes match the metadata and limits"]
@@ -272,6 +274,9 @@ def build(opts: BuildOptions) -> BuildResult:
         )
     checks.append("payload within budget")
     warnings = [LAUNCHER_IMPORT_COST[opts.launcher]]
+    if opts.reuse_output:
+        warnings.append("--reuse-output: custom_kernel returns the same tensor for every call of a shape; "
+                        "an earlier result is overwritten by the next call")
     _write_atomic(opts.output, text)
     return BuildResult(
         output=Path(opts.output), text=text, problem=problem, target_id=target_id, blobs=blobs,
@@ -296,6 +301,8 @@ def _command(opts: BuildOptions, problem: Problem) -> str:
         parts += ["--compress", opts.compress]
     if not opts.allow_fallback:
         parts.append("--no-fallback")
+    if opts.reuse_output:
+        parts.append("--reuse-output")
     return " ".join(parts)
 
 

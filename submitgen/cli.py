@@ -139,12 +139,16 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
               help="amd: HIP code object for MI355X. cuda: a cubin for NVIDIA GPUs (same kernel sources).")
 @click.option("--compress", type=click.Choice(["lzma", "zlib"]), default="lzma", show_default=True)
 @click.option("--no-fallback", is_flag=True, help="Fail at import instead of running the torch fallback.")
+@click.option("--reuse-output", is_flag=True,
+              help="Opt-in: return one output tensor per shape instead of a fresh one per call (cheaper "
+                   "calls; a caller that keeps an earlier result sees it overwritten).")
 @click.option("--launcher", type=click.Choice(["ctypes", "cpp"]), default="ctypes", show_default=True,
               help="ctypes: load and launch through ctypes (fast import). cpp: a C++ extension built by "
                    "load_inline at import (the common hand-written pattern; costs compile time).")
 @click.option("--compiler", help="Compiler to use (default: discovered; see `submitgen toolchain`).")
 @click.option("--no-cache", is_flag=True, help="Recompile even when the cache holds the result.")
-def build(problem, output, kernels, code_objects, arch, target, compress, no_fallback, launcher, compiler, no_cache):
+def build(problem, output, kernels, code_objects, arch, target, compress, no_fallback, reuse_output, launcher,
+          compiler, no_cache):
     """Compile a kernel project, check it against the code object and the leaderboard rules, and
     write the single-file submission for PROBLEM (mxfp4-mm or mixed-mla).
 
@@ -159,7 +163,8 @@ def build(problem, output, kernels, code_objects, arch, target, compress, no_fal
 
     result = run_build(BuildOptions(
         problem=problem, output=output, kernels=kernels, code_objects=tuple(code_objects), arch=arch,
-        target=target, compress=compress, allow_fallback=not no_fallback, launcher=launcher,
+        target=target, compress=compress, allow_fallback=not no_fallback, reuse_output=reuse_output,
+        launcher=launcher,
         compiler=compiler, use_cache=not no_cache,
     ))
     click.echo(format_summary(result))

@@ -37,6 +37,7 @@ class SubmissionContext:
     plan_name: str
     plan_source: str
     allow_fallback: bool
+    reuse_output: bool = False
 
     @property
     def runtime_name(self) -> str:

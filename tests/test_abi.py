@@ -24,6 +24,9 @@ PROJECTS = {
     "mm_basic": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "ctypes"),
     # the load_inline C++ host launcher, compiled at import against the stand-in library
     "mm_basic-cpp": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "cpp"),
+    "mm_basic-reuse-output": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "ctypes-reuse"),
+    "default-mxfp4-mm": ("mxfp4-mm", None, "ctypes"),
+    "default-mixed-mla": ("mixed-mla", None, "ctypes"),
 }
 
 
@@ -87,7 +90,8 @@ def expected_kernarg(kernel, args, shape, out_ptr):
 def test_abi_against_stand_in_hip(name, fakehip, tmp_path):
     problem, project, launcher = PROJECTS[name]
     sub = tmp_path / "submission.py"
-    build(BuildOptions(problem=problem, output=sub, kernels=project, launcher=launcher))
+    build(BuildOptions(problem=problem, output=sub, kernels=project, launcher=launcher.split("-")[0],
+                       reuse_output=launcher.endswith("-reuse")))
     (embedded,) = load_code_objects(sub)
     co = embedded.read()
     calls, result = run_dry(sub, problem, fakehip, tmp_path)
