@@ -35,7 +35,7 @@ def zig(*args: str, cwd: Path) -> None:
     subprocess.run([sys.executable, "-m", "ziglang", *args], cwd=cwd, check=True, capture_output=True)
 
 
-def build(d: Path, kernels: int = 64, unroll: int = 900) -> bytes:
+def build(d: Path, kernels: int = 24, unroll: int = 400) -> bytes:
     (d / "big.hip").write_text("".join(KERNEL.format(i=i + 1, unroll=unroll) for i in range(kernels)))
     zig("clang", "-x", "hip", "--cuda-device-only", "--offload-arch=gfx950", "-nogpulib", "-nogpuinc", "-O3",
         "-S", "big.hip", "-o", "big.s", cwd=d)

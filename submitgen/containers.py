@@ -251,6 +251,18 @@ def _bounded(make, payload: bytes, what: str, source: str, limit: int) -> bytes 
     return out
 
 
+def _looks_like_lzma_alone(blob: bytes) -> bool:
+    """The 13-byte .lzma header: a properties byte (pb*5 + lp)*9 + lc < 225, a 32-bit dictionary
+    size of 2^n or 2^n + 2^(n-1) (what encoders write), a 64-bit size (or all ones: unknown)."""
+    if len(blob) < 13 or blob[0] >= 225:
+        return False
+    d = int.from_bytes(blob[1:5], "little")
+    if d < 4096:
+        return False
+    top = 1 << (d.bit_length() - 1)
+    return d in (top, top | (top >> 1))
+
+
 def _decompress(blob: bytes, source: str, limit: int) -> tuple[str, bytes] | None:
     if blob[:2] == b"\x1f\x8b":
         r = _bounded(lambda: zlib.decompressobj(47), blob, "gzip", source, limit)
@@ -261,7 +273,7 @@ def _decompress(blob: bytes, source: str, limit: int) -> tuple[str, bytes] | Non
     if blob[:6] == b"\xfd7zXZ\x00":
         r = _bounded(lambda: lzma.LZMADecompressor(), blob, "xz", source, limit)
         return ("lzma", r) if r is not None else None
-    if blob[:3] == b"\x5d\x00\x00":
+    if _looks_like_lzma_alone(blob):
         r = _bounded(lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE), blob, "lzma", source, limit)
         return ("lzma", r) if r is not None else None
     if blob[:3] == b"BZh" and blob[3:4].isdigit():

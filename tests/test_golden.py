@@ -37,8 +37,8 @@ def test_rendered_submission_matches_golden(name, tmp_path):
 
 
 def test_banned_word_in_base64_is_re_encoded(monkeypatch):
-    """If a compressor setting happens to produce base64 with the banned word, the next one is used."""
-    unlucky = base64.b64decode("xxSTREAMxxxx")
+    """A setting whose base64 happens to spell the banned word is never used, however short."""
+    unlucky = base64.b64decode("xxSTREAMxxxx")  # shorter than any real compression
     real = list(embed._attempts("lzma"))
 
     def attempts(compress):
@@ -47,5 +47,5 @@ def test_banned_word_in_base64_is_re_encoded(monkeypatch):
 
     monkeypatch.setattr(embed, "_attempts", attempts)
     blob = embed.embed(b"\x7fELF" + bytes(100))
-    assert blob.setting == real[0][0]
+    assert blob.setting != "unlucky" and blob.setting in {name for name, _ in real}
     assert "stream" not in blob.text.lower()

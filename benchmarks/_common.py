@@ -1,0 +1,69 @@
+"""Shared helpers of the benchmarks: table printing, the stand-in HIP library, inputs."""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import os
+
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
+
+
+def fake_hip() -> Path:
+    """Build the stand-in libamdhip64 (tests/fakehip/fakehip.c) into a temp folder."""
+    out = Path(tempfile.mkdtemp(prefix="submitgen-bench-")) / "libfakehip.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out), str(REPO / "tests" / "fakehip" / "fakehip.c")],
+                   check=True)
+    return out
+
+
+def materialize(x, device="cpu"):
+    """Meta tensors -> uninitialised tensors of the same shapes on ``device``."""
+    if isinstance(x, torch.Tensor):
+        return torch.empty(x.shape, dtype=x.dtype, device=device)
+    if isinstance(x, tuple):
+        return tuple(materialize(v, device) for v in x)
+    if isinstance(x, list):
+        return [materialize(v, device) for v in x]
+    if isinstance(x, dict):
+        return {k: materialize(v, device) for k, v in x.items()}
+    return x
+
+
+def print_table(title: str, header: list[str], rows: list[list], as_json: bool, extra: dict | None = None) -> None:
+    if as_json:
+        print(json.dumps({"title": title, "machine": machine(), **(extra or {}),
+                          "rows": [dict(zip(header, r)) for r in rows]}, indent=2))
+        return
+    cells = [header] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    print(f"{title}\n({machine()})")
+    for extra_line in (extra or {}).get("notes", []):
+        print(extra_line)
+    for i, r in enumerate(cells):
+        print("  " + "  ".join(c.rjust(w) if j else c.ljust(w) for j, (c, w) in enumerate(zip(r, widths))))
+        if i == 0:
+            print("  " + "  ".join("-" * w for w in widths))
+
+
+def python() -> str:
+    return sys.executable
