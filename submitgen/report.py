@@ -229,7 +229,9 @@ def _kernel_text(item: Inspected, k: Kernel) -> list[str]:
     lines = _wrap(f"kernel {dem}", "", "    ")
     if dem != k.name:
         lines += _wrap(f"raw name {k.name}")
-    lines += _wrap(f"symbol {k.symbol}   language {k.language or '-'}   code {k.code_size if k.code_size is not None else '?'} bytes")
+    lines += _wrap(f"symbol {k.symbol}   language {k.language or '-'}   "
+                   f"code {k.code_size if k.code_size is not None else '?'} bytes"
+                   + ("   uniform_work_group_size" if k.uniform_work_group_size else ""))
     if k.args:
         lines += _arg_rows(k)
     else:
@@ -239,9 +241,8 @@ def _kernel_text(item: Inspected, k: Kernel) -> list[str]:
                    f"{k.kernarg_segment_size} total ({hidden} hidden/padding), align {k.kernarg_segment_align}")
     lines += _wrap(
         f"LDS {k.group_segment_fixed_size} B   scratch {k.private_segment_fixed_size} B   VGPR {k.vgpr_count}   "
-        f"AGPR {k.agpr_count}   SGPR {k.sgpr_count}   spills VGPR {k.vgpr_spill_count} SGPR {k.sgpr_spill_count}   "
+        f"AGPR {k.agpr_count}   SGPR {k.sgpr_count}   spills {k.vgpr_spill_count} VGPR {k.sgpr_spill_count} SGPR   "
         f"wave{k.wavefront_size}   max block {k.max_flat_workgroup_size}"
-        + ("   uniform" if k.uniform_work_group_size else "")
     )
     kd = k.descriptor
     if kd is not None:
@@ -280,7 +281,7 @@ def render_text(items: Sequence[Inspected]) -> str:
         out += _wrap(f"{ld.provenance}", "", "    ")
         out += _wrap(f"{h.target_id}   code object v{h.code_object_version}   {h.elf_type}   "
                      f"metadata {'.'.join(map(str, co.metadata.version))}   {co.size} bytes   "
-                     f"sha256 {co.sha256[:16]}   {len(co.kernels)} kernel{'s' if len(co.kernels) != 1 else ''}")
+                     f"{len(co.kernels)} kernel{'s' if len(co.kernels) != 1 else ''}   sha256 {co.sha256[:12]}")
         for f in co.findings:
             if f.kernel is None:
                 out += _wrap(f"{f.severity}: {f.message}")

@@ -215,7 +215,9 @@ def reference(data: Any, kv: str = "bf16") -> torch.Tensor:
     qf = q.float()
     if kv == "fp8":
         qscale = fp8_scale(q)
-        qf = (qf / qscale).clamp_(-torch.finfo(FP8).max, torch.finfo(FP8).max).to(FP8).float() * qscale
+        q8 = torch.empty(q.shape, dtype=FP8, device=q.device)
+        quantize_fp8_rows(q.reshape(-1, q.shape[-1]), qscale, q8.view(-1, q.shape[-1]))
+        qf = q8.float() * qscale
     out = torch.empty((q.shape[0], q.shape[1], V_HEAD_DIM), dtype=torch.bfloat16, device=q.device)
     qo, kvp = qo_indptr.tolist(), kv_indptr.tolist()
     for b in range(len(qo) - 1):
