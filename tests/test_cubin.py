@@ -189,6 +189,14 @@ def _cuobjdump() -> str | None:
     if not found and NVCC is not None:
         beside = Path(NVCC).resolve().parent / "cuobjdump"
         found = str(beside) if beside.exists() else None
+    if not found:  # the nvidia-cuda-cuobjdump wheel (a test extra) puts it under site-packages/nvidia/
+        import importlib.util
+
+        spec = importlib.util.find_spec("nvidia")
+        for root in (spec.submodule_search_locations or []) if spec else []:
+            hits = sorted(Path(root).glob("*/bin/cuobjdump"))
+            if hits:
+                return str(hits[0])
     return found
 
 
