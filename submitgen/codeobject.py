@@ -235,8 +235,40 @@ class Metadata:
     unknown: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
 
 
+class KernelLookup:
+    """Lookups shared by AMD code objects and CUDA cubins: both have ``source``, ``kernels``
+    (each with ``name``, ``symbol``, ``demangled_name``) and ``findings``."""
+
+    source: str
+    kernels: tuple
+    findings: tuple
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    def kernel(self, name: str):
+        """The kernel whose name (or symbol, or unique demangled name, with or without its
+        argument list) is ``name``; a ``CodeObjectError`` listing the kernels otherwise."""
+        for k in self.kernels:
+            if name in (k.name, k.symbol):
+                return k
+        by_demangled = [k for k in self.kernels if name in (k.demangled_name, k.demangled_name.split("(")[0])]
+        if len(by_demangled) == 1:
+            return by_demangled[0]
+        names = ", ".join(repr(k.name) for k in self.kernels) or "none"
+        raise CodeObjectError(f"{self.source}: no kernel named {name!r}; it has {names}")
+
+    def require_loadable(self) -> None:
+        """Raise ``CodeObjectError`` with the first error finding, if any."""
+        if self.errors:
+            f = self.errors[0]
+            where = f"kernel {f.kernel!r}: " if f.kernel else ""
+            raise CodeObjectError(f"{self.source}: {where}{f.message}")
+
+
 @dataclass(frozen=True)
-class CodeObject:
+class CodeObject(KernelLookup):
     source: str
     size: int
     sha256: str
@@ -257,31 +289,9 @@ class CodeObject:
     def code_object_version(self) -> int:
         return self.header.code_object_version
 
-    @property
-    def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.severity == "error")
-
     def target(self) -> targets.Target | None:
         """Hardware facts for this object's processor, or None when submitgen has none."""
         return targets.TARGETS.get(self.header.processor)
-
-    def kernel(self, name: str) -> Kernel:
-        """The kernel whose ``.name`` (or ``.symbol``, or unique demangled name) is ``name``."""
-        for k in self.kernels:
-            if name in (k.name, k.symbol):
-                return k
-        by_demangled = [k for k in self.kernels if name in (k.demangled_name, k.demangled_name.split("(")[0])]
-        if len(by_demangled) == 1:
-            return by_demangled[0]
-        names = ", ".join(repr(k.name) for k in self.kernels) or "none"
-        raise CodeObjectError(f"{self.source}: no kernel named {name!r}; it has {names}")
-
-    def require_loadable(self) -> None:
-        """Raise ``CodeObjectError`` with the first error finding, if any."""
-        if self.errors:
-            f = self.errors[0]
-            where = f"kernel {f.kernel!r}: " if f.kernel else ""
-            raise CodeObjectError(f"{self.source}: {where}{f.message}")
 
 
 # --------------------------------------------------------------------------- demangling

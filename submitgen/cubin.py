@@ -46,7 +46,7 @@ from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from .codeobject import Finding, demangle
+from .codeobject import Finding, KernelLookup, demangle
 from .errors import CodeObjectError
 
 EM_CUDA = 190
@@ -204,7 +204,7 @@ class CubinHeader:
 
 
 @dataclass(frozen=True)
-class CubinObject:
+class CubinObject(KernelLookup):
     source: str
     size: int
     sha256: str
@@ -225,30 +225,9 @@ class CubinObject:
         """Static + dynamic shared memory one block may use on this SM (48 KiB if unknown)."""
         return MAX_SHARED_BYTES.get(self.header.sm, PORTABLE_SHARED_BYTES)
 
-    @property
-    def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.severity == "error")
-
     def target(self) -> None:
         """No AMD hardware facts apply (``report.inspect_sources`` asks for them)."""
         return None
-
-    def kernel(self, name: str) -> CudaKernel:
-        """The kernel whose entry symbol (or unique demangled name, with or without arguments) is ``name``."""
-        for k in self.kernels:
-            if k.name == name:
-                return k
-        by_demangled = [k for k in self.kernels if name in (k.demangled_name, k.demangled_name.split("(")[0])]
-        if len(by_demangled) == 1:
-            return by_demangled[0]
-        names = ", ".join(repr(k.name) for k in self.kernels) or "none"
-        raise CodeObjectError(f"{self.source}: no kernel named {name!r}; it has {names}")
-
-    def require_loadable(self) -> None:
-        if self.errors:
-            f = self.errors[0]
-            where = f"kernel {f.kernel!r}: " if f.kernel else ""
-            raise CodeObjectError(f"{self.source}: {where}{f.message}")
 
     def to_json(self) -> dict[str, Any]:
         h = self.header

@@ -31,6 +31,54 @@ class KernelLayout:
     layout: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name)
 
 
+# Hidden (code object v5) arguments an AQL dispatcher of its own fills, and those it cannot honour
+# (codeobject.md §2.5): without HIP's hostcall/heap/multigrid machinery these get 0.
+AQL_FILLED = frozenset({
+    "hidden_block_count_x", "hidden_block_count_y", "hidden_block_count_z",
+    "hidden_group_size_x", "hidden_group_size_y", "hidden_group_size_z",
+    "hidden_remainder_x", "hidden_remainder_y", "hidden_remainder_z",
+    "hidden_global_offset_x", "hidden_global_offset_y", "hidden_global_offset_z",
+    "hidden_grid_dims", "hidden_dynamic_lds_size", "hidden_none",
+})
+
+
+@dataclass(frozen=True)
+class AqlLayout:
+    """What ``--launcher aql`` needs of one kernel beyond KernelLayout: the whole kernarg segment
+    and the hidden arguments at their metadata offsets (ctypes/cpp files never render this)."""
+
+    name: str
+    symbol: str  # NAME.kd
+    kernarg_segment_size: int
+    kernarg_segment_align: int
+    group_segment_fixed_size: int
+    private_segment_fixed_size: int
+    hidden: tuple[tuple[int, int, str], ...]  # (offset, size, value_kind)
+
+    @property
+    def zeroed(self) -> tuple[str, ...]:
+        """Hidden arguments the AQL launcher cannot honour and passes as 0."""
+        return tuple(kind for _, _, kind in self.hidden if kind not in AQL_FILLED)
+
+
+def aql_layouts(code_objects: Sequence[Any], layouts: Sequence[KernelLayout]) -> tuple[AqlLayout, ...]:
+    out = []
+    for layout in layouts:
+        kernel = next(k for k in code_objects[layout.blob].kernels if k.name == layout.name)
+        hidden = tuple((a.offset, a.size, a.value_kind) for a in kernel.args if a.hidden)
+        end = max((o + s for o, s, _ in hidden), default=layout.explicit_bytes)
+        if max(end, layout.explicit_bytes) > kernel.kernarg_segment_size:
+            raise ValidationError(
+                f"kernel '{kernel.name}': arguments end at byte {end}, metadata .kernarg_segment_size is "
+                f"{kernel.kernarg_segment_size}"
+            )
+        out.append(AqlLayout(
+            kernel.name, kernel.symbol, kernel.kernarg_segment_size, kernel.kernarg_segment_align,
+            kernel.group_segment_fixed_size, kernel.private_segment_fixed_size, hidden,
+        ))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class CheckedLaunch:
     shape: str

@@ -1,5 +1,5 @@
 """`submitgen build`: the pipeline end to end on a small test project, the bad plans it refuses
-(tests/bad_projects/*: each folder's expected_error.txt is the exact line the CLI prints), and
+(tests/bad_plans.py: each case is an edit of the test plan and the exact line the CLI prints), and
 the properties of the emitted file."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from bad_plans import CASES, BadPlan
 from click.testing import CliRunner
 
 from submitgen.build import BuildOptions, build
@@ -18,7 +19,6 @@ from submitgen.containers import load_code_objects
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 PROJECT = TESTS / "projects" / "mm_basic"
-BAD = sorted(p for p in (TESTS / "bad_projects").iterdir() if p.is_dir())
 
 
 @pytest.fixture(scope="module")
@@ -101,16 +101,21 @@ def test_cli_summary(tmp_path):
     assert "payload estimate" in r.output and "/ 65,535 chars" in r.output
 
 
-@pytest.mark.parametrize("case", BAD, ids=[p.name for p in BAD])
-def test_bad_plan_stops_the_build(case, tmp_path, monkeypatch):
-    monkeypatch.chdir(REPO)  # messages name paths relative to where the user runs
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_plan_stops_the_build(case: BadPlan, tmp_path, monkeypatch):
+    good = (PROJECT / "launch.py").read_text()
+    assert good.count(case.old) == 1, f"{case.name}: the edit no longer applies to the test project's plan"
+    project = tmp_path / case.name
+    project.mkdir()
+    (project / "mm.hip").write_text((PROJECT / "mm.hip").read_text())
+    (project / "launch.py").write_text(good.replace(case.old, case.new))
+    monkeypatch.chdir(tmp_path)  # messages name paths as the user gave them
     out = tmp_path / "submission.py"
-    kernels = case.relative_to(REPO)
-    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(kernels), "-o", str(out)])
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", case.name, "-o", str(out)])
     assert r.exit_code == 1, r.output
-    assert r.output == (case / "expected_error.txt").read_text()
+    assert r.output == f"Error: {case.error}\n"
     assert not out.exists(), "a failed build must write nothing"
-    assert not list(tmp_path.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == [case.name]
 
 
 def test_unknown_problem(tmp_path):
