@@ -142,13 +142,17 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 @click.option("--reuse-output", is_flag=True,
               help="Opt-in: return one output tensor per shape instead of a fresh one per call (cheaper "
                    "calls; a caller that keeps an earlier result sees it overwritten).")
-@click.option("--launcher", type=click.Choice(["ctypes", "cpp"]), default="ctypes", show_default=True,
+@click.option("--launcher", type=click.Choice(["ctypes", "cpp", "aql"]), default="ctypes", show_default=True,
               help="ctypes: load and launch through ctypes (fast import). cpp: a C++ extension built by "
-                   "load_inline at import (the common hand-written pattern; costs compile time).")
+                   "load_inline at import (the common hand-written pattern; costs compile time). aql: AQL "
+                   "packets on an HSA queue of its own (local experiments only; needs --allow-own-queue).")
+@click.option("--allow-own-queue", is_flag=True,
+              help="Let --launcher aql build for a leaderboard problem. The file runs outside torch's timing "
+                   "events (~4 us timing artefact) and must never be submitted.")
 @click.option("--compiler", help="Compiler to use (default: discovered; see `submitgen toolchain`).")
 @click.option("--no-cache", is_flag=True, help="Recompile even when the cache holds the result.")
 def build(problem, output, kernels, code_objects, arch, target, compress, no_fallback, reuse_output, launcher,
-          compiler, no_cache):
+          allow_own_queue, compiler, no_cache):
     """Compile a kernel project, check it against the code object and the leaderboard rules, and
     write the single-file submission for PROBLEM (mxfp4-mm or mixed-mla).
 
@@ -164,7 +168,7 @@ def build(problem, output, kernels, code_objects, arch, target, compress, no_fal
     result = run_build(BuildOptions(
         problem=problem, output=output, kernels=kernels, code_objects=tuple(code_objects), arch=arch,
         target=target, compress=compress, allow_fallback=not no_fallback, reuse_output=reuse_output,
-        launcher=launcher,
+        launcher=launcher, allow_own_queue=allow_own_queue,
         compiler=compiler, use_cache=not no_cache,
     ))
     click.echo(format_summary(result))

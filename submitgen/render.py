@@ -10,7 +10,7 @@ import jinja2
 from .embed import Blob
 from .resources import templates_dir
 from .runtime import pack
-from .validate import KernelLayout
+from .validate import AqlLayout, KernelLayout
 
 TEMPLATE = "submission.py.j2"
 
@@ -28,7 +28,7 @@ class SubmissionContext:
     target_id: str
     arch: str
     runtime: str  # "hip" | "cuda"
-    launcher: str  # "ctypes" | "cpp"
+    launcher: str  # "ctypes" | "cpp" | "aql"
     compress: str
     blobs: tuple[Blob, ...]
     kernels: tuple[KernelLayout, ...]
@@ -38,6 +38,7 @@ class SubmissionContext:
     plan_source: str
     allow_fallback: bool
     reuse_output: bool = False
+    aql: tuple[AqlLayout, ...] = ()  # --launcher aql only: kernarg segment and hidden args
 
     @property
     def runtime_name(self) -> str:
@@ -67,6 +68,12 @@ def render(ctx: SubmissionContext) -> str:
     values["kernels"] = [
         {"name": k.name, "blob": k.blob, "explicit_bytes": k.explicit_bytes, "layout": repr(k.layout)}
         for k in ctx.kernels
+    ]
+    values["aql"] = [
+        {"name": k.name, "symbol": k.symbol, "kernarg_segment_size": k.kernarg_segment_size,
+         "kernarg_segment_align": k.kernarg_segment_align, "group": k.group_segment_fixed_size,
+         "private": k.private_segment_fixed_size, "hidden": repr(k.hidden)}
+        for k in ctx.aql
     ]
     values["blobs"] = [{"sha256": b.sha256, "size": b.size, "lines": b.lines} for b in ctx.blobs]
     for key in ("leaves_source", "fallback_source", "plan_source"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -27,6 +28,10 @@ PROJECTS = {
     "mm_basic-reuse-output": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "ctypes-reuse"),
     "default-mxfp4-mm": ("mxfp4-mm", None, "ctypes"),
     "default-mixed-mla": ("mixed-mla", None, "ctypes"),
+    # --target cuda: the same template with the CUDA driver binding, against the same stand-in
+    # (it also exports cuModuleLoadData / cuModuleGetFunction / cuLaunchKernel)
+    "cuda-mm_basic": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "cuda"),
+    "cuda-default-mixed-mla": ("mixed-mla", None, "cuda"),
 }
 
 
@@ -41,8 +46,8 @@ def fakehip(tmp_path_factory) -> Path:
 def run_dry(submission: Path, problem: str, fakehip: Path, tmp: Path):
     log = tmp / "hip.log"
     result = tmp / "result.json"
-    env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_FAKEHIP_LOG=str(log),
-               TORCH_EXTENSIONS_DIR=str(tmp / "torch_extensions"))
+    env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_CUDA_LIBRARY=str(fakehip),
+               SUBMITGEN_FAKEHIP_LOG=str(log), TORCH_EXTENSIONS_DIR=str(tmp / "torch_extensions"))
     r = subprocess.run([sys.executable, str(TESTS / "abi_driver.py"), str(submission), problem, str(result)],
                        env=env, capture_output=True, text=True, cwd=tmp)
     assert r.returncode == 0, r.stderr
@@ -72,10 +77,10 @@ def expected_kernarg(kernel, args, shape, out_ptr):
     assert len(args) == len(explicit)
     for desc, arg in zip(args, explicit):
         if "tensor" in desc:
-            assert arg.value_kind == "global_buffer" and arg.size == 8
+            assert arg.value_kind in ("global_buffer", "cuda_param") and arg.size == 8
             struct.pack_into("<Q", buf, arg.offset, pointer(desc, arg.offset))
         elif "struct" in desc:
-            assert arg.value_kind == "by_value" and arg.size == desc["size"]
+            assert arg.value_kind in ("by_value", "cuda_param") and arg.size == desc["size"]
             buf[arg.offset:arg.offset + arg.size] = bytes.fromhex(desc["struct"])
             for off, p in desc["pointers"].items():
                 struct.pack_into("<Q", buf, arg.offset + int(off), pointer(p, arg.offset + int(off)))
@@ -90,8 +95,13 @@ def expected_kernarg(kernel, args, shape, out_ptr):
 def test_abi_against_stand_in_hip(name, fakehip, tmp_path):
     problem, project, launcher = PROJECTS[name]
     sub = tmp_path / "submission.py"
-    build(BuildOptions(problem=problem, output=sub, kernels=project, launcher=launcher.split("-")[0],
-                       reuse_output=launcher.endswith("-reuse")))
+    if launcher == "cuda":
+        if shutil.which("nvcc") is None:
+            pytest.skip("nvcc is not installed: the CUDA target cannot be built here")
+        build(BuildOptions(problem=problem, output=sub, kernels=project, target="cuda", arch="sm_90"))
+    else:
+        build(BuildOptions(problem=problem, output=sub, kernels=project, launcher=launcher.split("-")[0],
+                           reuse_output=launcher.endswith("-reuse")))
     (embedded,) = load_code_objects(sub)
     co = embedded.read()
     calls, result = run_dry(sub, problem, fakehip, tmp_path)

@@ -1,4 +1,5 @@
-/* A stand-in for libamdhip64 that records what an emitted submission asks of it.
+/* A stand-in for libamdhip64 (and for libcuda's module API) that records what an emitted
+ * submission asks of it.
  *
  * Every call appends one JSON line to the file named by $SUBMITGEN_FAKEHIP_LOG (unset: records
  * nothing, so timing benchmarks measure only the caller):
@@ -7,7 +8,7 @@
  *   {"call":"hipModuleLaunchKernel","function":257,"grid":[x,y,z],"block":[x,y,z],"lds":N,
  *    "queue":0,"params":0,"kernarg":"hex"}
  * The image size is found the way the HIP runtime finds it: for a bare ELF, the furthest byte
- * covered by the section headers and the sections; for a clang offload bundle, its entries.
+ * covered by the section headers and the sections (and, for cubins, the program headers); for a clang offload bundle, its entries.
  * Build: gcc -shared -fPIC -O2 -o libfakehip.so fakehip.c
  */
 #include <stdint.h>
@@ -47,6 +48,10 @@ static size_t image_size(const uint8_t *p) {
         uint64_t shoff = rd64(p + 0x28);
         uint16_t shentsize = rd16(p + 0x3a), shnum = rd16(p + 0x3c);
         uint64_t end = shoff + (uint64_t)shentsize * shnum;
+        /* nvcc places the program headers last; HIP code objects never need this term */
+        uint64_t phoff = rd64(p + 0x20);
+        uint16_t phentsize = rd16(p + 0x36), phnum = rd16(p + 0x38);
+        if (phoff + (uint64_t)phentsize * phnum > end) end = phoff + (uint64_t)phentsize * phnum;
         for (uint16_t i = 0; i < shnum; i++) {
             const uint8_t *sh = p + shoff + (uint64_t)i * shentsize;
             uint32_t type = rd32(sh + 4);
@@ -121,3 +126,22 @@ hipError_t hipModuleLaunchKernel(void *function, unsigned gx, unsigned gy, unsig
 }
 
 hipError_t hipModuleUnload(void *module) { (void)module; return hipSuccess; }
+
+/* The CUDA driver's module API has the same shape; only the end marker of `extra` differs
+ * (CU_LAUNCH_PARAM_END is 0, HIP_LAUNCH_PARAM_END is 3). Calls are logged under the HIP names. */
+static int launch(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                  unsigned lds, void *queue, void **params, void **extra, void *end) {
+    if (params && extra) return hipErrorInvalidValue;
+    if (!extra || extra[0] != (void *)1 || extra[2] != (void *)2 || extra[4] != end) return hipErrorInvalidValue;
+    return hipModuleLaunchKernel(function, gx, gy, gz, bx, by, bz, lds, queue, NULL,
+                                 (void *[]){extra[0], extra[1], extra[2], extra[3], (void *)3});
+}
+
+int cuModuleLoadData(void **module, const void *image) { return hipModuleLoadData(module, image); }
+int cuModuleGetFunction(void **function, void *module, const char *name) {
+    return hipModuleGetFunction(function, module, name);
+}
+int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned lds, void *queue, void **params, void **extra) {
+    return launch(function, gx, gy, gz, bx, by, bz, lds, queue, params, extra, (void *)0);
+}
