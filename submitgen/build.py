@@ -19,7 +19,7 @@ from .plan import KernelProject, load_plan_module, load_project
 from .problems import Problem, get_problem
 from .render import SubmissionContext, render
 from .resources import kernels_dir
-from .validate import KernelLayout, PlanCheck, aql_layouts, check_plan, kernel_layouts
+from .validate import AqlLayout, KernelLayout, PlanCheck, aql_layouts, check_plan, kernel_layouts
 
 MAX_FILE_BYTES = 1_000_000
 LAUNCHERS = ("ctypes", "cpp", "aql")
@@ -302,12 +302,7 @@ def build(opts: BuildOptions) -> BuildResult:
     warnings = [LAUNCHER_IMPORT_COST[opts.launcher]]
     if opts.launcher == "aql":
         warnings.insert(0, OWN_QUEUE_WARNING.format(leaderboard=problem.leaderboard))
-        for k in aql:
-            if k.zeroed:
-                warnings.append(
-                    f"aql: kernel '{k.name}': {', '.join(k.zeroed)} cannot be honoured by a dispatcher of its "
-                    "own and are passed as 0 (printf, assert, malloc or grid sync in the kernel would fault)"
-                )
+        warnings += aql_zeroed_warnings(aql)
     if opts.reuse_output:
         warnings.append("--reuse-output: custom_kernel returns the same tensor for every call of a shape; "
                         "an earlier result is overwritten by the next call")
@@ -318,6 +313,15 @@ def build(opts: BuildOptions) -> BuildResult:
         kernels=_summaries(code_objects, layouts, plan, opts.target), plan=plan, payload=payload,
         checks=tuple(checks), warnings=tuple(warnings),
     )
+
+
+def aql_zeroed_warnings(aql: Sequence[AqlLayout]) -> list[str]:
+    """One warning per kernel whose metadata lists hidden arguments the AQL launcher passes as 0."""
+    return [
+        f"aql: kernel '{k.name}': {', '.join(k.zeroed)} cannot be honoured by a dispatcher of its own and "
+        "are passed as 0 (printf, assert, malloc, grid sync or a queue pointer in the kernel would fault)"
+        for k in aql if k.zeroed
+    ]
 
 
 def _command(opts: BuildOptions, problem: Problem) -> str:

@@ -22,6 +22,7 @@ CASES = {
     "mm_basic_ctypes.py": dict(launcher="ctypes"),
     "mm_basic_cpp_zlib.py": dict(launcher="cpp", compress="zlib"),
     "mm_basic_no_fallback.py": dict(allow_fallback=False),
+    "mm_basic_aql.py": dict(launcher="aql", allow_own_queue=True),
 }
 
 
