@@ -61,8 +61,8 @@ _SG_BLOBS = (
     ),
 )
 
-# ---- kernels: name -> (code object index, explicit kernarg bytes, ((offset, size, value_kind, type), ...)),
-# copied from each code object's metadata note at build time ----
+# ---- kernels, from each code object's metadata at build time: which code object holds each one,
+# and its explicit arguments: name -> (bytes, ((offset, size, value_kind, type), ...)) ----
 _SG_KERNEL_BLOB = {
     "mm_tile": 0,
     "mm_reduce": 0,
