@@ -236,12 +236,22 @@ class Metadata:
 
 
 class KernelLookup:
-    """Lookups shared by AMD code objects and CUDA cubins: both have ``source``, ``kernels``
-    (each with ``name``, ``symbol``, ``demangled_name``) and ``findings``."""
+    """Lookups shared by AMD code objects and CUDA cubins: both have ``source``, a ``header``
+    (with ``processor`` and ``target_id``), ``kernels`` (each with ``name``, ``symbol``,
+    ``demangled_name``) and ``findings``."""
 
     source: str
+    header: Any
     kernels: tuple
     findings: tuple
+
+    @property
+    def target_id(self) -> str:
+        return self.header.target_id
+
+    @property
+    def processor(self) -> str:
+        return self.header.processor
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -276,14 +286,6 @@ class CodeObject(KernelLookup):
     metadata: Metadata
     kernels: tuple[Kernel, ...]
     findings: tuple[Finding, ...]  # object-level findings plus every kernel's
-
-    @property
-    def target_id(self) -> str:
-        return self.header.target_id
-
-    @property
-    def processor(self) -> str:
-        return self.header.processor
 
     @property
     def code_object_version(self) -> int:

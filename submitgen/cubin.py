@@ -213,14 +213,6 @@ class CubinObject(KernelLookup):
     findings: tuple[Finding, ...]  # object-level findings plus every kernel's
 
     @property
-    def processor(self) -> str:
-        return self.header.processor
-
-    @property
-    def target_id(self) -> str:
-        return self.header.target_id
-
-    @property
     def max_shared_bytes(self) -> int:
         """Static + dynamic shared memory one block may use on this SM (48 KiB if unknown)."""
         return MAX_SHARED_BYTES.get(self.header.sm, PORTABLE_SHARED_BYTES)
