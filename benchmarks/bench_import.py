@@ -2,9 +2,10 @@
 and function lookup, against the stand-in HIP library (so no GPU is needed). Median of N fresh
 processes per variant.
 
-usage: python benchmarks/bench_import.py [--runs 20] [--json] [--cpp]
+usage: python benchmarks/bench_import.py [--runs 20] [--json] [--cpp] [--runtime hip-stand-in|cuda]
 --cpp also times the load_inline launcher (first import compiles; later imports hit the
-torch extension cache, as on a runner after the compile pass)."""
+torch extension cache, as on a runner after the compile pass). --runtime cuda builds the CUDA
+target and imports it on a real NVIDIA GPU (cuModuleLoadData of the real driver)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ PROBE = """
 import sys, time
 t0 = time.perf_counter()
 import torch
+if sys.argv[2] == "cuda":
+    torch.empty(1, device="cuda")  # the CUDA context exists before the file is imported, as in eval.py's worker
 t1 = time.perf_counter()
 import importlib.util
 spec = importlib.util.spec_from_file_location("submission", sys.argv[1])
@@ -50,7 +53,22 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--cpp", action="store_true")
+    ap.add_argument("--runtime", choices=["hip-stand-in", "cuda"], default="hip-stand-in")
     args = ap.parse_args()
+    if args.runtime == "cuda":
+        import torch
+
+        arch = "sm_{}{}".format(*torch.cuda.get_device_capability())
+        rows = []
+        with tempfile.TemporaryDirectory() as d:
+            for problem in ("mxfp4-mm", "mixed-mla"):
+                path = Path(d) / f"{problem}-cuda.py"
+                build(BuildOptions(problem=problem, output=path, target="cuda", arch=arch))
+                t, own = measure(path, dict(os.environ), args.runs, "cuda")
+                rows.append([problem, f"ctypes, CUDA driver ({arch})", args.runs, f"{own * 1e3:.1f}", f"{t * 1e3:.0f}"])
+        print_table("Import cost of emitted files beyond `import torch` (real CUDA driver)",
+                    ["problem", "launcher", "processes", "own import ms (median)", "import torch ms"], rows, args.json)
+        return
     lib = fake_hip()
     env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(lib))
     env.pop("SUBMITGEN_FAKEHIP_LOG", None)
