@@ -17,6 +17,7 @@ from .errors import SubmitgenError, ValidationError
 from .payload import PayloadEstimate, estimate_payload
 from .plan import KernelProject, load_plan_module, load_project
 from .problems import Problem, get_problem
+from .provenance import format_line
 from .render import SubmissionContext, render
 from .resources import kernels_dir
 from .validate import AqlLayout, KernelLayout, PlanCheck, aql_layouts, check_plan, kernel_layouts
@@ -256,16 +257,16 @@ def build(opts: BuildOptions) -> BuildResult:
     plan = check_plan(plan_module, problem, code_objects, layouts, lds_limit)
     aql = aql_layouts(code_objects, layouts) if opts.launcher == "aql" else ()
     blobs = tuple(embed(img, opts.compress) for img in images)
-    provenance = " ".join([
-        f"version={__version__}",
-        f"arch={arch}",
-        f"target={target_id}",
-        f"kernels={','.join(k.name for k in layouts)}",
-        f"sources={_sources_digest(project)}",
-        f"co={','.join(b.sha256 for b in blobs)}",
-        f"compress={opts.compress}",
-        f"launcher={opts.launcher}",
-    ])
+    provenance = format_line({
+        "version": __version__,
+        "arch": arch,
+        "target": target_id,
+        "kernels": ",".join(k.name for k in layouts),
+        "sources": _sources_digest(project),
+        "co": ",".join(b.sha256 for b in blobs),
+        "compress": opts.compress,
+        "launcher": opts.launcher,
+    })
     ctx = SubmissionContext(
         header_lines=tuple(problem.header_lines()),
         provenance=provenance,

@@ -8,6 +8,7 @@ import os
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from . import targets
@@ -31,6 +32,49 @@ class Inspected:
     target: targets.Target | None  # facts used for occupancy (--arch, else the object's processor)
     occupancy: Mapping[str, targets.Occupancy]  # kernel name -> estimate
     demangled: Mapping[str, str]
+    submission: SubmissionInfo | None = None  # for code objects found in a .py submission
+
+
+@dataclass(frozen=True)
+class SubmissionInfo:
+    """What a .py submission says of itself: its directives and submitgen's provenance line."""
+
+    leaderboard: str | None
+    gpus: tuple[str, ...]
+    provenance: Mapping[str, str] | None  # None: not built by submitgen (or the line was removed)
+    matches_provenance: bool | None  # the embedded object's sha256 is one the provenance records
+
+    def to_json(self) -> dict[str, Any]:
+        return {"leaderboard": self.leaderboard, "gpus": list(self.gpus),
+                "provenance": dict(self.provenance) if self.provenance is not None else None,
+                "matches_provenance": self.matches_provenance}
+
+    def text(self) -> str:
+        where = f"{self.leaderboard or 'no leaderboard directive'} on {', '.join(self.gpus) or 'no gpu directive'}"
+        if self.provenance is None:
+            return f"submission for {where}; no submitgen provenance line"
+        p = self.provenance
+        built = (f"built by submitgen {p.get('version', '?')} for {p.get('arch', '?')} (launcher "
+                 f"{p.get('launcher', '?')}, {p.get('compress', '?')}), sources sha256 {p.get('sources', '?')[:12]}")
+        verdict = ("this code object is the one it records" if self.matches_provenance
+                   else "WARNING: this code object's sha256 is not the one it records (edited after the build?)")
+        return f"submission for {where}; {built}; {verdict}"
+
+
+def _submission_info(path: str | os.PathLike[str] | bytes, sha256: str) -> SubmissionInfo | None:
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        return None
+    from . import provenance
+    from .lint import read_header
+
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return None
+    header = read_header(text)
+    prov = provenance.read(text)
+    return SubmissionInfo(header.leaderboard, tuple(header.gpus), prov.fields if prov else None,
+                          (sha256 in prov.code_objects) if prov else None)
 
 
 def inspect_sources(
@@ -68,7 +112,8 @@ def inspect_sources(
                     occ[k.name] = targets.occupancy(k, tgt, block)
             names = tuple(k.name for k in picked)
             dem = dict(zip(names, demangle_many(names)))
-            out.append(Inspected(loaded, co, tuple(picked), tgt, occ, dem))
+            sub = _submission_info(p, co.sha256) if loaded.container == "python" else None
+            out.append(Inspected(loaded, co, tuple(picked), tgt, occ, dem, sub))
     missing = [k for k in kernels if k not in wanted_found]
     if missing:
         raise CodeObjectError(
@@ -175,7 +220,8 @@ def kernel_to_json(k: Kernel, occ: targets.Occupancy | None = None, demangled: s
 def code_object_to_json(item: Inspected) -> dict[str, Any]:
     if isinstance(item.code_object, CubinObject):  # NVIDIA cubin (issue 8): cubin.py shapes it
         return {**item.code_object.to_json(), "source": item.loaded.provenance, "path": item.loaded.path,
-                "container": item.loaded.container, "kernels": [k.to_json() for k in item.kernels]}
+                "container": item.loaded.container, "kernels": [k.to_json() for k in item.kernels],
+                "submission": item.submission.to_json() if item.submission else None}
     co, ld, h = item.code_object, item.loaded, item.code_object.header
     meta: dict[str, Any] = {"version": list(co.metadata.version), "target": co.metadata.target,
                             "printf": list(co.metadata.printf)}
@@ -191,6 +237,7 @@ def code_object_to_json(item: Inspected) -> dict[str, Any]:
         "metadata": meta,
         "kernels": [kernel_to_json(k, item.occupancy.get(k.name), item.demangled.get(k.name)) for k in item.kernels],
         "findings": [_finding(f) for f in co.findings if f.kernel is None],
+        "submission": item.submission.to_json() if item.submission else None,
     }
 
 
@@ -277,8 +324,12 @@ def render_text(items: Sequence[Inspected]) -> str:
             out.append("")
         if isinstance(co, CubinObject):  # NVIDIA cubin (issue 8): cubin.py renders it
             out.append(_cubin_text(co, item.kernels, ld.provenance))
+            if item.submission:
+                out += _wrap(item.submission.text(), "  ", "      ")
             continue
         out += _wrap(f"{ld.provenance}", "", "    ")
+        if item.submission:
+            out += _wrap(item.submission.text(), "  ", "      ")
         out += _wrap(f"{h.target_id}   code object v{h.code_object_version}   {h.elf_type}   "
                      f"metadata {'.'.join(map(str, co.metadata.version))}   {co.size} bytes   "
                      f"{len(co.kernels)} kernel{'s' if len(co.kernels) != 1 else ''}   sha256 {co.sha256[:12]}")
