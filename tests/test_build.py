@@ -122,3 +122,23 @@ def test_unknown_problem(tmp_path):
     r = CliRunner().invoke(cli, ["build", "moe", "-o", str(tmp_path / "x.py")])
     assert r.exit_code == 1
     assert r.output.startswith("Error: ") and "mxfp4-mm" in r.output and "Traceback" not in r.output
+
+
+def test_mla_struct_8_bytes_short_names_kernel_arg_and_sizes(tmp_path, monkeypatch):
+    """The default mixed-mla project with its by-value struct cut by 8 bytes (one pointer field)."""
+    import shutil
+
+    from submitgen.resources import kernels_dir
+
+    project = tmp_path / "mla_short"
+    shutil.copytree(kernels_dir() / "mixed_mla", project)
+    plan = project / "launch.py"
+    text = plan.read_text()
+    assert text.count('        ("kv_scale", ctypes.c_void_p),\n') == 1
+    plan.write_text(text.replace('        ("kv_scale", ctypes.c_void_p),\n', ""))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["build", "mixed-mla", "--kernels", "mla_short", "-o", "x.py"])
+    assert r.exit_code == 1
+    assert r.output == ("Error: kernel 'mla_decode_split' arg 0: metadata says by_value size 64, "
+                        "plan's struct MlaParams is 56 bytes (batchsize=4 qseqlen=1 kvseqlen=1024)\n")
+    assert not (tmp_path / "x.py").exists()
