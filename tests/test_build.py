@@ -142,3 +142,20 @@ def test_mla_struct_8_bytes_short_names_kernel_arg_and_sizes(tmp_path, monkeypat
     assert r.output == ("Error: kernel 'mla_decode_split' arg 0: metadata says by_value size 64, "
                         "plan's struct MlaParams is 56 bytes (batchsize=4 qseqlen=1 kvseqlen=1024)\n")
     assert not (tmp_path / "x.py").exists()
+
+
+def test_prebuilt_offload_bundle_picks_the_gfx950_entry(built, compile_co, tmp_path):
+    """hipcc-style output: a clang offload bundle with host, gfx942 and gfx950 entries."""
+    from conftest import make_bundle
+
+    source = (PROJECT / "mm.hip").read_text()
+    fatbin = tmp_path / "mm.hipfb"
+    fatbin.write_bytes(make_bundle([
+        ("host-x86_64-unknown-linux-gnu-", b""),
+        ("hipv4-amdgcn-amd-amdhsa--gfx942", compile_co(source, arch="gfx942")),
+        ("hipv4-amdgcn-amd-amdhsa--gfx950:sramecc+:xnack-", compile_co(source, arch="gfx950")),
+    ]))
+    r = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "b.py", kernels=PROJECT, code_objects=(fatbin,)))
+    (found,) = load_code_objects(r.output)
+    assert found.read().processor == "gfx950"
+    assert hashlib.sha256(compile_co(source, arch="gfx950")).hexdigest() == r.blobs[0].sha256
