@@ -530,6 +530,17 @@ def parse_metadata(doc: Any, source: str = "<bytes>") -> tuple[Metadata, list[di
 # --------------------------------------------------------------------------- descriptor
 
 
+def vgpr_encoding_granule(processor: str, *, wave32: bool) -> int:
+    """VGPRs per unit of rsrc1's GRANULATED_WORKITEM_VGPR_COUNT (AMDGPUUsage, compute_pgm_rsrc1):
+    8 on the unified arch+acc file (gfx90a, gfx94x, gfx950), 4 on other GFX9, and on GFX10+ 8 in
+    wave32 and 4 in wave64."""
+    if processor in _UNIFIED_VGPR:
+        return 8
+    if processor.startswith("gfx1"):
+        return 8 if wave32 else 4
+    return 4
+
+
 def decode_descriptor(kd: bytes, address: int, processor: str) -> KernelDescriptor:
     """Decode 64 descriptor bytes (callers guarantee the length)."""
     (group, private, kernarg, res0, entry, res1, rsrc3, rsrc1, rsrc2, kcp, preload, res2) = struct.unpack(
@@ -537,7 +548,7 @@ def decode_descriptor(kd: bytes, address: int, processor: str) -> KernelDescript
     )
     unified = processor in _UNIFIED_VGPR
     vg = rsrc1 & 0x3F
-    vgpr_alloc = (vg + 1) * (8 if unified else 4)
+    vgpr_alloc = (vg + 1) * vgpr_encoding_granule(processor, wave32=bool(kcp & 0x400))
     is_gfx9 = processor.startswith("gfx9")
     sgpr_alloc = (((rsrc1 >> 6) & 0xF) + 1) * 8 if is_gfx9 else 0
     accum = ((rsrc3 & 0x3F) + 1) * 4 if unified else None
@@ -592,7 +603,7 @@ def _check_kernel(meta: dict[str, Any], kd: KernelDescriptor | None, header: Elf
             if kd_val != mv and not (field_name == "kernarg_segment_size" and kd_val == 0):
                 add("error", "descriptor-mismatch",
                     f"{field_name}: metadata says {mv}, kernel descriptor says {kd_val}")
-        granule = 8 if header.processor in _UNIFIED_VGPR else 4
+        granule = vgpr_encoding_granule(header.processor, wave32=kd.wave32)
         need = -(-meta["vgpr_count"] // granule) * granule
         if kd.vgpr_alloc < need:
             add("error", "descriptor-mismatch",

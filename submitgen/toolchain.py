@@ -379,7 +379,9 @@ def _compile_commands(
     if lto:
         return [[*hip, "-fgpu-rdc", "-c", str(src), "-o", str(obj)]], obj, dep
     asm = Path(f"{index}_{src.stem}.s")
-    assemble = [*tc.clang, *amd, *cov_flag, "-c", str(asm), "-o", str(obj)]
+    # target options (-mwavefrontsize64, -mcumode, -mxnack...) change how the assembly is encoded
+    target_opts = [f for f in extra if f.startswith("-m") and not f.startswith("-mllvm")]
+    assemble = [*tc.clang, *amd, *cov_flag, *target_opts, "-c", str(asm), "-o", str(obj)]
     return [[*hip, "-S", str(src), "-o", str(asm)], assemble], obj, dep
 
 
