@@ -324,16 +324,24 @@ def plan(data):
 
 # ---- runtime binding: HIP ----
 def _sg_mapped_library(stem):
-    """Path of the library ``stem`` that this process has already mapped (torch loaded it)."""
+    """Path of the library ``stem`` that this process has already mapped, preferring the copy
+    inside torch's own folder: that is the runtime torch's queue and events belong to."""
+    found = []
     try:
         with open("/proc/self/maps") as maps:
             for line in maps:
                 fields = line.split(None, 5)
                 if len(fields) == 6 and os.path.basename(fields[5].strip()).startswith(stem):
-                    return fields[5].strip()
+                    path = fields[5].strip()
+                    if path not in found:
+                        found.append(path)
     except OSError:
         pass
-    return None
+    own = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
+    for path in found:
+        if os.path.realpath(path).startswith(own):
+            return path
+    return found[0] if found else None
 
 
 def _sg_bind():
