@@ -19,25 +19,8 @@
 typedef int hipError_t;
 enum { hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorInvalidImage = 200, hipErrorNotFound = 500 };
 
-/* NULL when $SUBMITGEN_FAKEHIP_LOG is unset: then nothing is recorded (for timing benchmarks). */
-static FILE *log_file(void) {
-    static FILE *f = NULL;
-    static int opened = 0;
-    if (!opened) {
-        const char *path = getenv("SUBMITGEN_FAKEHIP_LOG");
-        f = path ? fopen(path, "a") : NULL;
-        opened = 1;
-    }
-    return f;
-}
-
-static void hex(FILE *f, const uint8_t *p, size_t n) {
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        fputc(digits[p[i] >> 4], f);
-        fputc(digits[p[i] & 15], f);
-    }
-}
+#define FAKE_LOG_VARIABLE "SUBMITGEN_FAKEHIP_LOG"
+#include "../fakelog.h"
 
 static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }

@@ -67,24 +67,8 @@ static fake_alloc allocs[MAX_ALLOCS];
 static int nallocs = 0;
 static uint64_t next_handle = 0x5000;
 
-static FILE *log_file(void) {
-    static FILE *f = NULL;
-    static int opened = 0;
-    if (!opened) {
-        const char *path = getenv("SUBMITGEN_FAKEHSA_LOG");
-        f = path ? fopen(path, "a") : NULL;
-        opened = 1;
-    }
-    return f;
-}
-
-static void hex(FILE *f, const uint8_t *p, size_t n) {
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        fputc(digits[p[i] >> 4], f);
-        fputc(digits[p[i] & 15], f);
-    }
-}
+#define FAKE_LOG_VARIABLE "SUBMITGEN_FAKEHSA_LOG"
+#include "../fakelog.h"
 
 static void load_symbols(void) {
     if (nsymbols >= 0) return;
