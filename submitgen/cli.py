@@ -187,6 +187,16 @@ def _lint_failed(e) -> None:
     raise SystemExit(1)
 
 
+def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
+    """With --no-lint, show the failed rules as warnings instead of stopping."""
+    if not no_lint:
+        return
+    from .lint import lint_file, render_findings
+
+    for line in render_findings(lint_file(file, problem=problem), file):
+        click.echo(f"warning (--no-lint): {line}", err=True)
+
+
 def _progress(result, finished: int, count: int) -> None:
     from .evaluate import progress_line
 
@@ -220,8 +230,10 @@ def lint_cmd(file: str, problem: str | None) -> None:
               "leaderboard does with its secret seed.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
               help="Seconds one shape may take (the import: at least 300).")
+@click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, e.g. an "
+              "--launcher aql build); the failed rules are printed first as warnings.")
 def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], seed: int | None,
-             timeout: float) -> None:
+             timeout: float, no_lint: bool) -> None:
     """Lint FILE, then run its custom_kernel on every shape in a fresh process, the way the
     leaderboard's evaluator does, and check each output against the local reference at the
     leaderboard's tolerance (and that the inputs were not changed). Says which backend ran.
@@ -229,8 +241,9 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
     from .evaluate import LintFailed, format_test_report, run_test
 
     try:
+        _warn_lint(file, problem, no_lint)
         report = run_test(file, problem=problem, shapes=shapes, custom=custom, seed=seed,
-                          timeout_s=timeout, progress=_progress)
+                          timeout_s=timeout, lint=not no_lint, progress=_progress)
     except LintFailed as e:
         _lint_failed(e)
     for line in format_test_report(report):
@@ -252,8 +265,10 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
               help="GPU only: MiB zeroed before each timed call to flush the caches.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
               help="Seconds one shape may take (the import: at least 300).")
+@click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, e.g. an "
+              "--launcher aql build); the failed rules are printed first as warnings.")
 def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], iters: int,
-              max_time: float, flush_mib: int, timeout: float) -> None:
+              max_time: float, flush_mib: int, timeout: float, no_lint: bool) -> None:
     """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: mean,
     best and worst. With a GPU: device events, flushing the cache before each call like the
     leaderboard. Without one: host wall time, labelled host-only. Exits 1 if a shape errors or
@@ -261,9 +276,10 @@ def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ..
     from .evaluate import LintFailed, format_bench_report, run_bench
 
     try:
+        _warn_lint(file, problem, no_lint)
         report = run_bench(file, problem=problem, shapes=shapes, custom=custom, iters=iters,
                            max_time_s=max_time, flush_mib=flush_mib, timeout_s=timeout,
-                           progress=_progress)
+                           lint=not no_lint, progress=_progress)
     except LintFailed as e:
         _lint_failed(e)
     for line in format_bench_report(report):

@@ -262,3 +262,27 @@ def test_aql_is_hip_only_and_fresh_output_only(tmp_path):
     with pytest.raises(SubmitgenError, match="drop --reuse-output"):
         build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py", launcher="aql", allow_own_queue=True,
                            reuse_output=True))
+
+
+def test_test_command_refuses_an_aql_file_unless_no_lint(tmp_path, fakehsa):
+    """`submitgen test` lints first, so an --allow-own-queue file is refused; --no-lint runs it
+    anyway for local experiments, with the failed rules shown as warnings."""
+    import os
+
+    from click.testing import CliRunner
+
+    from submitgen.build import BuildOptions, build
+    from submitgen.cli import cli
+
+    sub = tmp_path / "aql.py"
+    build(BuildOptions(problem="mxfp4-mm", output=sub, launcher="aql", allow_own_queue=True))
+    r = CliRunner().invoke(cli, ["test", str(sub), "--shapes", "test:0"])
+    assert r.exit_code == 1 and "hsa-queue: creates an HSA queue of its own" in r.output
+    os.environ["SUBMITGEN_HSA_LIBRARY"] = str(fakehsa)
+    try:
+        r = CliRunner().invoke(cli, ["test", str(sub), "--shapes", "test:0", "--no-lint"])
+    finally:
+        del os.environ["SUBMITGEN_HSA_LIBRARY"]
+    assert "warning (--no-lint)" in r.output and "hsa-queue" in r.output
+    # it got past lint and ran the shape (the bare stand-in has no symbols configured, so it fails there)
+    assert "shapes failed" in r.output and "hsa_executable_get_symbol_by_name" in r.output
