@@ -327,22 +327,31 @@ def demangle_many(names: tuple[str, ...]) -> tuple[str, ...]:
 # --------------------------------------------------------------------------- header
 
 
-def parse_header(data: bytes, source: str = "<bytes>") -> ElfHeader:
-    """Check and decode the ELF header; ``CodeObjectError`` for anything a loader refuses."""
+def elf64_header_fields(data: bytes, source: str, machine: int, machine_name: str) -> tuple:
+    """The unpacked Elf64_Ehdr of ``data`` once magic, length, class, byte order and
+    ``e_machine`` are checked (shared by AMD code objects and CUDA cubins)."""
     if len(data) < 4 or data[:4] != b"\x7fELF":
         raise CodeObjectError(f"{source}: not an ELF file: expected magic 7f454c46, got {data[:4].hex() or 'empty'}")
     if len(data) < _HEADER.size:
         raise CodeObjectError(
             f"{source}: truncated ELF: expected at least {_HEADER.size} header bytes, got {len(data)}"
         )
-    (_, ei_class, ei_data, _ver, osabi, abiver, _pad, e_type, e_machine, _ev, _entry, e_phoff, e_shoff,
-     e_flags, _ehsize, _phentsize, _phnum, e_shentsize, e_shnum, e_shstrndx) = _HEADER.unpack_from(data)
+    fields = _HEADER.unpack_from(data)
+    ei_class, ei_data, e_machine = fields[1], fields[2], fields[8]
     if ei_class != 2:
         raise CodeObjectError(f"{source}: ELF class: expected ELFCLASS64 (2), got {ei_class}")
     if ei_data != 1:
         raise CodeObjectError(f"{source}: ELF data encoding: expected little-endian (1), got {ei_data}")
-    if e_machine != EM_AMDGPU:
-        raise CodeObjectError(f"{source}: ELF machine: expected EM_AMDGPU (224), got {e_machine}")
+    if e_machine != machine:
+        raise CodeObjectError(f"{source}: ELF machine: expected {machine_name} ({machine}), got {e_machine}")
+    return fields
+
+
+def parse_header(data: bytes, source: str = "<bytes>") -> ElfHeader:
+    """Check and decode the ELF header; ``CodeObjectError`` for anything a loader refuses."""
+    (_, _class, _data, _ver, osabi, abiver, _pad, e_type, _machine, _ev, _entry, e_phoff, e_shoff,
+     e_flags, _ehsize, _phentsize, _phnum, e_shentsize, e_shnum, e_shstrndx) = elf64_header_fields(
+        data, source, EM_AMDGPU, "EM_AMDGPU")
     if osabi != ELFOSABI_AMDGPU_HSA:
         raise CodeObjectError(f"{source}: ELF OS/ABI: expected AMDGPU_HSA (64), got {osabi}")
     if abiver in (0, 1):

@@ -46,7 +46,7 @@ from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from .codeobject import Finding, KernelLookup, demangle
+from .codeobject import Finding, KernelLookup, demangle, elf64_header_fields
 from .errors import CodeObjectError
 
 EM_CUDA = 190
@@ -84,7 +84,6 @@ MAX_SHARED_BYTES: dict[int, int] = {
 # What every CUDA device allows a block without opting in (the same guide): used for unknown SMs.
 PORTABLE_SHARED_BYTES = 48 * 1024
 
-_HEADER = struct.Struct("<4sBBBBB7sHHIQQQIHHHHHH")
 _LIB_ERRORS = (ELFError, ELFParseError, struct.error, ValueError, IndexError, KeyError, UnicodeDecodeError,
                AttributeError, TypeError, OverflowError, AssertionError, RecursionError)
 
@@ -246,20 +245,9 @@ def is_cubin(data: bytes) -> bool:
 
 
 def parse_cubin_header(data: bytes, source: str = "<bytes>") -> CubinHeader:
-    if len(data) < 4 or data[:4] != b"\x7fELF":
-        raise CodeObjectError(f"{source}: not an ELF file: expected magic 7f454c46, got {data[:4].hex() or 'empty'}")
-    if len(data) < _HEADER.size:
-        raise CodeObjectError(
-            f"{source}: truncated ELF: expected at least {_HEADER.size} header bytes, got {len(data)}"
-        )
-    (_, ei_class, ei_data, _ver, osabi, abiver, _pad, e_type, e_machine, _ev, _entry, _phoff, e_shoff,
-     e_flags, _ehsize, _phentsize, _phnum, e_shentsize, e_shnum, e_shstrndx) = _HEADER.unpack_from(data)
-    if ei_class != 2:
-        raise CodeObjectError(f"{source}: ELF class: expected ELFCLASS64 (2), got {ei_class}")
-    if ei_data != 1:
-        raise CodeObjectError(f"{source}: ELF data encoding: expected little-endian (1), got {ei_data}")
-    if e_machine != EM_CUDA:
-        raise CodeObjectError(f"{source}: ELF machine: expected EM_CUDA (190), got {e_machine}")
+    (_, _class, _data, _ver, osabi, abiver, _pad, e_type, _machine, _ev, _entry, _phoff, e_shoff,
+     e_flags, _ehsize, _phentsize, _phnum, e_shentsize, e_shnum, e_shstrndx) = elf64_header_fields(
+        data, source, EM_CUDA, "EM_CUDA")
     if e_type not in (1, 2):
         raise CodeObjectError(f"{source}: ELF type: expected ET_EXEC (2), got {e_type}")
     if e_shentsize != 64 or e_shnum == 0:
