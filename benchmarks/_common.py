@@ -36,19 +36,6 @@ def fake_hip() -> Path:
     return out
 
 
-def materialize(x, device="cpu"):
-    """Meta tensors -> uninitialised tensors of the same shapes on ``device``."""
-    if isinstance(x, torch.Tensor):
-        return torch.empty(x.shape, dtype=x.dtype, device=device)
-    if isinstance(x, tuple):
-        return tuple(materialize(v, device) for v in x)
-    if isinstance(x, list):
-        return [materialize(v, device) for v in x]
-    if isinstance(x, dict):
-        return {k: materialize(v, device) for k, v in x.items()}
-    return x
-
-
 def print_table(title: str, header: list[str], rows: list[list], as_json: bool, extra: dict | None = None) -> None:
     if as_json:
         print(json.dumps({"title": title, "machine": machine(), **(extra or {}),

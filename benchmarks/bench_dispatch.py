@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import torch
-from _common import REPO, fake_hip, materialize, print_table
+from _common import REPO, fake_hip, print_table
 
 from submitgen.build import BuildOptions, build
 from submitgen.containers import load_code_objects
@@ -147,7 +147,7 @@ def main() -> None:
         assert backend == ("cuda" if cuda else "dry-run"), backend
         rows = []
         for spec in problem.benchmarks:
-            data = materialize(problem.meta_input(spec), device)
+            data = problem.empty_input(spec, device)
             hand_ns = per_call_ns(hand, data, calls, repeats, sync)
             fresh = per_call_ns(subs["fresh"].custom_kernel, data, calls, repeats, sync)
             reuse = per_call_ns(subs["reuse"].custom_kernel, data, calls, repeats, sync)

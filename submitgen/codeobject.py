@@ -347,6 +347,24 @@ def elf64_header_fields(data: bytes, source: str, machine: int, machine_name: st
     return fields
 
 
+def check_section_table(data: bytes, source: str, e_shoff: int, e_shentsize: int, e_shnum: int,
+                        e_shstrndx: int) -> None:
+    """The section header table exists, fits the file and names its string table (loaders size
+    a bare ELF image from it)."""
+    if e_shentsize != 64 or e_shnum == 0:
+        raise CodeObjectError(
+            f"{source}: section header table: expected 64-byte entries and at least one, "
+            f"got e_shentsize {e_shentsize}, e_shnum {e_shnum}"
+        )
+    end = e_shoff + e_shentsize * e_shnum
+    if end > len(data):
+        raise CodeObjectError(
+            f"{source}: truncated ELF: section header table ends at byte {end}, file has {len(data)} bytes"
+        )
+    if e_shstrndx >= e_shnum:
+        raise CodeObjectError(f"{source}: e_shstrndx: expected below e_shnum {e_shnum}, got {e_shstrndx}")
+
+
 def parse_header(data: bytes, source: str = "<bytes>") -> ElfHeader:
     """Check and decode the ELF header; ``CodeObjectError`` for anything a loader refuses."""
     (_, _class, _data, _ver, osabi, abiver, _pad, e_type, _machine, _ev, _entry, e_phoff, e_shoff,
@@ -363,18 +381,7 @@ def parse_header(data: bytes, source: str = "<bytes>") -> ElfHeader:
         raise CodeObjectError(f"{source}: ELF ABI version: expected 2, 3 or 4 (code object v4-v6), got {abiver}")
     if e_type not in (1, 3):
         raise CodeObjectError(f"{source}: ELF type: expected ET_DYN (3), got {e_type}")
-    if e_shentsize != 64 or e_shnum == 0:
-        raise CodeObjectError(
-            f"{source}: section header table: expected 64-byte entries and at least one, "
-            f"got e_shentsize {e_shentsize}, e_shnum {e_shnum}"
-        )
-    end = e_shoff + e_shentsize * e_shnum
-    if end > len(data):
-        raise CodeObjectError(
-            f"{source}: truncated ELF: section header table ends at byte {end}, file has {len(data)} bytes"
-        )
-    if e_shstrndx >= e_shnum:
-        raise CodeObjectError(f"{source}: e_shstrndx: expected below e_shnum {e_shnum}, got {e_shstrndx}")
+    check_section_table(data, source, e_shoff, e_shentsize, e_shnum, e_shstrndx)
     mach = e_flags & 0xFF
     processor = MACH_NAMES.get(mach, f"unknown-0x{mach:02x}")
     xnack = _FEATURE_STATES[(e_flags >> 8) & 3]

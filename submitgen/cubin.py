@@ -46,7 +46,7 @@ from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from .codeobject import Finding, KernelLookup, demangle, elf64_header_fields
+from .codeobject import Finding, KernelLookup, check_section_table, demangle, elf64_header_fields
 from .errors import CodeObjectError
 
 EM_CUDA = 190
@@ -250,18 +250,7 @@ def parse_cubin_header(data: bytes, source: str = "<bytes>") -> CubinHeader:
         data, source, EM_CUDA, "EM_CUDA")
     if e_type not in (1, 2):
         raise CodeObjectError(f"{source}: ELF type: expected ET_EXEC (2), got {e_type}")
-    if e_shentsize != 64 or e_shnum == 0:
-        raise CodeObjectError(
-            f"{source}: section header table: expected 64-byte entries and at least one, "
-            f"got e_shentsize {e_shentsize}, e_shnum {e_shnum}"
-        )
-    end = e_shoff + e_shentsize * e_shnum
-    if end > len(data):
-        raise CodeObjectError(
-            f"{source}: truncated ELF: section header table ends at byte {end}, file has {len(data)} bytes"
-        )
-    if e_shstrndx >= e_shnum:
-        raise CodeObjectError(f"{source}: e_shstrndx: expected below e_shnum {e_shnum}, got {e_shstrndx}")
+    check_section_table(data, source, e_shoff, e_shentsize, e_shnum, e_shstrndx)
     # nvcc 13 (EI_ABIVERSION 8) keeps the SM in bits 8..15 (0x6005a04: sm_90, verified on sm_80..sm_120);
     # older cubins (ABI version 7 and below) keep it in bits 0..7 (EF_CUDA_SM; not verified here).
     sm = (e_flags >> 8) & 0xFF if abiver >= 8 else e_flags & 0xFF

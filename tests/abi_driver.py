@@ -16,19 +16,6 @@ import torch
 from submitgen.problems import get_problem
 
 
-def materialize(x):
-    """Meta tensors -> CPU tensors of the same shape and dtype (uninitialised: no values needed)."""
-    if isinstance(x, torch.Tensor):
-        return torch.empty(x.shape, dtype=x.dtype)
-    if isinstance(x, tuple):
-        return tuple(materialize(v) for v in x)
-    if isinstance(x, list):
-        return [materialize(v) for v in x]
-    if isinstance(x, dict):
-        return {k: materialize(v) for k, v in x.items()}
-    return x
-
-
 def describe(value, leaves, out, workspaces):
     if isinstance(value, torch.Tensor):
         for i, leaf in enumerate(leaves):
@@ -59,7 +46,7 @@ def main(path, problem_name, result_path):
     problem = get_problem(problem_name)
     shapes = []
     for shape in problem.benchmarks:
-        data = materialize(problem.meta_input(shape))
+        data = problem.empty_input(shape)
         leaves = problem.leaves(data)
         out = sub.custom_kernel(data)
         plan_out, launches = sub.plan(data)

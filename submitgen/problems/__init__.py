@@ -84,6 +84,11 @@ class Problem:
         """The same structure as :meth:`generate_input` with every tensor on device "meta"."""
         return self._impl.meta_input(spec)
 
+    def empty_input(self, spec: Mapping[str, Any], device: str | torch.device = "cpu") -> Any:
+        """:meth:`meta_input` with every tensor allocated, uninitialised, on ``device``: real
+        addresses and shapes at no cost, for launch and dispatch checks that never read values."""
+        return _map_tensors(self.meta_input(spec), lambda t: torch.empty(t.shape, dtype=t.dtype, device=device))
+
     def leaves(self, data: Any) -> tuple[torch.Tensor, ...]:
         """The input tensors, flat, in the order ``leaves_source``'s ``_sg_leaves`` gives them."""
         return _leaves_namespace(self.name)["_sg_leaves"](data)
@@ -110,6 +115,19 @@ class Problem:
     def check_strict(self, output: Any, data_or_reference: Any) -> CheckResult:
         """:meth:`check`, and also ``rel_l2_err <= tolerance.strict_rel_l2`` where the problem sets one."""
         return compare(output, self._expected(data_or_reference), self.tolerance, strict=True)
+
+
+def _map_tensors(data: Any, fn) -> Any:
+    """``data`` (nested tuples/lists/dicts) with every tensor replaced by ``fn(tensor)``."""
+    if isinstance(data, torch.Tensor):
+        return fn(data)
+    if isinstance(data, tuple):
+        return tuple(_map_tensors(v, fn) for v in data)
+    if isinstance(data, list):
+        return [_map_tensors(v, fn) for v in data]
+    if isinstance(data, dict):
+        return {k: _map_tensors(v, fn) for k, v in data.items()}
+    return data
 
 
 def _make(impl: ModuleType, tolerance: Tolerance) -> Problem:
