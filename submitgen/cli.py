@@ -221,6 +221,14 @@ def lint_cmd(file: str, problem: str | None) -> None:
     click.echo(f"{file}: lint passed; {payload_summary(file, problem=problem)}")
 
 
+def _run_options(fn):
+    """Options that `test` and `bench` share: the per-shape timeout and --no-lint."""
+    fn = click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, "
+                      "e.g. an --launcher aql build); the failed rules are printed first as warnings.")(fn)
+    return click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
+                        help="Seconds one shape may take (the import: at least 300).")(fn)
+
+
 @cli.command("test")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--problem", default=None, metavar="NAME", help=_PROBLEM_HELP)
@@ -228,10 +236,7 @@ def lint_cmd(file: str, problem: str | None) -> None:
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
 @click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
               "leaderboard does with its secret seed.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
-              help="Seconds one shape may take (the import: at least 300).")
-@click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, e.g. an "
-              "--launcher aql build); the failed rules are printed first as warnings.")
+@_run_options
 def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], seed: int | None,
              timeout: float, no_lint: bool) -> None:
     """Lint FILE, then run its custom_kernel on every shape in a fresh process, the way the
@@ -263,10 +268,7 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
               help="Seconds of timing per shape before stopping early.")
 @click.option("--flush-mib", type=click.IntRange(min=0), default=512, show_default=True,
               help="GPU only: MiB zeroed before each timed call to flush the caches.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
-              help="Seconds one shape may take (the import: at least 300).")
-@click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, e.g. an "
-              "--launcher aql build); the failed rules are printed first as warnings.")
+@_run_options
 def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], iters: int,
               max_time: float, flush_mib: int, timeout: float, no_lint: bool) -> None:
     """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: mean,

@@ -140,3 +140,11 @@ def bundle(cos):
         ("hipv4-amdgcn-amd-amdhsa--gfx942", cos["args_942"]),
         ("hipv4-amdgcn-amd-amdhsa--gfx950", cos["args_v6"]),
     ])
+
+
+def build_stub(tmp_path_factory, name: str) -> Path:
+    """Compile a stand-in runtime, tests/<name>/<name>.c, into lib<name>.so (gcc, warnings as errors)."""
+    lib = tmp_path_factory.mktemp(name) / f"lib{name}.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(lib),
+                    str(REPO / "tests" / name / f"{name}.c")], check=True)
+    return lib

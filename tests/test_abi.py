@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import build_stub
 
 from submitgen.build import BuildOptions, build
 from submitgen.containers import load_code_objects
@@ -37,10 +38,7 @@ PROJECTS = {
 
 @pytest.fixture(scope="session")
 def fakehip(tmp_path_factory) -> Path:
-    lib = tmp_path_factory.mktemp("fakehip") / "libfakehip.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(lib),
-                    str(TESTS / "fakehip" / "fakehip.c")], check=True)
-    return lib
+    return build_stub(tmp_path_factory, "fakehip")
 
 
 def run_dry(submission: Path, problem: str, fakehip: Path, tmp: Path):

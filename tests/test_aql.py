@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
+from conftest import build_stub
 from test_abi import _pad3, expected_kernarg
 
 from submitgen.build import BuildOptions, aql_zeroed_warnings, build
@@ -38,10 +39,7 @@ KERNARG_REGION = 0x301  # the fake's kernarg region
 
 @pytest.fixture(scope="session")
 def fakehsa(tmp_path_factory) -> Path:
-    lib = tmp_path_factory.mktemp("fakehsa") / "libfakehsa.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(lib),
-                    str(TESTS / "fakehsa" / "fakehsa.c")], check=True)
-    return lib
+    return build_stub(tmp_path_factory, "fakehsa")
 
 
 def symbol_table(co, **override) -> str:
