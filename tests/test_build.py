@@ -5,6 +5,7 @@ the properties of the emitted file."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -58,6 +59,13 @@ def test_kernel_table_comes_from_metadata(built):
     (arg,) = reduce_.explicit_args
     assert (arg.offset, arg.size, arg.value_kind) == (0, 32, "by_value")
     assert '"mm_reduce": (32, ((0, 32, \'by_value\', \'\'),)),' in built.text
+
+
+def test_written_file_has_the_usual_mode(built):
+    """Written atomically through a temp file, but with the mode a plain open() would give."""
+    umask = os.umask(0)
+    os.umask(umask)
+    assert built.output.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_rebuild_is_byte_identical(built, tmp_path):
