@@ -5,8 +5,6 @@ Nothing is written unless every check passes; the file is written atomically."""
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +12,7 @@ from pathlib import Path
 from . import __version__
 from .embed import BANNED, Blob, embed, raw_base64_chars
 from .errors import SubmitgenError, ValidationError
+from .files import write_atomic
 from .payload import PayloadEstimate, estimate_payload
 from .plan import KernelProject, load_plan_module, load_project
 from .problems import Problem, get_problem
@@ -216,22 +215,6 @@ def verify_rendered(text: str, ctx: SubmissionContext, images: Sequence[bytes], 
     return checks
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the mode `open` would
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def build(opts: BuildOptions) -> BuildResult:
     problem = get_problem(opts.problem)
     if opts.target not in TARGETS:
@@ -315,7 +298,7 @@ def build(opts: BuildOptions) -> BuildResult:
     if opts.reuse_output:
         warnings.append("--reuse-output: custom_kernel returns the same tensor for every call of a shape; "
                         "an earlier result is overwritten by the next call")
-    _write_atomic(opts.output, text)
+    write_atomic(opts.output, text)
     return BuildResult(
         output=Path(opts.output), text=text, problem=problem, target_id=target_id, blobs=blobs,
         raw_base64_chars=sum(raw_base64_chars(i) for i in images),

@@ -111,6 +111,7 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
                 compiler: str | None, no_cache: bool) -> None:
     """Compile HIP (.hip .cpp .cu), OpenCL C (.cl) or AMDGPU assembly (.s) sources into one
     code object. Flags after `--` are passed to the compiler."""
+    from .files import write_atomic
     from .toolchain import compile_sources
 
     result = compile_sources(
@@ -119,7 +120,7 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
         extra_flags=ctx.meta.get("submitgen.extra_flags", ()), compiler=compiler, use_cache=not no_cache,
     )
     out = Path(output) if output else Path(Path(sources[0]).stem + ".co")
-    out.write_bytes(result.code_object)
+    write_atomic(out, result.code_object)
     how = "cached" if result.cache_hit else "compiled"
     click.echo(f"wrote {out} ({len(result.code_object)} bytes, {arch}, {how} with {result.toolchain.name} "
                f"{result.toolchain.version}): kernels {', '.join(result.kernels)}")

@@ -21,7 +21,6 @@ those headers' contents. A rebuild of unchanged inputs therefore runs no compile
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
@@ -35,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CompileError, ToolchainError
+from .files import write_atomic
 from .resources import device_include_dir
 
 KNOWN_ARCHES: tuple[str, ...] = ("gfx942", "gfx950")
@@ -231,7 +231,7 @@ def _make_toolchain(
             probes[arch] = _probe(hip, bare, arch)
             changed = True
     if changed:
-        _atomic_write(info_path, json.dumps(info, indent=1).encode())
+        write_atomic(info_path, json.dumps(info, indent=1).encode())
     version = info["version"].splitlines()[0] if info["version"] else "unknown version"
     identity = hashlib.sha256(
         "\0".join([*hip, *clang, *linker, info["version"], info.get("linker_version", ""), str(bare)]).encode()
@@ -500,19 +500,6 @@ def _minimal_check(data: bytes, arch: str, source: str) -> tuple[str, ...]:
     return kernels
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _file_sha(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -654,9 +641,9 @@ def compile_sources(
         key2 = _object_key(key1, [(h, _file_sha(Path(h))) for h in header_list])
         meta = {"sha256": digest, "commands": commands, "headers": header_list, "kernels": list(kernels),
                 "arch": arch, "toolchain": tc.version}
-        _atomic_write(root / "objects" / f"{key2}.co", data)
-        _atomic_write(root / "objects" / f"{key2}.json", json.dumps(meta).encode())
-        _atomic_write(root / "manifests" / f"{key1}.json", json.dumps({"headers": header_list}).encode())
+        write_atomic(root / "objects" / f"{key2}.co", data)
+        write_atomic(root / "objects" / f"{key2}.json", json.dumps(meta).encode())
+        write_atomic(root / "manifests" / f"{key1}.json", json.dumps({"headers": header_list}).encode())
     return CompileResult(
         code_object=data,
         sha256=digest,
