@@ -112,13 +112,16 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
     """Compile HIP (.hip .cpp .cu), OpenCL C (.cl) or AMDGPU assembly (.s) sources into one
     code object. Flags after `--` are passed to the compiler."""
     from .files import write_atomic
-    from .toolchain import compile_sources
+    from .toolchain import CompileOptions, compile_sources
 
-    result = compile_sources(
-        [Path(s) for s in sources], arch=arch, opt=opt, defines=defines, include_dirs=include_dirs,
+    options = CompileOptions(
+        arch=arch, opt=opt, defines=defines, include_dirs=tuple(Path(d) for d in include_dirs),
         code_object_version=int(code_object_version) if code_object_version else None,
         extra_flags=ctx.meta.get("submitgen.extra_flags", ()), compiler=compiler, use_cache=not no_cache,
     )
+    result = compile_sources([Path(s) for s in sources], options)
+    if result.cache_warning:
+        click.echo(f"Warning: {result.cache_warning}", err=True)
     out = Path(output) if output else Path(Path(sources[0]).stem + ".co")
     write_atomic(out, result.code_object)
     how = "cached" if result.cache_hit else "compiled"

@@ -19,6 +19,7 @@ from submitgen.cli import cli
 from submitgen.codeobject import read_code_object
 from submitgen.errors import CompileError, ToolchainError
 from submitgen.resources import device_include_dir
+from submitgen.toolchain import discovery
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -134,7 +135,7 @@ def script(path: Path, body: str) -> Path:
 
 
 def zig() -> str:
-    z = toolchain._bundled_zig()
+    z = discovery.bundled_zig()
     assert z is not None, "tests need the ziglang wheel"
     return str(z)
 
@@ -152,7 +153,7 @@ def test_discovery_order_with_fake_rocm_and_path_clang(tmp_path, monkeypatch):
                              '*) echo "clang: error: unsupported CUDA gpu architecture: gfx950" >&2; exit 1;; esac\n')
     script(bindir / "ld.lld", "echo LLD 14\n")
     monkeypatch.setenv("ROCM_PATH", str(rocm))
-    monkeypatch.setattr(toolchain, "ROCM_DEFAULT", tmp_path / "no-rocm")
+    monkeypatch.setattr(discovery, "ROCM_DEFAULT", tmp_path / "no-rocm")
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
 
     found = toolchain.discover(arches=("gfx950",))
@@ -172,8 +173,8 @@ def test_discovery_order_with_fake_rocm_and_path_clang(tmp_path, monkeypatch):
 
 
 def test_missing_compiler_says_how_to_get_one(tmp_path, monkeypatch):
-    monkeypatch.setattr(toolchain, "_bundled_zig", lambda: None)
-    monkeypatch.setattr(toolchain, "ROCM_DEFAULT", tmp_path / "no-rocm")
+    monkeypatch.setattr(discovery, "bundled_zig", lambda: None)
+    monkeypatch.setattr(discovery, "ROCM_DEFAULT", tmp_path / "no-rocm")
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ToolchainError, match=r"pip install 'submitgen\[toolchain\]'.*ROCm"):
@@ -343,7 +344,7 @@ def _host_cxx() -> list[str] | None:
     for name in ("g++", "c++", "clang++"):
         if shutil.which(name):
             return [name]
-    z = toolchain._bundled_zig()
+    z = discovery.bundled_zig()
     return [str(z), "c++"] if z else None
 
 

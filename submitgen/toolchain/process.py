@@ -1,0 +1,53 @@
+"""Running compilers: stdin closed, a time limit, and the whole process group ended on timeout
+(a compiler driver starts children of its own)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import ToolchainError
+
+DEFAULT_TIMEOUT_S = 600.0
+INSTALL_HINT = (
+    "install the bundled clang with `pip install 'submitgen[toolchain]'` (the ziglang wheel), "
+    "or install ROCm and set ROCM_PATH (default /opt/rocm), or pass --compiler PATH"
+)
+
+
+def run_tool(argv: Sequence[str], cwd: Path | None = None, timeout: float = DEFAULT_TIMEOUT_S,
+             what: str | None = None) -> subprocess.CompletedProcess:
+    """Run one tool to completion and capture its output. stdin is /dev/null, so that a source
+    including ``/dev/stdin`` never reads the caller's input; past ``timeout`` seconds the tool and
+    everything it started are killed and a ToolchainError names the command."""
+    try:
+        proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+    except FileNotFoundError as e:
+        raise ToolchainError(f"cannot run {argv[0]}: {e.strerror}; {INSTALL_HINT}") from None
+    except OSError as e:
+        raise ToolchainError(f"cannot run {argv[0]}: {e.strerror or e}") from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        label = what or " ".join(argv)
+        raise ToolchainError(
+            f"{label} ran past its time limit of {timeout:g} s and was stopped (does a source include a "
+            "FIFO or a device file?)"
+        ) from None
+    except BaseException:
+        _kill_group(proc)
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        proc.communicate(timeout=10)
