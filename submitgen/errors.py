@@ -37,3 +37,16 @@ class ValidationError(SubmitgenError):
 
 class RenderError(SubmitgenError):
     """The submission could not be rendered."""
+
+
+# Triton kernels and HIP headers without ROCm (submitgen/toolchain/triton.py, hipheaders.py)
+class TritonMissingError(ToolchainError):
+    """A Triton kernel was asked for and the ``triton`` package is not installed."""
+
+
+class TritonCompileError(CompileError):
+    """A Triton kernel could not be loaded or compiled: names the file, the kernel and why."""
+
+
+class MissingHeaderError(CompileError):
+    """A source includes a header that no installed toolchain or wheel provides."""

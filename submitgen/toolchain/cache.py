@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,10 +61,12 @@ def object_key(key1: str, headers: Sequence[tuple[str, str | None]]) -> str:
     return h.hexdigest()
 
 
-def _read_bounded(path: Path) -> bytes:
+def read_entry(path: Path) -> bytes:
+    """One cache file's bytes (regular files only, bounded)."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_ENTRY_BYTES:
+        raise OSError(f"{path}: not a cache entry")
     with open(path, "rb") as f:
-        if not os.path.isfile(path) or os.fstat(f.fileno()).st_size > _MAX_ENTRY_BYTES:
-            raise OSError(f"{path}: not a cache entry")
         return f.read(_MAX_ENTRY_BYTES)
 
 
@@ -76,13 +79,13 @@ class CachedObject:
 def lookup(root: Path, key1: str) -> CachedObject | None:
     """The object stored for ``key1`` if the headers it read still have the same contents."""
     try:
-        manifest = json.loads(_read_bounded(root / "manifests" / f"{key1}.json"))
+        manifest = json.loads(read_entry(root / "manifests" / f"{key1}.json"))
         headers = [(h, file_sha(Path(h))) for h in manifest["headers"]]
         if any(d is None for _, d in headers):
             return None
         key2 = object_key(key1, headers)
-        meta = json.loads(_read_bounded(root / "objects" / f"{key2}.json"))
-        data = _read_bounded(root / "objects" / f"{key2}.co")
+        meta = json.loads(read_entry(root / "objects" / f"{key2}.json"))
+        data = read_entry(root / "objects" / f"{key2}.co")
         if hashlib.sha256(data).hexdigest() != meta.get("sha256"):
             return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

@@ -1,0 +1,318 @@
+"""Triton kernels -> gfx950/gfx942 code objects (hsaco) and sm_90 cubins, with the installed
+``triton`` (the optional ``[triton]`` extra), on any machine: no GPU, ROCm or CUDA toolkit needed.
+
+The kernel's file is loaded from the bytes the caller read (``TritonSpec.source_bytes``), as a
+module of its own: nothing else of the kernel project runs, and the object always matches the
+bytes the cache key names. What a launch needs comes from Triton's compiled metadata (see
+docs/triton.md): block = num_warps x wave size, dynamic shared memory = ``shared``, and two
+trailing scratch pointers (global, profile) whose sizes are ``global_scratch``/``profile_scratch``.
+
+Cache: ``<cache folder>/triton/``, keyed on the source bytes and path, the specialization, the
+options, the Triton version (and where it is installed), the target and Triton's ``TRITON_*``
+settings. A hit imports no Triton at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import linecache
+import os
+import re
+import sys
+import tempfile
+import types
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import TritonCompileError, TritonMissingError
+from . import cache
+
+INSTALL_HINT = "pip install 'submitgen[triton]'"
+# arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it
+TARGETS: dict[str, tuple[str, str | int, int, str]] = {
+    "gfx950": ("hip", "gfx950", 64, "hsaco"),
+    "gfx942": ("hip", "gfx942", 64, "hsaco"),
+    "sm_90": ("cuda", 90, 32, "cubin"),
+}
+_CACHE_FORMAT = "triton-1"
+_UNKEYED_ENV = ("TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR")
+
+
+@dataclass(frozen=True)
+class TritonSpec:
+    """One specialization of a ``@triton.jit`` kernel, as a kernel project names it."""
+
+    name: str  # the launch name the plan uses
+    source: Path  # the .py file (for messages and line info)
+    source_bytes: bytes  # its bytes, read once by the caller: what is compiled
+    kernel: str  # the @triton.jit function in it
+    signature: tuple[tuple[str, str], ...]  # every parameter -> Triton type, or "constexpr"
+    constexprs: tuple[tuple[str, object], ...]  # value of every "constexpr" entry
+    num_warps: int = 4
+    num_stages: int = 2
+    options: tuple[tuple[str, object], ...] = ()  # any other backend option (waves_per_eu, ...)
+
+
+@dataclass(frozen=True)
+class TritonArtifact:
+    """A compiled specialization and what launching it needs."""
+
+    spec: TritonSpec
+    image: bytes  # the hsaco (AMD) or cubin (NVIDIA)
+    kind: str  # "hsaco" or "cubin"
+    symbol: str  # the kernel's symbol (Triton's metadata name)
+    shared: int  # dynamic shared memory (LDS) each block needs, bytes
+    num_warps: int
+    warp_size: int
+    global_scratch: int  # bytes per block of the global scratch pointer (0: pass null)
+    profile_scratch: int  # bytes of the profile scratch pointer (0: pass null)
+    triton_version: str
+    cache_hit: bool = False
+
+    @property
+    def block(self) -> int:
+        """Threads per block: num_warps x the wave size."""
+        return self.num_warps * self.warp_size
+
+
+def triton_version() -> tuple[str, str]:
+    """(version, where) of the ``triton`` package that would be imported, without importing it."""
+    try:
+        spec = importlib.util.find_spec("triton")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
+        raise TritonMissingError(f"Triton kernels need the triton package, which is not installed: {INSTALL_HINT}")
+    try:
+        head = Path(spec.origin).read_text(errors="replace")[:4096]
+    except OSError:
+        head = ""
+    m = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", head, re.MULTILINE)
+    return (m.group(1) if m else "unknown"), str(Path(spec.origin).parent)
+
+
+def _import_triton():
+    try:
+        import triton  # noqa: PLC0415
+        from triton.backends.compiler import GPUTarget  # noqa: PLC0415
+        from triton.compiler import ASTSource  # noqa: PLC0415
+    except ImportError as e:
+        raise TritonMissingError(f"Triton kernels need the triton package, which cannot be imported ({e}): "
+                                 f"{INSTALL_HINT}") from None
+    return triton, GPUTarget, ASTSource
+
+
+def compile_triton(spec: TritonSpec, arch: str, *, cache: bool = True) -> TritonArtifact:
+    """Compile one specialization for ``arch`` ("gfx950", "gfx942" or "sm_90"). Raises
+    TritonMissingError (with how to install it) or TritonCompileError (file, kernel, Triton's
+    message, on one line)."""
+    if arch not in TARGETS:
+        raise TritonCompileError(f"{spec.source}: Triton kernel '{spec.kernel}': arch {arch!r} is not one of "
+                                 f"{', '.join(TARGETS)}")
+    version, where = triton_version()
+    key = cache_key(spec, arch, version, where)
+    if cache:
+        hit = _lookup(key, spec)
+        if hit is not None:
+            return hit
+    art = _compile(spec, arch, version)
+    if cache:
+        _store(key, art)
+    return art
+
+
+def cache_key(spec: TritonSpec, arch: str, version: str, where: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k.startswith("TRITON_") and k not in _UNKEYED_ENV}
+    return cache.key_of({
+        "format": _CACHE_FORMAT, "source": hashlib.sha256(spec.source_bytes).hexdigest(),
+        "path": str(spec.source), "kernel": spec.kernel, "signature": [list(p) for p in spec.signature],
+        "constexprs": [[k, repr(v)] for k, v in spec.constexprs], "num_warps": spec.num_warps,
+        "num_stages": spec.num_stages, "options": [[k, repr(v)] for k, v in spec.options],
+        "triton": version, "triton_at": where, "arch": arch, "env": env,
+    })
+
+
+_META_FIELDS = ("kind", "symbol", "shared", "num_warps", "warp_size", "global_scratch", "profile_scratch",
+                "triton_version")
+
+
+def _lookup(key: str, spec: TritonSpec) -> TritonArtifact | None:
+    root = cache.cache_dir() / "triton"
+    try:
+        meta = json.loads(cache.read_entry(root / f"{key}.json"))
+        image = cache.read_entry(root / f"{key}.bin")
+        if hashlib.sha256(image).hexdigest() != meta["sha256"]:
+            return None
+        return TritonArtifact(spec=spec, image=image, cache_hit=True, **{f: meta[f] for f in _META_FIELDS})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _store(key: str, art: TritonArtifact) -> None:
+    root = cache.cache_dir() / "triton"
+    meta = {f: getattr(art, f) for f in _META_FIELDS}
+    meta["sha256"] = hashlib.sha256(art.image).hexdigest()
+    # an unusable cache folder only costs the next compile its speed
+    if cache.write_cache_file(root / f"{key}.bin", art.image) is None:
+        cache.write_cache_file(root / f"{key}.json", json.dumps(meta).encode())
+
+
+def _fail(spec: TritonSpec, why: str, line: int | None = None) -> TritonCompileError:
+    where = f"{spec.source}:{line}" if line else str(spec.source)
+    flat = " ".join(ln.strip() for ln in why.splitlines() if ln.strip())
+    return TritonCompileError(f"{where}: Triton kernel '{spec.kernel}': {flat}")
+
+
+@contextlib.contextmanager
+def _module_from_bytes(spec: TritonSpec):
+    """Run the kernel's file from ``spec.source_bytes`` as a fresh module (registered while in
+    use, so that Triton finds its globals); ``inspect`` reads those same bytes through linecache."""
+    filename = str(spec.source)
+    text = spec.source_bytes.decode("utf-8", "replace")
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    name = "submitgen_triton_" + hashlib.sha256(spec.source_bytes).hexdigest()[:16]
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    sys.modules[name] = module
+    try:
+        try:
+            code = compile(spec.source_bytes, filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as e:
+            raise _fail(spec, f"cannot load the file: {type(e).__name__}: {getattr(e, 'msg', e)}",
+                        getattr(e, "lineno", None)) from None
+        try:
+            exec(code, module.__dict__)
+        except (Exception, SystemExit) as e:
+            raise _fail(spec, f"loading the file raised {type(e).__name__}: {e}", _error_line(e, filename)) from None
+        yield module
+    finally:
+        sys.modules.pop(name, None)
+
+
+def _error_line(e: BaseException, filename: str) -> int | None:
+    tb, line = e.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _kernel_of(spec: TritonSpec, module: types.ModuleType, jit_type: type):
+    fn = module.__dict__.get(spec.kernel)
+    if fn is None:
+        found = sorted(k for k, v in module.__dict__.items() if isinstance(v, jit_type))
+        raise _fail(spec, f"no such function in the file (its @triton.jit functions: {', '.join(found) or 'none'})")
+    if not isinstance(fn, jit_type):
+        raise _fail(spec, f"is a {type(fn).__name__}, not a @triton.jit function")
+    return fn
+
+
+def check_signature(spec: TritonSpec, fn) -> dict[str, str]:
+    """The signature in the kernel's parameter order; a mismatch with the kernel's parameters is
+    a TritonCompileError naming each difference."""
+    params = [(p.name, bool(p.is_constexpr)) for p in fn.params]
+    names = [n for n, _ in params]
+    sig, values = dict(spec.signature), dict(spec.constexprs)
+    problems = []
+    for label, bad in (
+        ("missing from the signature", [n for n in names if n not in sig]),
+        ("not parameters of the kernel", [n for n in sig if n not in names]),
+        ("constexpr parameters not typed 'constexpr'", [n for n, c in params if c and n in sig and sig[n] != "constexpr"]),
+        ("'constexpr' entries without a value in constexprs", [n for n, t in sig.items() if t == "constexpr" and n not in values]),
+        ("constexprs values for entries not typed 'constexpr'", [n for n in values if sig.get(n) != "constexpr"]),
+    ):
+        if bad:
+            problems.append(f"{label}: {', '.join(bad)}")
+    if problems:
+        raise _fail(spec, f"specialization '{spec.name}': the signature does not match the kernel's parameters "
+                          f"({', '.join(names)}): {'; '.join(problems)}")
+    return {n: sig[n] for n in names}
+
+
+def _check_options(spec: TritonSpec, backend, opts: dict) -> None:
+    import dataclasses  # noqa: PLC0415
+
+    known = {f.name for f in dataclasses.fields(backend.parse_options({}))}
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise _fail(spec, f"specialization '{spec.name}': unknown option(s) {', '.join(unknown)} for this "
+                          f"backend (known: {', '.join(sorted(known))})")
+
+
+@contextlib.contextmanager
+def _private_triton_cache():
+    """Triton keeps a cache of its own in ~/.triton: point it at a folder that goes away, so a
+    compile never depends on (or fills) it; submitgen's cache holds the results."""
+    old = os.environ.get("TRITON_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="submitgen-triton-") as d:
+        os.environ["TRITON_CACHE_DIR"] = d
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
+            else:
+                os.environ["TRITON_CACHE_DIR"] = old
+
+
+def _compile(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
+    triton, GPUTarget, ASTSource = _import_triton()
+    from triton.compiler.compiler import make_backend  # noqa: PLC0415
+    from triton.runtime.jit import JITFunction  # noqa: PLC0415
+
+    backend_name, target_arch, warp, kind = TARGETS[arch]
+    target = GPUTarget(backend_name, target_arch, warp)
+    opts = {"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)}
+    with _module_from_bytes(spec) as module, warnings.catch_warnings():
+        # Triton 3.9 warns that its fp-fusion default changes in 3.10; the version is in the cache
+        # key, and a specialization can set enable_fp_fusion itself
+        warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION")
+        fn = _kernel_of(spec, module, JITFunction)
+        signature = check_signature(spec, fn)
+        _check_options(spec, make_backend(target), opts)
+        src = ASTSource(fn=fn, signature=signature, constexprs=dict(spec.constexprs))
+        try:
+            with _private_triton_cache():
+                compiled = triton.compile(src, target=target, options=opts)
+        except Exception as e:  # Triton raises many kinds (CompilationError, RuntimeError from MLIR/LLVM...)
+            raise _compile_error(spec, fn, arch, e) from None
+    md = compiled.metadata
+    image = compiled.asm[kind]
+    art = TritonArtifact(
+        spec=spec, image=bytes(image), kind=kind, symbol=md.name, shared=int(md.shared),
+        num_warps=int(md.num_warps), warp_size=int(getattr(md, "warp_size", warp)),
+        global_scratch=int(getattr(md, "global_scratch_size", 0)),
+        profile_scratch=int(getattr(md, "profile_scratch_size", 0)), triton_version=version,
+    )
+    if kind == "hsaco":
+        from .compile import check_code_object  # noqa: PLC0415
+
+        names = check_code_object(art.image, arch, source=f"{spec.source.name}:{spec.kernel}")
+        if art.symbol not in names:
+            raise _fail(spec, f"Triton's object for {arch} holds {', '.join(names)}, not {art.symbol}")
+    return art
+
+
+def _compile_error(spec: TritonSpec, fn, arch: str, e: Exception) -> TritonCompileError:
+    node = getattr(e, "node", None)
+    line = None
+    if node is not None and getattr(node, "lineno", None):
+        line = _def_line(spec, fn) + node.lineno - 1
+    why = getattr(e, "error_message", None) or str(e) or type(e).__name__
+    return _fail(spec, f"compiling for {arch} failed: {why}", line)
+
+
+def _def_line(spec: TritonSpec, fn) -> int:
+    """The file line of the kernel's ``def`` (Triton counts error lines from it)."""
+    start = int(getattr(fn, "starting_line_number", 1) or 1)
+    lines = spec.source_bytes.decode("utf-8", "replace").splitlines()
+    pat = re.compile(rf"^\s*def\s+{re.escape(spec.kernel)}\b")
+    for i in range(max(start - 1, 0), len(lines)):
+        if pat.match(lines[i]):
+            return i + 1
+    return start
