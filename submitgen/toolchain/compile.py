@@ -22,8 +22,8 @@ from pathlib import Path
 
 from ..errors import CompileError
 from ..resources import device_include_dir
-from . import cache
-from .diagnostics import compile_failure
+from . import cache, hipheaders
+from .diagnostics import compile_failure, unmap_paths
 from .discovery import Toolchain, select_toolchain
 from .inputs import check_includes, file_sha, read_input
 from .options import CompileOptions, source_kind
@@ -66,7 +66,8 @@ def compile_sources(sources: Sequence[Path | str], options: CompileOptions | Non
     tc = select_toolchain(opts.arch, compiler=opts.compiler)
     inputs = tuple(_Source(p, read_input(p), Path(f"s{i}") / p.name, i) for i, p in enumerate(srcs))
     check_includes([(s.path, s.data) for s in inputs], (*opts.include_dirs, device_include_dir()))
-    key1 = cache.key_of(_key_fields(tc, opts, inputs))
+    hh = _hip_headers(tc, inputs)
+    key1 = cache.key_of({**_key_fields(tc, opts, inputs), "hipheaders": hh.identity if hh else None})
     root = cache.cache_dir()
     digests = tuple(hashlib.sha256(s.data).hexdigest() for s in inputs)
     if opts.use_cache:
@@ -79,7 +80,7 @@ def compile_sources(sources: Sequence[Path | str], options: CompileOptions | Non
                 source_sha256=digests,
             )
     started = time.time_ns()
-    data, commands, headers = _build(tc, opts, inputs)
+    data, commands, headers = _build(tc, opts, inputs, hh)
     label = srcs[0].name if len(srcs) == 1 else f"{srcs[0].name} (+{len(srcs) - 1})"
     kernels = check_code_object(data, opts.arch, source=label)
     digest = hashlib.sha256(data).hexdigest()
@@ -91,6 +92,17 @@ def compile_sources(sources: Sequence[Path | str], options: CompileOptions | Non
         sources=srcs, headers=tuple(Path(h) for h in headers), kernels=kernels, cache_warning=warning,
         source_sha256=digests,
     )
+
+
+def _hip_headers(tc: Toolchain, inputs: Sequence[_Source]) -> hipheaders.HipHeaders | None:
+    """HIP headers for a bare toolchain when a source includes one (None: none needed, or none
+    installed, in which case the compile fails on the missing header with a clear error)."""
+    if not tc.bare or not hipheaders.wants_hip_headers([s.data for s in inputs]):
+        return None
+    hh = hipheaders.find_hip_headers()
+    if hh is not None:
+        hipheaders.check_compiler(hh, tc.version)
+    return hh
 
 
 def _check_sources(sources: Sequence[Path | str]) -> tuple[Path, ...]:
@@ -142,7 +154,7 @@ def _store(root: Path, key1: str, data: bytes, digest: str, commands, headers: S
     return cache.store(root, key1, data, meta, digests)
 
 
-def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: bool
+def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: bool, hip_extra: Sequence[str] = ()
                      ) -> tuple[list[list[str]], Path, Path | None]:
     """Commands turning one source into an object: (commands, object path, dependency file).
     With ``lto`` (several sources) HIP and OpenCL become LLVM bitcode, so that the link makes one
@@ -169,7 +181,7 @@ def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: boo
         cmd = [*tc.clang, *lang, f"-O{opts.opt}", *cov, *(["-flto"] if lto else []), *here, *incs, *defs, *deps,
                *opts.extra_flags, "-c", str(src.snap), "-o", str(obj)]
         return [cmd], obj, dep
-    bare = ["-nogpuinc", "-nogpulib"] if tc.bare else []
+    bare = ["-nogpuinc", "-nogpulib", *hip_extra] if tc.bare else []
     # clang derives the HIP compilation-unit id (a symbol in the object) from the input's path unless
     # given one: derive it from the bytes, so the object does not depend on where the project lives
     cuid = "-cuid=" + hashlib.sha256(b"%d\0" % src.index + src.data).hexdigest()[:16]
@@ -184,7 +196,7 @@ def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: boo
     return [[*hip, "-S", str(src.snap), "-o", str(asm)], assemble], obj, dep
 
 
-def _build(tc: Toolchain, opts: CompileOptions, inputs: Sequence[_Source]
+def _build(tc: Toolchain, opts: CompileOptions, inputs: Sequence[_Source], hh: hipheaders.HipHeaders | None
            ) -> tuple[bytes, tuple[tuple[str, ...], ...], list[str]]:
     """Run the compiler on snapshot copies and link: (object bytes, commands, headers read)."""
     commands: list[tuple[str, ...]] = []
@@ -198,19 +210,36 @@ def _build(tc: Toolchain, opts: CompileOptions, inputs: Sequence[_Source]
             (work / s.snap).parent.mkdir(parents=True, exist_ok=True)
             (work / s.snap).write_bytes(s.data)
             snaps.add(Path(os.path.abspath(work / s.snap)))
+        hip_extra = _oclc_library(tc, opts, work, hh, commands) if hh else []
         objects = []
         for s in inputs:
-            cmds, obj, dep = compile_commands(tc, s, opts, lto)
+            cmds, obj, dep = compile_commands(tc, s, opts, lto, hip_extra)
             for step, argv in enumerate(cmds):
                 r = run_tool(argv, cwd=work, timeout=opts.timeout, what=f"compiling {s.path} for {opts.arch}")
                 commands.append(tuple(argv))
                 if r.returncode != 0:
-                    raise compile_failure("compile" if step == 0 else "assemble", argv, r, opts.arch, s.path, names)
+                    output = unmap_paths((r.stderr or "") + (r.stdout or ""), names)
+                    raise (hipheaders.missing_header(output, hh is not None)
+                           or compile_failure("compile" if step == 0 else "assemble", argv, r, opts.arch, s.path, names))
             if dep is not None:
                 headers.update(dict.fromkeys(str(h) for h in parse_deps(work, work / dep) if h not in snaps))
             objects.append(obj)
         data = _link(tc, opts, work, objects, commands)
     return data, tuple(commands), sorted(headers)
+
+
+def _oclc_library(tc: Toolchain, opts: CompileOptions, work: Path, hh: hipheaders.HipHeaders,
+                  commands: list[tuple[str, ...]]) -> list[str]:
+    """Build the device-library control constants for this target and flags; returns the HIP
+    compile flags that use the headers and libraries."""
+    src, out = work / "oclc.cl", Path("oclc.bc")
+    src.write_text(hipheaders.oclc_source(opts.arch, opts.code_object_version, opts.extra_flags))
+    argv = hipheaders.oclc_command(tc.clang, opts.arch, opts.code_object_version, Path(src.name), out)
+    r = run_tool(argv, cwd=work, timeout=opts.timeout, what=f"compiling the device-library constants for {opts.arch}")
+    commands.append(tuple(argv))
+    if r.returncode != 0:
+        raise compile_failure("compile", argv, r, opts.arch, None)
+    return hipheaders.compile_flags(hh, out)
 
 
 def _link(tc: Toolchain, opts: CompileOptions, work: Path, objects: Sequence[Path],
