@@ -22,7 +22,6 @@ from submitgen.build import BuildOptions, build
 from submitgen.embed import embed
 from submitgen.plan import load_project
 from submitgen.problems import PROBLEMS
-from submitgen.resources import kernels_dir
 from submitgen.toolchain import compile_sources
 
 
@@ -32,7 +31,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     for problem in PROBLEMS.values():
-        project = load_project(kernels_dir() / problem.kernel_dir)
+        project = load_project(problem.kernel_project)
         image = compile_sources(project.sources, arch="gfx950").code_object
         raw = len(base64.b64encode(image))
         rows.append([problem.name, "raw base64", len(image), raw, "1.00"])

@@ -18,7 +18,6 @@ from .plan import KernelProject, load_plan_module, load_project
 from .problems import Problem, get_problem
 from .provenance import format_line
 from .render import SubmissionContext, render
-from .resources import kernels_dir
 from .validate import AqlLayout, KernelLayout, PlanCheck, aql_layouts, check_plan, kernel_layouts
 
 MAX_FILE_BYTES = 1_000_000
@@ -231,7 +230,7 @@ def build(opts: BuildOptions) -> BuildResult:
         if opts.reuse_output:
             raise SubmitgenError("--launcher aql returns a fresh output per call; drop --reuse-output")
     arch = opts.arch or default_arch(opts.target)
-    project = load_project(opts.kernels or kernels_dir() / problem.kernel_dir)
+    project = load_project(opts.kernels or problem.kernel_project)
     if opts.code_objects:
         images = _load_prebuilt(opts.code_objects, arch, opts.target)
         names = [str(p) for p in opts.code_objects]

@@ -12,6 +12,7 @@ import click
 
 from . import __version__
 from .errors import SubmitgenError
+from .problems.cli_param import PROBLEM_NAME
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -131,7 +132,7 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 
 # --- section: build (issues 4, 5) ---
 @cli.command()
-@click.argument("problem")
+@click.argument("problem", type=PROBLEM_NAME)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("submission.py"),
               show_default=True, help="Where to write the submission.")
 @click.option("--kernels", type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -158,7 +159,7 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 def build(problem, output, kernels, code_objects, arch, target, compress, no_fallback, reuse_output, launcher,
           allow_own_queue, compiler, no_cache):
     """Compile a kernel project, check it against the code object and the leaderboard rules, and
-    write the single-file submission for PROBLEM (mxfp4-mm or mixed-mla).
+    write the single-file submission for PROBLEM (one of the problems in the usage line).
 
     \b
     Examples:
@@ -180,7 +181,8 @@ def build(problem, output, kernels, code_objects, arch, target, compress, no_fal
 
 
 # --- section: lint, test, bench (issue 6) ---
-_PROBLEM_HELP = "Leaderboard to check against (mxfp4-mm, mixed-mla...); default: the file's header."
+_PROBLEM_HELP = ("Leaderboard to check against (a problem above, or another leaderboard lint knows); "
+                 "default: the file's header.")
 _SHAPES_HELP = "test, benchmark, all, or a subset by index: 'test:0,2', 'benchmark:0-3'."
 _SHAPE_HELP = "Run this shape instead of --shapes, e.g. 'm=8,n=256,k=512,seed=1'; repeatable."
 
@@ -209,7 +211,7 @@ def _progress(result, finished: int, count: int) -> None:
 
 @cli.command("lint")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--problem", default=None, metavar="NAME", help=_PROBLEM_HELP)
+@click.option("--problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 def lint_cmd(file: str, problem: str | None) -> None:
     """Check FILE against the leaderboard's rules without running it: the #!POPCORN header, the
     banned word (any case), size and payload budget, exec/eval of decoded data, a module-level
@@ -235,7 +237,7 @@ def _run_options(fn):
 
 @cli.command("test")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--problem", default=None, metavar="NAME", help=_PROBLEM_HELP)
+@click.option("--problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--shapes", default="test", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
 @click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
@@ -263,7 +265,7 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
 
 @cli.command("bench")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--problem", default=None, metavar="NAME", help=_PROBLEM_HELP)
+@click.option("--problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--shapes", default="benchmark", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
 @click.option("--iters", type=click.IntRange(min=1), default=20, show_default=True,

@@ -364,7 +364,10 @@ def _run_worker(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dic
                 workdir: Path, attempt: int, state: _RunState) -> list[int]:
     """Run one worker process on ``shapes``; return the positions (in ``shapes``) it left unrun
     because it died or timed out (empty when it finished, or when the import failed)."""
-    cfg = {"mode": mode, "problem": prep.problem.leaderboard,
+    from .problems.registry import import_root
+
+    cfg = {"mode": mode, "problem": prep.problem.leaderboard, "problem_module": prep.problem.module,
+           "problem_root": import_root(prep.problem),
            "shapes": [{"index": i, "spec": s.spec_dict} for i, s in enumerate(shapes)], **options}
     cfg_path = workdir / f"config-{attempt}.json"
     cfg_path.write_text(json.dumps(cfg))

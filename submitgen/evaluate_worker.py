@@ -189,9 +189,9 @@ def main(config_path: str) -> int:
         out.write(json.dumps(obj) + "\n")
         out.flush()
 
-    from submitgen.problems import get_problem
+    from submitgen.problems.registry import load
 
-    problem = get_problem(cfg["problem"])
+    problem = load(cfg["problem_module"], cfg["problem"], cfg.get("problem_root"))
     gpu = bool(torch.cuda.is_available())
     device = "cuda" if gpu else "cpu"
     device_name = torch.cuda.get_device_name(0) if gpu else "cpu"

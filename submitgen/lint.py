@@ -64,23 +64,17 @@ BANNED_WORD = "str" + "eam"
 _BANNED_RE = re.compile(BANNED_WORD, re.IGNORECASE)
 _BASE64_RUN_RE = re.compile(r"[A-Za-z0-9+/=_-]{40,}")
 
-KNOWN_LEADERBOARDS: dict[str, tuple[str, ...]] = {
-    # AMD Developer Challenge February 2026 (problems/amd_202602.yaml)
-    "amd-mxfp4-mm": ("MI355X",),
-    "amd-mixed-mla": ("MI355X",),
-    "amd-moe-mxfp4": ("MI355X",),
-    # AMD Developer Challenge 2025 (problems/amd.yaml, problems/amd_distributed.yaml)
-    "amd-identity": ("MI300",),
-    "amd-fp8-mm": ("MI300",),
-    "amd-mixture-of-experts": ("MI300",),
-    "amd-mla-decode": ("MI300",),
-    "amd-all2all": ("MI300x8",),
-    "amd-gemm-rs": ("MI300x8",),
-    "amd-ag-gemm": ("MI300x8",),
-}
-"""Known leaderboard -> the GPUs it runs on."""
 
-KNOWN_GPUS: tuple[str, ...] = tuple(sorted({g for gs in KNOWN_LEADERBOARDS.values() for g in gs}))
+def known_leaderboards() -> dict[str, tuple[str, ...]]:
+    """Every leaderboard the registry knows -> the GPUs it runs on (problems first)."""
+    from .problems.registry import leaderboards
+
+    return {name: row.gpus for name, row in leaderboards().items()}
+
+
+def known_gpus() -> tuple[str, ...]:
+    return tuple(sorted({g for gs in known_leaderboards().values() for g in gs}))
+
 
 _DIRECTIVE_PREFIXES = ("#!POPCORN", "//!POPCORN")
 _DIRECTIVE_NAMES = ("leaderboard", "gpus")  # "gpu" is read as "gpus"
@@ -120,8 +114,9 @@ class Header:
 def resolve_leaderboard(name: str) -> str:
     """'mixed-mla' or 'amd-mixed-mla' -> 'amd-mixed-mla'; LintError for an unknown name."""
     canon = canonical_leaderboard(name)
-    if canon not in KNOWN_LEADERBOARDS:
-        raise LintError(f"unknown leaderboard {name!r}: expected one of {', '.join(KNOWN_LEADERBOARDS)}")
+    known = known_leaderboards()
+    if canon not in known:
+        raise LintError(f"unknown leaderboard {name!r}: expected one of {', '.join(known)}")
     return canon
 
 
@@ -191,12 +186,13 @@ def read_header(text: str) -> Header:
 
 def _check_header(lines: list[str], problem: str | None) -> list[LintFinding]:
     header, found = _parse_header(lines)
+    known = known_leaderboards()
     lb = header.leaderboard
     if lb is not None:
-        if lb not in KNOWN_LEADERBOARDS:
+        if lb not in known:
             found.append(LintFinding(
                 "header", header.leaderboard_line or 1, f"unknown leaderboard {lb!r}",
-                f"use one of {', '.join(KNOWN_LEADERBOARDS)}"))
+                f"use one of {', '.join(known)}"))
         elif problem is not None and lb != problem:
             found.append(LintFinding(
                 "header", header.leaderboard_line or 1, f"the header names leaderboard {lb!r} but "
@@ -207,18 +203,18 @@ def _check_header(lines: list[str], problem: str | None) -> list[LintFinding]:
             "header", 1, "no '#!POPCORN leaderboard <name>' directive in the first comment block",
             "add '#!POPCORN leaderboard amd-mxfp4-mm' (or your leaderboard) as the first line, "
             "or pass --problem"))
-    target = lb if lb in KNOWN_LEADERBOARDS else problem
-    allowed = KNOWN_LEADERBOARDS[target] if target else KNOWN_GPUS
+    target = lb if lb in known else problem
+    allowed = known[target] if target else known_gpus()
     for gpu in header.gpus:
         if gpu not in allowed:
             near = [g for g in allowed if g.lower() == gpu.lower()]
             fix = f"write '{near[0]}' (exact case)" if near else f"use {' or '.join(allowed)}"
             where = f"leaderboard {target!r} runs on {', '.join(allowed)}" if target else \
-                f"known AMD GPUs are {', '.join(KNOWN_GPUS)}"
+                f"known AMD GPUs are {', '.join(known_gpus())}"
             found.append(LintFinding("header", header.gpus_line or 1,
                                      f"GPU {gpu!r} is not one this tool knows: {where}", fix))
     if header.gpus_line is None and problem is None:
-        gpu = KNOWN_LEADERBOARDS[lb][0] if lb in KNOWN_LEADERBOARDS else "MI355X"
+        gpu = known[lb][0] if lb in known else "MI355X"
         found.append(LintFinding(
             "header", header.leaderboard_line or 1,
             "no '#!POPCORN gpu <GPU>' directive in the first comment block",
@@ -532,7 +528,7 @@ def lint_text(text: str, *, path: str = "<text>", problem: str | None = None,
             "size", 1, f"the file is {size:,} bytes; the limit is {SIZE_LIMIT:,}",
             "compress what the file embeds (lzma) or embed less"))
     header = read_header(text)
-    target = canon or (header.leaderboard if header.leaderboard in KNOWN_LEADERBOARDS else None)
+    target = canon or (header.leaderboard if header.leaderboard in known_leaderboards() else None)
     est = estimate_payload(text, target)
     if est.chars > PAYLOAD_LIMIT:
         longest = max(range(len(lines)), key=lambda i: len(lines[i])) + 1 if lines else 1
@@ -572,4 +568,4 @@ def payload_summary(path: str | Path, *, problem: str | None = None) -> str:
     """The payload estimate line for the file at ``path`` (problem from ``problem`` or its header)."""
     text, _ = read_submission(path)
     name = resolve_leaderboard(problem) if problem is not None else read_header(text).leaderboard
-    return estimate_payload(text, name if name in KNOWN_LEADERBOARDS else None).summary()
+    return estimate_payload(text, name if name in known_leaderboards() else None).summary()

@@ -9,7 +9,8 @@ We do not ship the problem files, so the estimate is::
 
     chars = baseline(problem) + cost(submission)
 
-- ``baseline`` is the measured payload of the problem's files with an empty submission
+- ``baseline`` is the measured payload of the problem's files with an empty submission, the
+  ``payload_baseline`` of its ProblemSpec or leaderboard row in the registry
   (≈9.7k chars for amd-mxfp4-mm, ≈12.6k for amd-mixed-mla, ≈11.8k for amd-moe-mxfp4; for any
   other leaderboard, or none, the largest of these, to stay on the safe side);
 - ``cost`` is what the submission adds: the length of ``base64(zlib -9(json string))`` of the
@@ -33,14 +34,6 @@ PAYLOAD_LIMIT = 65_535
 INCOMPRESSIBLE_COST = 1.045
 """Payload characters per character of already-compressed base64 text in the submission."""
 
-BASELINES: dict[str, int] = {
-    "amd-mxfp4-mm": 9_700,
-    "amd-mixed-mla": 12_600,
-    "amd-moe-mxfp4": 11_800,
-}
-"""Measured payload (chars) of each problem's files with an empty submission."""
-
-DEFAULT_BASELINE = max(BASELINES.values())
 
 
 @dataclass(frozen=True)
@@ -84,8 +77,10 @@ _EMPTY = _packed_len("")
 def estimate_payload(submission_text: str, problem_name: str | None) -> PayloadEstimate:
     """Estimate the dispatch payload of ``submission_text`` submitted to ``problem_name``
     ("mixed-mla" or "amd-mixed-mla"; None or an unlisted name uses the largest baseline)."""
+    from .problems.registry import payload_baseline
+
     problem = canonical_leaderboard(problem_name) if problem_name else None
-    baseline = BASELINES.get(problem, DEFAULT_BASELINE) if problem else DEFAULT_BASELINE
+    baseline = payload_baseline(problem)
     added = max(0, _packed_len(submission_text) - _EMPTY)
     chars = baseline + added
     return PayloadEstimate(

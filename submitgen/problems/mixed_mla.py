@@ -17,10 +17,12 @@ import torch
 
 from submitgen.errors import ProblemError
 from submitgen.problems import mxfp4
+from submitgen.problems.compare import Tolerance
+from submitgen.problems.spec import ProblemSpec, frozen_specs
+from submitgen.resources import kernels_dir
 
 NAME = "mixed-mla"
 LEADERBOARD = "amd-mixed-mla"
-KERNEL_DIR = "mixed_mla"
 SPEC_KEYS = ("batchsize", "qseqlen", "kvseqlen", "seed")
 
 NUM_HEADS = 16
@@ -52,18 +54,6 @@ STRICT_REL_L2 = 0.2
 _CHUNK_ROWS = 1 << 15
 """KV rows converted per step while generating: bounds the float32 temporaries to ~100 MB."""
 
-LEAVES_SOURCE = '''\
-def _sg_leaves(data):
-    q, kv, qo_indptr, kv_indptr, _ = data
-    return (q, kv["bf16"], kv["fp8"][0], kv["fp8"][1], kv["mxfp4"][0], kv["mxfp4"][1], qo_indptr, kv_indptr)
-
-
-def _sg_key(data):
-    q, kv, qo_indptr, kv_indptr, c = data
-    return (q.shape, kv["bf16"].shape, kv["mxfp4"][1].shape, qo_indptr.shape, kv_indptr.shape,
-            c["batch_size"], c["q_seq_len"], c["kv_seq_len"], c["sm_scale"])
-'''
-
 TASK_SOURCE = '''\
 from typing import TypedDict, TypeVar
 
@@ -79,6 +69,18 @@ class TestSpec(TypedDict):
     kvseqlen: int
     seed: int
 '''
+
+
+# _sg_leaves and _sg_key are pasted into every submission of this problem: builtins only.
+def _sg_leaves(data):
+    q, kv, qo_indptr, kv_indptr, _ = data
+    return (q, kv["bf16"], kv["fp8"][0], kv["fp8"][1], kv["mxfp4"][0], kv["mxfp4"][1], qo_indptr, kv_indptr)
+
+
+def _sg_key(data):
+    q, kv, qo_indptr, kv_indptr, c = data
+    return (q.shape, kv["bf16"].shape, kv["mxfp4"][1].shape, qo_indptr.shape, kv_indptr.shape,
+            c["batch_size"], c["q_seq_len"], c["kv_seq_len"], c["sm_scale"])
 
 
 def _dims(spec: Mapping[str, Any]) -> tuple[int, int, int]:
@@ -226,3 +228,29 @@ def reference(data: Any, kv: str = "bf16") -> torch.Tensor:
         p = torch.softmax((qb @ rows.T) * sm_scale, dim=-1)                  # [Tq*16, S]
         out[qo[b]:qo[b + 1]] = (p @ rows[:, :V_HEAD_DIM]).reshape(-1, q.shape[1], V_HEAD_DIM).to(torch.bfloat16)
     return out
+
+
+PROBLEM = ProblemSpec(
+    name=NAME,
+    leaderboard=LEADERBOARD,
+    gpu="MI355X",
+    arch="gfx950",
+    spec_keys=SPEC_KEYS,
+    tests=frozen_specs(TESTS),
+    benchmarks=frozen_specs(BENCHMARKS),
+    tolerance=Tolerance(rtol=RTOL, atol=ATOL, max_mismatch_ratio=MAX_MISMATCH_RATIO,
+                        strict_rel_l2=STRICT_REL_L2),
+    payload_baseline=12_600,
+    leaves=_sg_leaves,
+    key=_sg_key,
+    input_names=("q", "kv_data['bf16']", "kv_data['fp8'][0]", "kv_data['fp8'][1]", "kv_data['mxfp4'][0]",
+                 "kv_data['mxfp4'][1]", "qo_indptr", "kv_indptr"),
+    fallback_module="submitgen.problems.fallbacks.mixed_mla",
+    kernel_project=kernels_dir() / "mixed_mla",
+    task_source=TASK_SOURCE,
+    shape_label=shape_label,
+    generate_input=generate_input,
+    meta_input=meta_input,
+    reference=reference,
+    module=__name__,
+)

@@ -14,7 +14,7 @@ Facts (../shared/reference/leaderboards.md §2, §3):
   ``aiter.utility.fp4_utils.dynamic_mxfp4_quant`` (the mixed-mla KV cache). Both saturate to 6.
 
 This module is written from those rules only, as grid arithmetic (counting the midpoints
-below a value), so that it checks the bit-trick code in templates/fallbacks/ independently.
+below a value), so that it checks the bit-trick code in submitgen/problems/fallbacks/ independently.
 """
 
 from __future__ import annotations

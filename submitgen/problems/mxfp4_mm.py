@@ -16,10 +16,12 @@ import torch
 
 from submitgen.errors import ProblemError
 from submitgen.problems import mxfp4
+from submitgen.problems.compare import Tolerance
+from submitgen.problems.spec import ProblemSpec, frozen_specs
+from submitgen.resources import kernels_dir
 
 NAME = "mxfp4-mm"
 LEADERBOARD = "amd-mxfp4-mm"
-KERNEL_DIR = "mxfp4_mm"
 SPEC_KEYS = ("m", "n", "k", "seed")
 
 TESTS = (
@@ -38,15 +40,6 @@ BENCHMARKS = (
 )
 RTOL = ATOL = 1e-2
 
-LEAVES_SOURCE = '''\
-def _sg_leaves(data):
-    return (data[0], data[1], data[2], data[3], data[4])
-
-
-def _sg_key(data):
-    return (data[0].shape, data[1].shape, data[2].shape, data[3].shape, data[4].shape)
-'''
-
 TASK_SOURCE = '''\
 from typing import TypedDict, TypeVar
 
@@ -62,6 +55,15 @@ class TestSpec(TypedDict):
     k: int
     seed: int
 '''
+
+
+# _sg_leaves and _sg_key are pasted into every submission of this problem: builtins only.
+def _sg_leaves(data):
+    return (data[0], data[1], data[2], data[3], data[4])
+
+
+def _sg_key(data):
+    return (data[0].shape, data[1].shape, data[2].shape, data[3].shape, data[4].shape)
 
 
 def _dims(spec: Mapping[str, Any]) -> tuple[int, int, int]:
@@ -132,3 +134,27 @@ def reference(data: Any, ties: str = "even") -> torch.Tensor:
     a_deq = mxfp4.dequantize(a_packed, a_scales)
     b_deq = mxfp4.dequantize(mxfp4.unshuffle_weight(b_shuffle), mxfp4.unshuffle_scales(b_scale_sh, n, k // 32))
     return (a_deq @ b_deq.T).to(torch.bfloat16)
+
+
+PROBLEM = ProblemSpec(
+    name=NAME,
+    leaderboard=LEADERBOARD,
+    gpu="MI355X",
+    arch="gfx950",
+    spec_keys=SPEC_KEYS,
+    tests=frozen_specs(TESTS),
+    benchmarks=frozen_specs(BENCHMARKS),
+    tolerance=Tolerance(rtol=RTOL, atol=ATOL),
+    payload_baseline=9_700,
+    leaves=_sg_leaves,
+    key=_sg_key,
+    input_names=("A", "B", "B_q", "B_shuffle", "B_scale_sh"),
+    fallback_module="submitgen.problems.fallbacks.mxfp4_mm",
+    kernel_project=kernels_dir() / "mxfp4_mm",
+    task_source=TASK_SOURCE,
+    shape_label=shape_label,
+    generate_input=generate_input,
+    meta_input=meta_input,
+    reference=reference,
+    module=__name__,
+)

@@ -1,0 +1,33 @@
+"""The click parameter type for a problem name: usage lines and completion list the registry's
+problems when they are shown, so a problem added by a module appears without touching the CLI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+
+class ProblemName(click.ParamType):
+    """A problem or leaderboard name, passed through as typed: the command resolves it, so an
+    unknown name gets the registry's own error (which lists the known problems)."""
+
+    name = "problem"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        from submitgen.problems.registry import problem_names
+
+        return "{" + "|".join(problem_names()) + "}"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(value)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        from submitgen.problems.registry import problem_names
+
+        return [CompletionItem(n) for n in problem_names() if n.startswith(incomplete)]
+
+
+PROBLEM_NAME = ProblemName()

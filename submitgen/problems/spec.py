@@ -1,0 +1,179 @@
+"""``ProblemSpec``: everything submitgen knows about one leaderboard problem, as one frozen value.
+
+A problem module (``submitgen/problems/<name>.py``, or any importable module that calls
+:func:`submitgen.problems.register`) binds ``PROBLEM = ProblemSpec(...)``. The build, the lint, the
+payload estimate, ``submitgen test``/``bench`` and the CLI read it through the registry
+(:mod:`submitgen.problems.registry`); nothing else lists problems.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import torch
+
+from submitgen.errors import ProblemError
+from submitgen.problems.compare import CheckResult, Tolerance, compare
+
+LEAVES_FUNCTION = "_sg_leaves"
+KEY_FUNCTION = "_sg_key"
+FALLBACK_FUNCTION = "_sg_fallback"
+
+
+def frozen_specs(specs: Any) -> tuple[Mapping[str, Any], ...]:
+    """Shape specs as a tuple of read-only mappings (what ``ProblemSpec.tests``/``benchmarks`` hold)."""
+    return tuple(MappingProxyType(dict(s)) for s in specs)
+
+
+def module_source(module_name: str) -> str:
+    """The source text of an importable module: what a submission pastes for a fallback."""
+    import importlib
+
+    try:
+        module = importlib.import_module(module_name)
+        return inspect.getsource(module)
+    except (ImportError, OSError, TypeError) as e:
+        raise ProblemError(f"cannot read the source of module {module_name!r}: {e}") from e
+
+
+def functions_source(*functions: Callable[..., Any]) -> str:
+    """The source of ``functions``, two blank lines apart, as a submission pastes them."""
+    return "\n\n\n".join(inspect.getsource(f).rstrip() for f in functions) + "\n"
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    """One leaderboard problem. Frozen; shapes are read-only mappings, callables are the module's."""
+
+    name: str
+    """CLI name: "mxfp4-mm"."""
+    leaderboard: str
+    """The server's name: "amd-mxfp4-mm"."""
+    gpu: str
+    """The GPU of the ``#!POPCORN gpu`` line: "MI355X"."""
+    arch: str
+    """The processor of that GPU: "gfx950"."""
+    spec_keys: tuple[str, ...]
+    """Keys of a shape spec in the leaderboard's TestSpec order (the last is "seed")."""
+    tests: tuple[Mapping[str, Any], ...]
+    benchmarks: tuple[Mapping[str, Any], ...]
+    tolerance: Tolerance
+    payload_baseline: int
+    """Measured dispatch payload (chars) of the problem's files with an empty submission."""
+    leaves: Callable[[Any], tuple[torch.Tensor, ...]]
+    """``_sg_leaves(data)``: the input tensors, flat, in a fixed order. Pasted into submissions, so it
+    uses builtins only."""
+    key: Callable[[Any], tuple]
+    """``_sg_key(data)``: a cheap hashable shape key. Pasted into submissions like ``leaves``."""
+    fallback_module: str
+    """Importable module defining ``_sg_fallback(data)``: pure torch, runs on CPU or any GPU, leaves its
+    inputs unchanged, passes the check. Its whole source is pasted into submissions."""
+    kernel_project: Path
+    """The default kernel project (device sources + launch.py) ``submitgen build`` compiles."""
+    task_source: str
+    """The leaderboard's task.py (``input_t``, ``output_t``, ``TestSpec``) for the local evaluator."""
+    shape_label: Callable[[Mapping[str, Any]], str]
+    """The spec without its seed, e.g. "m=8 n=2112 k=7168"."""
+    generate_input: Callable[..., Any]
+    """``generate_input(spec, device="cpu")``: the data as the leaderboard builds it, from a
+    ``torch.Generator`` on ``device`` seeded with ``spec["seed"]``."""
+    meta_input: Callable[[Mapping[str, Any]], Any]
+    """The same structure as ``generate_input`` with every tensor on device "meta"."""
+    reference: Callable[..., torch.Tensor]
+    """``reference(data, **options)``: the local torch reference output (CPU-capable)."""
+    module: str
+    """The module that defines this spec (``__name__``): the test worker imports it to find it."""
+    eval_clones_inputs: bool = True
+    """Whether the leaderboard's eval.py hands ``custom_kernel`` a clone of the inputs. When False the
+    reference runs on the very tensors the submission received, and ``submitgen test`` fails a shape
+    whose inputs changed."""
+    input_names: tuple[str, ...] = ()
+    """Names of the ``leaves`` in order ("A", "B_q", ...) for messages; empty: ``input 0``, ...."""
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        for fn, want in ((self.leaves, LEAVES_FUNCTION), (self.key, KEY_FUNCTION)):
+            if getattr(fn, "__name__", None) != want:
+                raise ProblemError(f"problem {self.name!r}: the pasted function must be named {want!r}, "
+                                   f"got {getattr(fn, '__name__', fn)!r}")
+        if not self.spec_keys or self.spec_keys[-1] != "seed":
+            raise ProblemError(f"problem {self.name!r}: spec_keys must end with 'seed', got {self.spec_keys}")
+        for spec in (*self.tests, *self.benchmarks):
+            if tuple(spec) != self.spec_keys:
+                raise ProblemError(f"problem {self.name!r}: shape {dict(spec)} has keys {tuple(spec)}, "
+                                   f"expected {self.spec_keys}")
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    @property
+    def kernel_dir(self) -> str:
+        """The folder name of the default kernel project."""
+        return self.kernel_project.name
+
+    @property
+    def leaves_source(self) -> str:
+        """Source of ``_sg_leaves`` and ``_sg_key``, pasted into submissions."""
+        if "leaves" not in self._cache:
+            self._cache["leaves"] = functions_source(self.leaves, self.key)
+        return self._cache["leaves"]
+
+    @property
+    def fallback_source(self) -> str:
+        """Source of the fallback module, pasted into submissions."""
+        return fallback_source(self)
+
+    def input_name(self, index: int) -> str:
+        """The name of leaf ``index`` for messages."""
+        return self.input_names[index] if index < len(self.input_names) else f"input {index}"
+
+    def header_lines(self) -> tuple[str, str]:
+        return (f"#!POPCORN leaderboard {self.leaderboard}", f"#!POPCORN gpu {self.gpu}")
+
+    def empty_input(self, spec: Mapping[str, Any], device: str | torch.device = "cpu") -> Any:
+        """``meta_input`` with every tensor allocated, uninitialised, on ``device``: real addresses and
+        shapes at no cost, for launch and dispatch checks that never read values."""
+        return map_tensors(self.meta_input(spec), lambda t: torch.empty(t.shape, dtype=t.dtype, device=device))
+
+    def _expected(self, data_or_reference: Any) -> torch.Tensor:
+        if isinstance(data_or_reference, torch.Tensor):
+            return data_or_reference
+        return self.reference(data_or_reference)
+
+    def check(self, output: Any, data_or_reference: Any) -> CheckResult:
+        """The leaderboard's rule on ``output`` against the reference output (a tensor) or against the
+        reference computed from the inputs."""
+        return compare(output, self._expected(data_or_reference), self.tolerance)
+
+    def check_strict(self, output: Any, data_or_reference: Any) -> CheckResult:
+        """``check``, and also ``rel_l2_err <= tolerance.strict_rel_l2`` where the problem sets one."""
+        return compare(output, self._expected(data_or_reference), self.tolerance, strict=True)
+
+
+def fallback_source(spec: ProblemSpec) -> str:
+    """The fallback module's source text (read once per spec)."""
+    if "fallback" not in spec._cache:
+        text = module_source(spec.fallback_module)
+        if f"def {FALLBACK_FUNCTION}(" not in text:
+            raise ProblemError(f"problem {spec.name!r}: fallback module {spec.fallback_module!r} defines "
+                               f"no {FALLBACK_FUNCTION}(data)")
+        spec._cache["fallback"] = text
+    return spec._cache["fallback"]
+
+
+def map_tensors(data: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
+    """``data`` (nested tuples/lists/dicts) with every tensor replaced by ``fn(tensor)``."""
+    if isinstance(data, torch.Tensor):
+        return fn(data)
+    if isinstance(data, tuple):
+        return tuple(map_tensors(v, fn) for v in data)
+    if isinstance(data, list):
+        return [map_tensors(v, fn) for v in data]
+    if isinstance(data, dict):
+        return {k: map_tensors(v, fn) for k, v in data.items()}
+    return data
