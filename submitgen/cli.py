@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import sys
+import traceback
 from pathlib import Path
 
 import click
 
 from . import __version__
 from .errors import SubmitgenError
+from .options import Compress, Launcher, Target
 from .problems.cli_param import PROBLEM_NAME
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -22,21 +24,34 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except SubmitgenError as e:
+            if ctx.meta.get(_TRACEBACK):
+                traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
             raise click.ClickException(str(e)) from None
+
+
+_TRACEBACK = "submitgen.traceback"
+
+
+def _choice(enum) -> click.Choice:
+    """A click choice of an options enum's values (submitgen/options.py)."""
+    from .options import choices
+
+    return click.Choice(choices(enum))
 
 
 @click.group(cls=_Group, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, prog_name="submitgen")
-def cli() -> None:
+@click.option("--traceback", "show_traceback", is_flag=True,
+              help="On an error, print the stack behind the Error: line (for bug reports).")
+@click.pass_context
+def cli(ctx: click.Context, show_traceback: bool) -> None:
     """Compile AMDGPU kernels, validate the code object, and emit a single-file GPU MODE
     leaderboard submission (MI355X, gfx950)."""
+    ctx.meta[_TRACEBACK] = show_traceback
 
 
 def emit_json(obj) -> None:
     click.echo(json.dumps(obj, indent=2, sort_keys=False))
-
-
-# --- section: inspect (issue 2) ---
 
 
 @cli.command("inspect")
@@ -61,9 +76,6 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
         emit_json(to_json(items))
     else:
         click.echo(render_text(items))
-
-# --- section: toolchain, compile (issue 3) ---
-
 
 @cli.command("toolchain")
 @click.option("--json", "as_json", is_flag=True, help="Print the toolchains as JSON.")
@@ -130,7 +142,6 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
                f"{result.toolchain.version}): kernels {', '.join(result.kernels)}")
 
 
-# --- section: build (issues 4, 5) ---
 @cli.command()
 @click.argument("problem", type=PROBLEM_NAME)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("submission.py"),
@@ -140,14 +151,14 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 @click.option("--co", "code_objects", multiple=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Embed this prebuilt code object (or bundle) instead of compiling. Repeatable.")
 @click.option("--arch", help="Target processor: gfx950 (default), gfx942; sm_90 with --target cuda.")
-@click.option("--target", type=click.Choice(["amd", "cuda"]), default="amd", show_default=True,
+@click.option("--target", type=_choice(Target), default=Target.AMD.value, show_default=True,
               help="amd: HIP code object for MI355X. cuda: a cubin for NVIDIA GPUs (same kernel sources).")
-@click.option("--compress", type=click.Choice(["lzma", "zlib"]), default="lzma", show_default=True)
+@click.option("--compress", type=_choice(Compress), default=Compress.LZMA.value, show_default=True)
 @click.option("--no-fallback", is_flag=True, help="Fail at import instead of running the torch fallback.")
 @click.option("--reuse-output", is_flag=True,
               help="Opt-in: return one output tensor per shape instead of a fresh one per call (cheaper "
                    "calls; a caller that keeps an earlier result sees it overwritten).")
-@click.option("--launcher", type=click.Choice(["ctypes", "cpp", "aql"]), default="ctypes", show_default=True,
+@click.option("--launcher", type=_choice(Launcher), default=Launcher.CTYPES.value, show_default=True,
               help="ctypes: load and launch through ctypes (fast import). cpp: a C++ extension built by "
                    "load_inline at import (the common hand-written pattern; costs compile time). aql: AQL "
                    "packets on an HSA queue of its own (local experiments only; needs --allow-own-queue).")
@@ -167,20 +178,20 @@ def build(problem, output, kernels, code_objects, arch, target, compress, no_fal
         submitgen build mixed-mla -o mla.py --kernels my_kernels/
         submitgen build mxfp4-mm --co gemm.co --kernels my_kernels/
     """
-    from .build import BuildOptions, format_summary
+    from .build import BuildOptions
     from .build import build as run_build
+    from .summary import format_summary
 
     result = run_build(BuildOptions(
         problem=problem, output=output, kernels=kernels, code_objects=tuple(code_objects), arch=arch,
-        target=target, compress=compress, allow_fallback=not no_fallback, reuse_output=reuse_output,
-        launcher=launcher, allow_own_queue=allow_own_queue,
+        target=Target(target), compress=Compress(compress), allow_fallback=not no_fallback,
+        reuse_output=reuse_output, launcher=Launcher(launcher), allow_own_queue=allow_own_queue,
         compiler=compiler, use_cache=not no_cache,
     ))
     click.echo(format_summary(result))
 
 
 
-# --- section: lint, test, bench (issue 6) ---
 _PROBLEM_HELP = ("Leaderboard to check against (a problem above, or another leaderboard lint knows); "
                  "default: the file's header.")
 _SHAPES_HELP = "test, benchmark, all, or a subset by index: 'test:0,2', 'benchmark:0-3'."
@@ -249,7 +260,8 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
     leaderboard's evaluator does, and check each output against the local reference at the
     leaderboard's tolerance (and that the inputs were not changed). Says which backend ran.
     Exits 1 on any failure."""
-    from .evaluate import LintFailed, format_test_report, run_test
+    from .errors import LintFailed
+    from .evaluate import format_test_report, run_test
 
     try:
         _warn_lint(file, problem, no_lint)
@@ -281,7 +293,8 @@ def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ..
     best and worst. With a GPU: device events, flushing the cache before each call like the
     leaderboard. Without one: host wall time, labelled host-only. Exits 1 if a shape errors or
     gives a wrong output."""
-    from .evaluate import LintFailed, format_bench_report, run_bench
+    from .errors import LintFailed
+    from .evaluate import format_bench_report, run_bench
 
     try:
         _warn_lint(file, problem, no_lint)
@@ -294,9 +307,6 @@ def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ..
         click.echo(line)
     if not report.passed:
         raise SystemExit(1)
-
-
-# --- section: diff (issue 9) ---
 
 
 def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:

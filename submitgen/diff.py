@@ -63,7 +63,7 @@ from typing import Any
 from . import targets
 from .codeobject import CodeObject, Kernel, KernelArg, demangle_many
 from .containers import LoadedCodeObject, load_code_objects
-from .errors import CodeObjectError, SubmitgenError
+from .errors import CodeObjectError, DiffError
 
 WIDTH = 100
 JSON_FORMAT_VERSION = 1
@@ -88,10 +88,6 @@ FIELDS: tuple[tuple[str, str, str, str | None, int], ...] = (
     ("wavefront_size", "wavefront", "", None, 0),
 )
 _LABEL_WIDTH = max(len(f[1]) for f in FIELDS) + 2
-
-
-class DiffError(SubmitgenError):
-    """Bad ``diff`` options, or inputs that cannot be paired."""
 
 
 # --------------------------------------------------------------------------- model

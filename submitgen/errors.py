@@ -1,10 +1,25 @@
-"""Domain errors. Every error the user can cause is one of these: the CLI prints its message
-on one line (no traceback) and exits non-zero. Messages name the thing, the expected and the
-actual value, e.g. ``kernel 'gemm' arg 3: metadata says by_value size 4, plan passes a tensor``."""
+"""Domain errors: every exception class submitgen raises lives here. Every error the user can
+cause is one of these: the CLI prints its message on one line (no traceback unless
+``--traceback``) and exits non-zero. Messages name the thing, the expected and the actual value,
+e.g. ``kernel 'gemm' arg 3: metadata says by_value size 4, plan passes a tensor``.
+
+(The one exception class outside this module is ``SgPlanError`` in ``runtime/pack.py``: that file
+is pasted verbatim into submissions, which cannot import submitgen; the build turns it into a
+ValidationError.)
+
+Areas add their classes at the end, in a block headed by a one-line comment naming the area."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 class SubmitgenError(Exception):
     """An error shown to the user as one line."""
+
+
+class OptionError(SubmitgenError):
+    """A command-line or BuildOptions value outside its choices, or options that cannot go together."""
 
 
 class CodeObjectError(SubmitgenError):
@@ -37,6 +52,39 @@ class ValidationError(SubmitgenError):
 
 class RenderError(SubmitgenError):
     """The submission could not be rendered."""
+
+
+class OutputError(SubmitgenError):
+    """The output path cannot be written (a folder, a device, one of the build's own inputs...)."""
+
+
+class ProvenanceError(SubmitgenError):
+    """A provenance field cannot be written on the one provenance line."""
+
+
+class UnknownTargetError(SubmitgenError):
+    """An architecture name submitgen has no facts for."""
+
+
+class DiffError(SubmitgenError):
+    """Bad ``diff`` options, or inputs that cannot be paired."""
+
+
+class LintError(SubmitgenError):
+    """A lint run could not start: unreadable file, unknown --problem."""
+
+
+class EvaluateError(SubmitgenError):
+    """A test/bench run could not start (no problem, bad shape selection)."""
+
+
+class LintFailed(SubmitgenError):
+    """The submission failed lint; ``lines`` are the rendered findings (``path:LINE: RULE: ...``)."""
+
+    def __init__(self, path: str, findings: Sequence[object], lines: Sequence[str]) -> None:
+        self.findings = tuple(findings)
+        self.lines = tuple(lines)
+        super().__init__(f"{path}: {len(self.findings)} lint failure(s)")
 
 
 # Triton kernels and HIP headers without ROCm (submitgen/toolchain/triton.py, hipheaders.py)

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ProblemError, SubmitgenError
-from .lint import LintFinding, lint_text, read_header, read_submission, render_findings, resolve_leaderboard
+from .errors import EvaluateError, LintFailed, ProblemError
+from .lint import lint_text, read_header, read_submission, render_findings, resolve_leaderboard
 
 DEFAULT_TIMEOUT_S = 900.0
 IMPORT_TIMEOUT_S = 300.0
@@ -49,19 +49,6 @@ DEFAULT_ITERS = 20
 DEFAULT_MAX_TIME_S = 10.0
 DEFAULT_FLUSH_MIB = 512
 _TAIL_LINES = 12
-
-
-class EvaluateError(SubmitgenError):
-    """A test/bench run could not start (no problem, bad shape selection)."""
-
-
-class LintFailed(SubmitgenError):
-    """The submission failed lint; ``lines`` are the rendered findings."""
-
-    def __init__(self, path: str, findings: Sequence[LintFinding]) -> None:
-        self.findings = tuple(findings)
-        self.lines = tuple(render_findings(list(findings), path))
-        super().__init__(f"{path}: {len(self.findings)} lint failure(s)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,7 +295,7 @@ def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) 
     if lint:
         findings = lint_text(text, path=str(path), problem=canon, size_bytes=size)
         if findings:
-            raise LintFailed(str(path), findings)
+            raise LintFailed(str(path), findings, render_findings(list(findings), str(path)))
     name = canon or read_header(text).leaderboard
     if name is None:
         raise EvaluateError(f"{path}: no '#!POPCORN leaderboard' line and no --problem: which problem?")

@@ -53,8 +53,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SubmitgenError
-from .payload import PAYLOAD_LIMIT, canonical_leaderboard, estimate_payload
+from .errors import LintError
+from .payload import PAYLOAD_LIMIT, PayloadEstimate, canonical_leaderboard, estimate_payload
 
 SIZE_LIMIT = 1_000_000
 """Bytes; the API answers HTTP 413 above this."""
@@ -81,10 +81,6 @@ _DIRECTIVE_NAMES = ("leaderboard", "gpus")  # "gpu" is read as "gpus"
 
 RULES = ("header", "banned-word", "size", "payload", "syntax", "exec-decoded", "exec-dynamic",
          "import-dynamic", "custom-kernel", "hsa-queue")
-
-
-class LintError(SubmitgenError):
-    """A lint run could not start: unreadable file, unknown --problem."""
 
 
 @dataclass(frozen=True)
@@ -510,6 +506,18 @@ def _check_ast(text: str) -> list[LintFinding]:
 # entry points
 
 
+@dataclass(frozen=True)
+class LintReport:
+    """What one lint run found and measured: the failed rules (sorted by line) and the payload
+    estimate it made (the build reports it instead of estimating again)."""
+
+    findings: tuple[LintFinding, ...]
+    payload: PayloadEstimate
+
+    def failed(self, rule: str) -> tuple[LintFinding, ...]:
+        return tuple(f for f in self.findings if f.rule == rule)
+
+
 def lint_text(text: str, *, path: str = "<text>", problem: str | None = None,
               size_bytes: int | None = None) -> list[LintFinding]:
     """Check the submission ``text``; return the failed rules sorted by line (empty: all pass).
@@ -518,6 +526,11 @@ def lint_text(text: str, *, path: str = "<text>", problem: str | None = None,
     name raises LintError. ``size_bytes`` is the file's size when it is known (lint_file);
     otherwise the UTF-8 length of ``text``. ``path`` is only used by callers to render lines."""
     del path  # rendering is the caller's job (LintFinding.render); kept for a uniform signature
+    return list(lint_report(text, problem=problem, size_bytes=size_bytes).findings)
+
+
+def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None = None) -> LintReport:
+    """:func:`lint_text`, with the payload estimate the ``payload`` rule was checked against."""
     canon = resolve_leaderboard(problem) if problem is not None else None
     lines = text.splitlines()
     found = _check_header(lines, canon)
@@ -540,7 +553,7 @@ def lint_text(text: str, *, path: str = "<text>", problem: str | None = None,
     found += _check_hsa_queue(lines)
     found += _check_ast(text)
     order = {r: i for i, r in enumerate(RULES)}
-    return sorted(found, key=lambda f: (f.line, order.get(f.rule, 99)))
+    return LintReport(tuple(sorted(found, key=lambda f: (f.line, order.get(f.rule, 99)))), est)
 
 
 def read_submission(path: str | Path) -> tuple[str, int]:

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from .errors import ProvenanceError
+
 PREFIX = "# submitgen-provenance: "
 FIELDS = ("version", "arch", "target", "kernels", "sources", "co", "compress", "launcher")
 
@@ -33,7 +35,7 @@ def format_line(fields: Mapping[str, str]) -> str:
     """The comment line (without a newline). Values must not contain spaces."""
     for key, value in fields.items():
         if " " in value or "=" in key:
-            raise ValueError(f"provenance field {key}={value!r} cannot hold a space")
+            raise ProvenanceError(f"provenance field {key}={value!r} cannot hold a space")
     return PREFIX + " ".join(f"{k}={v}" for k, v in fields.items())
 
 

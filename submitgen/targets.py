@@ -11,11 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from .errors import SubmitgenError
-
-
-class UnknownTargetError(SubmitgenError):
-    """An architecture name submitgen has no facts for."""
+from .errors import SubmitgenError, UnknownTargetError
 
 
 @dataclass(frozen=True)

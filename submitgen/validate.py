@@ -25,10 +25,16 @@ MAX_GLOBAL_X = 2**32 - 1
 class KernelLayout:
     """What the submission needs of one kernel: where it lives and its explicit arguments."""
 
-    name: str
+    name: str  # the name the plan launches
     blob: int  # index of the code object holding it
     explicit_bytes: int
     layout: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name)
+    kernel: str = ""  # the kernel's name in its code object, when it differs from ``name``
+
+    @property
+    def symbol_name(self) -> str:
+        """The kernel's name in its code object (what the loader looks up)."""
+        return self.kernel or self.name
 
 
 # Hidden (code object v5) arguments an AQL dispatcher of its own fills, and those it cannot honour
@@ -64,7 +70,7 @@ class AqlLayout:
 def aql_layouts(code_objects: Sequence[Any], layouts: Sequence[KernelLayout]) -> tuple[AqlLayout, ...]:
     out = []
     for layout in layouts:
-        kernel = next(k for k in code_objects[layout.blob].kernels if k.name == layout.name)
+        kernel = _kernel_of(code_objects, layout)
         hidden = tuple((a.offset, a.size, a.value_kind) for a in kernel.args if a.hidden)
         end = max((o + s for o, s, _ in hidden), default=layout.explicit_bytes)
         if max(end, layout.explicit_bytes) > kernel.kernarg_segment_size:
@@ -110,36 +116,26 @@ class PlanCheck:
         return lds
 
 
-def kernel_layout(kernel: Any, blob: int) -> KernelLayout:
+def kernel_layout(kernel: Any, blob: int, name: str | None = None) -> KernelLayout:
+    """The layout of ``kernel`` (in code object ``blob``), launched by the plan as ``name``
+    (default: the kernel's own name)."""
     args = tuple(a for a in kernel.args if not a.hidden)
     layout = tuple((a.offset, a.size, a.value_kind, a.type_name or "") for a in args)
     explicit = max((a.offset + a.size for a in args), default=0)
-    return KernelLayout(kernel.name, blob, explicit, layout)
+    launched = name if name is not None else kernel.name
+    return KernelLayout(launched, blob, explicit, layout, "" if launched == kernel.name else kernel.name)
 
 
-def kernel_layouts(code_objects: Sequence[Any], wanted: Sequence[str]) -> tuple[KernelLayout, ...]:
-    """Find every kernel the plan names in the code objects (first one wins)."""
-    found: dict[str, KernelLayout] = {}
-    for index, co in enumerate(code_objects):
-        for kernel in co.kernels:
-            if kernel.name in wanted and kernel.name not in found:
-                found[kernel.name] = kernel_layout(kernel, index)
-    missing = [n for n in wanted if n not in found]
-    if missing:
-        have = sorted({k.name for co in code_objects for k in co.kernels})
-        raise ValidationError(
-            f"KERNELS names {', '.join(repr(m) for m in missing)}, which the code object does not have "
-            f"(it has: {', '.join(have) or 'no kernels'})"
-        )
-    return tuple(found[n] for n in wanted)
+def missing_kernels_error(missing: Sequence[str], have: Sequence[str]) -> ValidationError:
+    """The error for plan names that no code object holds."""
+    return ValidationError(
+        f"KERNELS names {', '.join(repr(m) for m in missing)}, which the code object does not have "
+        f"(it has: {', '.join(sorted(set(have))) or 'no kernels'})"
+    )
 
 
-def _kernels_by_name(code_objects: Sequence[Any]) -> dict[str, Any]:
-    by_name: dict[str, Any] = {}
-    for co in code_objects:
-        for kernel in co.kernels:
-            by_name.setdefault(kernel.name, kernel)
-    return by_name
+def _kernel_of(code_objects: Sequence[Any], layout: KernelLayout) -> Any:
+    return next(k for k in code_objects[layout.blob].kernels if k.name == layout.symbol_name)
 
 
 def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
@@ -178,7 +174,7 @@ def check_plan(
 ) -> PlanCheck:
     """Run the plan on meta inputs of every shape and check every launch."""
     table = {k.name: (k.explicit_bytes, k.layout) for k in layouts}
-    kernels = _kernels_by_name(code_objects)
+    kernels = {k.name: _kernel_of(code_objects, k) for k in layouts}
     leaves_fn = problem.leaves
     checked: list[CheckedLaunch] = []
     specs = tuple(shapes) if shapes is not None else tuple(problem.tests) + tuple(problem.benchmarks)

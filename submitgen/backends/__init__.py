@@ -1,0 +1,34 @@
+"""Backends: everything that differs between GPU targets lives behind :class:`Backend`.
+
+The build asks the backend of ``BuildOptions.target`` to compile a project, load prebuilt
+objects, read them, and give limits and occupancy; nothing outside this package asks which
+target is active. Adding a backend: a module here with a class satisfying the protocol, a
+member of ``options.Target``, and an entry in ``BACKENDS``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ..options import Launcher, Target, parse
+from .amd import AmdBackend
+from .base import Backend, Image
+from .cuda import CudaBackend
+
+__all__ = ["BACKENDS", "AmdBackend", "Backend", "CudaBackend", "Image", "get_backend", "targets_allowing"]
+
+
+BACKENDS: Mapping[Target, Backend] = MappingProxyType({
+    Target.AMD: AmdBackend(),
+    Target.CUDA: CudaBackend(),
+})
+
+
+def get_backend(target: Target | str) -> Backend:
+    """The backend of ``target`` (an OptionError names the choices for an unknown one)."""
+    return BACKENDS[parse(Target, target, "--target")]
+
+
+def targets_allowing(launcher: Launcher) -> tuple[Target, ...]:
+    """The targets whose backend runs ``launcher``'s emitted code."""
+    return tuple(t for t, b in BACKENDS.items() if launcher in b.launchers)

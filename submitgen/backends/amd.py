@@ -1,0 +1,52 @@
+"""AMD GPUs (HIP runtime): code objects built by clang/ROCm, read by the code-object reader,
+with the hardware facts of ``targets.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import ValidationError
+from ..options import Launcher, Target
+from .base import Image
+
+
+class AmdBackend:
+    target = Target.AMD
+    default_arch = "gfx950"
+    runtime = "hip"
+    launchers = frozenset({Launcher.CTYPES, Launcher.CPP, Launcher.AQL})
+
+    def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
+                use_cache: bool) -> Image:
+        from .. import toolchain
+
+        result = toolchain.compile_sources(sources, arch=arch, compiler=compiler, use_cache=use_cache)
+        return Image(result.code_object, label)
+
+    def load_prebuilt(self, path: Path, arch: str) -> Image:
+        from ..containers import load_code_objects
+
+        found = load_code_objects(Path(path), arch=arch)
+        if len(found) > 1:
+            raise ValidationError(f"{path} holds {len(found)} code objects for {arch}; pass one")
+        return Image(found[0].data, str(path))
+
+    def read(self, image: Image) -> Any:
+        from ..codeobject import read_code_object
+
+        return read_code_object(image.data, source=image.source)
+
+    def lds_limit(self, code_object: Any) -> int:
+        t = code_object.target()
+        if t is None:
+            raise ValidationError(
+                f"{code_object.source}: no hardware facts for {code_object.processor}; cannot check LDS"
+            )
+        return t.lds_per_workgroup
+
+    def occupancy_text(self, code_object: Any, kernel: Any, block: int, dynamic_lds: int) -> str:
+        from ..targets import occupancy
+
+        o = occupancy(kernel, code_object.processor, block, dynamic_lds=dynamic_lds)
+        return f"{o.waves_per_simd} waves/SIMD (limited by {', '.join(o.limited_by)})"

@@ -1,0 +1,42 @@
+"""The backend protocol and the value a backend's compile or load gives the build."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..options import Launcher, Target
+
+
+@dataclass(frozen=True)
+class Image:
+    """One code object's bytes as a backend produced or loaded them, before it is read."""
+
+    data: bytes
+    source: str  # how messages name it: "mm_basic (gfx950)", a path, ...
+
+
+class Backend(Protocol):
+    """What the build needs of a GPU target."""
+
+    target: Target
+    default_arch: str
+    runtime: str  # the runtime the emitted loader binds ("hip", "cuda")
+    launchers: frozenset[Launcher]  # launchers whose emitted code runs on this target
+
+    def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
+                use_cache: bool) -> Image:
+        """Compile a project's device sources into one code object."""
+
+    def load_prebuilt(self, path: Path, arch: str) -> Image:
+        """The one code object for ``arch`` that the file at ``path`` holds."""
+
+    def read(self, image: Image) -> Any:
+        """Parse a code object (the build's only parse of it)."""
+
+    def lds_limit(self, code_object: Any) -> int:
+        """Bytes of static + dynamic shared memory one block may use on this object's processor."""
+
+    def occupancy_text(self, code_object: Any, kernel: Any, block: int, dynamic_lds: int) -> str:
+        """One short phrase for the build summary's occupancy column."""

@@ -1,0 +1,38 @@
+"""NVIDIA GPUs (CUDA driver API): cubins built by nvcc from the same kernel sources, read by the
+cubin reader. Used to check numerics on NVIDIA machines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..options import Launcher, Target
+from .base import Image
+
+
+class CudaBackend:
+    target = Target.CUDA
+    default_arch = "sm_90"
+    runtime = "cuda"
+    launchers = frozenset({Launcher.CTYPES})
+
+    def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
+                use_cache: bool) -> Image:
+        from .. import toolchain
+
+        return Image(toolchain.compile_cuda(sources, arch=arch), label)
+
+    def load_prebuilt(self, path: Path, arch: str) -> Image:
+
+        return Image(Path(path).read_bytes(), str(path))
+
+    def read(self, image: Image) -> Any:
+        from ..cubin import read_cubin
+
+        return read_cubin(image.data, source=image.source)
+
+    def lds_limit(self, code_object: Any) -> int:
+        return code_object.max_shared_bytes
+
+    def occupancy_text(self, code_object: Any, kernel: Any, block: int, dynamic_lds: int) -> str:
+        return "n/a (NVIDIA)"

@@ -1,0 +1,55 @@
+"""The build's option values, each defined and checked here once. The CLI turns these enums into
+its choices; the library accepts either the enum or its string value."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+
+from .errors import OptionError
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover - Python 3.10
+
+    class StrEnum(str, Enum):
+        """enum.StrEnum for Python 3.10: members are their string values."""
+
+        def __str__(self) -> str:
+            return str(self.value)
+
+
+class Target(StrEnum):
+    """Which GPU family a build is for (``--target``)."""
+
+    AMD = "amd"
+    CUDA = "cuda"
+    HIP = "amd"  # alias (Target.HIP is Target.AMD): the runtime's name for the same target
+
+
+class Launcher(StrEnum):
+    """How the emitted file launches its kernels (``--launcher``)."""
+
+    CTYPES = "ctypes"
+    CPP = "cpp"
+    AQL = "aql"
+
+
+class Compress(StrEnum):
+    """How the embedded code objects are compressed before base64 (``--compress``)."""
+
+    LZMA = "lzma"
+    ZLIB = "zlib"
+
+
+def choices(enum: type[StrEnum]) -> tuple[str, ...]:
+    """The values of ``enum`` in definition order, aliases left out: the CLI's choices."""
+    return tuple(member.value for member in enum)
+
+
+def parse(enum: type[StrEnum], value: str | StrEnum, option: str) -> StrEnum:
+    """``value`` as a member of ``enum``; OptionError naming the option, the choices and the value."""
+    try:
+        return enum(value)
+    except ValueError:
+        raise OptionError(f"{option} must be one of {', '.join(choices(enum))}, got {value!r}") from None

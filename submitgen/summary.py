@@ -1,0 +1,89 @@
+"""The build's report to the user: the warnings a build carries (launcher import cost, the own
+queue warning, --reuse-output) and the summary text the CLI prints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .options import Launcher
+from .validate import AqlLayout
+
+# What each launcher costs at import, beyond `import torch`. Measured with
+# `python benchmarks/bench_import.py --cpp` on a 2-core machine against the stand-in HIP library
+# (the README has the latest figures); the build summary prints them side by side.
+LAUNCHER_IMPORT_COST = {
+    Launcher.CTYPES: "ctypes: decodes and loads the code object, nothing compiled (~7 ms measured)",
+    Launcher.CPP: "cpp: compiles a C++ extension with load_inline (~34 s on first import measured here, "
+                  "~0.16 s once torch's extension cache holds it; 10-90 s reported on the runner)",
+    Launcher.AQL: "aql: loads the code object with the HSA executable API and creates a queue, kernarg "
+                  "memory and a completion signal; each call then waits for its kernels",
+}
+# Launchers a leaderboard file may use, compared side by side in the summary.
+SUBMITTABLE = (Launcher.CTYPES, Launcher.CPP)
+OWN_QUEUE_WARNING = (
+    "!!! NOT FOR LEADERBOARD SUBMISSION (--allow-own-queue): this file dispatches on an HSA queue of "
+    "its own, outside torch's timing events (~4 us whatever the kernel computes); the organizers "
+    "disqualify such entries. Do not submit it to {leaderboard}."
+)
+REUSE_OUTPUT_WARNING = (
+    "--reuse-output: custom_kernel returns the same tensor for every call of a shape; "
+    "an earlier result is overwritten by the next call"
+)
+
+
+def aql_zeroed_warnings(aql: Sequence[AqlLayout]) -> list[str]:
+    """One warning per kernel whose metadata lists hidden arguments the AQL launcher passes as 0."""
+    return [
+        f"aql: kernel '{k.name}': {', '.join(k.zeroed)} cannot be honoured by a dispatcher of its own and "
+        "are passed as 0 (printf, assert, malloc, grid sync or a queue pointer in the kernel would fault)"
+        for k in aql if k.zeroed
+    ]
+
+
+def build_warnings(launcher: Launcher, available: Iterable[Launcher], leaderboard: str,
+                   aql: Sequence[AqlLayout], reuse_output: bool) -> tuple[str, ...]:
+    """The notes a build prints: its launcher's import cost beside the other submittable launchers
+    the target has, and the warnings of the options chosen."""
+    others = [n for n in SUBMITTABLE if n != launcher and n in set(available)]
+    warnings = [f"import cost of this file's launcher: {LAUNCHER_IMPORT_COST[launcher]}"]
+    warnings += [f"for comparison, --launcher {LAUNCHER_IMPORT_COST[n]}" for n in others]
+    if launcher == Launcher.AQL:
+        warnings.insert(0, OWN_QUEUE_WARNING.format(leaderboard=leaderboard))
+        warnings += aql_zeroed_warnings(aql)
+    if reuse_output:
+        warnings.append(REUSE_OUTPUT_WARNING)
+    return tuple(warnings)
+
+
+def _kernel_rows(r) -> list[str]:
+    lines = [f"  {'kernel':<28} {'VGPR':>5} {'AGPR':>5} {'SGPR':>5} {'spill':>5} {'LDS':>7} {'block':>5}  occupancy"]
+    for k in r.kernels:
+        lines.append(
+            f"  {k.name[:28]:<28} {k.vgprs:>5} {k.agprs:>5} {k.sgprs:>5} {k.spills:>5} {k.static_lds:>7} "
+            f"{k.block:>5}  {k.occupancy}"
+        )
+    return lines
+
+
+def format_summary(r) -> str:
+    """The text the CLI prints after a build (``r`` is a build.BuildResult)."""
+    lines = [f"wrote {r.output} for {r.problem.leaderboard} ({r.target_id})", ""]
+    loud = [w for w in r.warnings if w.startswith("!!!")]
+    lines += [f"  {w}" for w in loud] + ([""] if loud else [])
+    lines += _kernel_rows(r)
+    lines.append("")
+    lines += [f"  ok  {c}" for c in r.checks]
+    blob_chars = sum(b.chars for b in r.blobs)
+    lines.append("")
+    lines.append(
+        f"  file {r.size:,} bytes; embedded code object{'s' if len(r.blobs) > 1 else ''} "
+        f"{sum(b.size for b in r.blobs):,} bytes -> {blob_chars:,} chars {r.blobs[0].compress}+base64 "
+        f"({blob_chars / max(1, r.raw_base64_chars):.2f} x raw base64)"
+    )
+    lines += [f"  {w}" if w.startswith("!!!") else f"  note: {w}" for w in r.warnings]
+    p = r.payload
+    lines.append(
+        f"  payload estimate {p.chars:,} / {p.limit:,} chars (problem files {p.baseline:,} + submission "
+        f"{p.submission_chars:,}); headroom {p.headroom:,}"
+    )
+    return "\n".join(lines)
