@@ -144,11 +144,12 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 
 @cli.command()
 @click.argument("problem", type=PROBLEM_NAME)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("submission.py"),
-              show_default=True, help="Where to write the submission.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("submission.py"), show_default=True, help="Where to write the submission.")
 @click.option("--kernels", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Kernel project folder (device sources + launch.py). Default: the bundled one.")
-@click.option("--co", "code_objects", multiple=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+@click.option("--co", "code_objects", multiple=True,
+              type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Embed this prebuilt code object (or bundle) instead of compiling. Repeatable.")
 @click.option("--arch", help="Target processor: gfx950 (default), gfx942; sm_90 with --target cuda.")
 @click.option("--target", type=_choice(Target), default=Target.AMD.value, show_default=True,
@@ -321,7 +322,8 @@ def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | Non
 @cli.command("diff")
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
-@click.option("--kernel", default=None, metavar="NAME", help="Compare only this kernel (.name, .symbol or demangled).")
+@click.option("--kernel", default=None, metavar="NAME",
+              help="Compare only this kernel (.name, .symbol or demangled).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (structure: submitgen/diff.py docstring).")
 @click.option("--all", "show_all", is_flag=True, help="Also show the fields that did not change.")
 @click.option("--block", type=click.IntRange(1, 1024), default=None, metavar="N",

@@ -8,15 +8,15 @@ import base64
 import bz2
 import hashlib
 import lzma
-import re
 import zlib
 from dataclasses import dataclass
 
 from .errors import RenderError
+from .rules import BANNED_RE
 
 COMPRESSORS = ("lzma", "zlib")
 LINE_CHARS = 100
-BANNED = re.compile("stream", re.IGNORECASE)
+BANNED = BANNED_RE
 
 
 @dataclass(frozen=True)

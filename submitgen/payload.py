@@ -28,8 +28,7 @@ import json
 import zlib
 from dataclasses import dataclass
 
-PAYLOAD_LIMIT = 65_535
-"""GitHub's cap on the ``workflow_dispatch`` inputs kernelbot sends."""
+from .rules import PAYLOAD_LIMIT
 
 INCOMPRESSIBLE_COST = 1.045
 """Payload characters per character of already-compressed base64 text in the submission."""

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 from .errors import PlanError
+from .rules import BANNED_RE
 
 DEVICE_SUFFIXES = (".hip", ".cu", ".cpp", ".cl", ".s")
 ALLOWED_IMPORTS = frozenset({"torch", "ctypes", "math", "struct"})
@@ -30,7 +30,8 @@ class KernelProject:
 
 def _literal_names(tree: ast.Module, name: str, path: Path) -> tuple[str, ...] | None:
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+        targets = node.targets if isinstance(node, ast.Assign) else ()
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             try:
                 value = ast.literal_eval(node.value)
             except ValueError:
@@ -47,10 +48,11 @@ def check_plan_source(text: str, path: Path) -> ast.Module:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as e:
         raise PlanError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
-    m = re.search("stream", text, re.IGNORECASE)
+    m = BANNED_RE.search(text)
     if m:
         line = text.count("\n", 0, m.start()) + 1
-        raise PlanError(f"{path}:{line}: the plan contains the word '{m.group(0)}', which the leaderboard rejects")
+        raise PlanError(
+            f"{path}:{line}: the plan contains the word '{m.group(0)}', which the leaderboard rejects")
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
@@ -95,7 +97,8 @@ def load_plan_module(project: KernelProject) -> ModuleType:
     """Import the project's launch.py under a private name (it is the user's own code)."""
     name = f"_submitgen_plan_{abs(hash(str(project.plan_path)))}"
     spec = importlib.util.spec_from_file_location(name, project.plan_path)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise PlanError(f"{project.plan_path}: Python cannot load this file as a module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

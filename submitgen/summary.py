@@ -56,7 +56,8 @@ def build_warnings(launcher: Launcher, available: Iterable[Launcher], leaderboar
 
 
 def _kernel_rows(r) -> list[str]:
-    lines = [f"  {'kernel':<28} {'VGPR':>5} {'AGPR':>5} {'SGPR':>5} {'spill':>5} {'LDS':>7} {'block':>5}  occupancy"]
+    head = ("kernel", "VGPR", "AGPR", "SGPR", "spill", "LDS", "block")
+    lines = ["  {:<28} {:>5} {:>5} {:>5} {:>5} {:>7} {:>5}  occupancy".format(*head)]
     for k in r.kernels:
         lines.append(
             f"  {k.name[:28]:<28} {k.vgprs:>5} {k.agprs:>5} {k.sgprs:>5} {k.spills:>5} {k.static_lds:>7} "

@@ -145,23 +145,29 @@ def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
     limit = kernel.max_flat_workgroup_size
     if threads > limit:
         raise ValidationError(
-            f"{where}: block {launch.block} has {threads} threads, the kernel's .max_flat_workgroup_size is {limit}"
+            f"{where}: block {launch.block} has {threads} threads, "
+            f"the kernel's .max_flat_workgroup_size is {limit}"
         )
     if threads > MAX_BLOCK_THREADS:
-        raise ValidationError(f"{where}: block has {threads} threads, the hardware allows {MAX_BLOCK_THREADS}")
+        raise ValidationError(
+            f"{where}: block has {threads} threads, the hardware allows {MAX_BLOCK_THREADS}")
     required = tuple(getattr(kernel, "reqd_workgroup_size", None) or ())
     if required and any(required) and tuple(required) != launch.block:
-        raise ValidationError(f"{where}: .reqd_workgroup_size is {tuple(required)}, plan launches block {launch.block}")
+        raise ValidationError(
+            f"{where}: .reqd_workgroup_size is {tuple(required)}, plan launches block {launch.block}")
     if launch.total_lds > lds_limit:
         raise ValidationError(
-            f"{where}: LDS {launch.total_lds} bytes (static {launch.total_lds - launch.dynamic_lds} + dynamic "
+            f"{where}: LDS {launch.total_lds} bytes (static {launch.total_lds - launch.dynamic_lds} "
+            f"+ dynamic "
             f"{launch.dynamic_lds}) exceeds the target's {lds_limit} bytes ({lds_limit // 1024} KiB)"
         )
     gx, gy, gz = launch.grid
     if gx > MAX_GRID_X or gy > MAX_GRID_YZ or gz > MAX_GRID_YZ:
-        raise ValidationError(f"{where}: grid {launch.grid} exceeds ({MAX_GRID_X}, {MAX_GRID_YZ}, {MAX_GRID_YZ})")
+        raise ValidationError(
+            f"{where}: grid {launch.grid} exceeds ({MAX_GRID_X}, {MAX_GRID_YZ}, {MAX_GRID_YZ})")
     if gx * launch.block[0] > MAX_GLOBAL_X:
-        raise ValidationError(f"{where}: grid x * block x = {gx * launch.block[0]} exceeds {MAX_GLOBAL_X}")
+        raise ValidationError(
+            f"{where}: grid x * block x = {gx * launch.block[0]} exceeds {MAX_GLOBAL_X}")
 
 
 def check_plan(
@@ -186,7 +192,8 @@ def check_plan(
         except Exception as e:  # the user's plan raised: show it as a plan failure for this shape
             raise ValidationError(f"plan({label}) raised {type(e).__name__}: {e}") from None
         if not (isinstance(result, tuple) and len(result) == 2):
-            raise ValidationError(f"plan({label}) must return (out, launches), returned {type(result).__name__}")
+            raise ValidationError(
+                f"plan({label}) must return (out, launches), returned {type(result).__name__}")
         out, launches = result
         if not hasattr(out, "data_ptr"):
             raise ValidationError(f"plan({label}) must return a tensor as out, returned {type(out).__name__}")

@@ -27,8 +27,10 @@ CASES = (
             f"kernel 'mm_tile' {SHAPE}: LDS 204800 bytes (static 0 + dynamic 204800) exceeds the target's "
             "163840 bytes (160 KiB)"),
     BadPlan("struct_8_bytes_short", '        ("count", ctypes.c_longlong),\n', "",
-            f"kernel 'mm_reduce' arg 0: metadata says by_value size 32, plan's struct ReduceArgs is 24 bytes {SHAPE}"),
-    BadPlan("unknown_kernel", 'KERNELS = ("mm_tile", "mm_reduce")', 'KERNELS = ("mm_tile", "mm_reduce", "mm_nope")',
+            "kernel 'mm_reduce' arg 0: metadata says by_value size 32, plan's struct ReduceArgs is 24 bytes "
+            f"{SHAPE}"),
+    BadPlan("unknown_kernel", 'KERNELS = ("mm_tile", "mm_reduce")',
+            'KERNELS = ("mm_tile", "mm_reduce", "mm_nope")',
             "KERNELS names 'mm_nope', which the code object does not have (it has: mm_reduce, mm_tile)"),
     BadPlan("too_few_args", TILE_ARGS, "(a, b_q, b_scale, partial, m, n, k)",
             f"kernel 'mm_tile': metadata has 8 explicit arguments, plan passes 7 {SHAPE}"),
@@ -38,11 +40,13 @@ CASES = (
             "kernel 'mm_tile' arg 0: a view of another tensor is passed; pass the input, the output or a "
             f"workspace tensor itself and give offsets as integer arguments {SHAPE}"),
     BadPlan("imports_numpy", "import ctypes\n", "import ctypes\n\nimport numpy\n",
-            "imports_numpy/launch.py:4: the plan imports 'numpy'; it is pasted into the submission, so it may "
-            "import only ctypes, math, struct, torch"),
-    BadPlan("banned_word", '"""Plan of the test project', '"""Plan (no CUDA Streams here) of the test project',
+            "imports_numpy/launch.py:4: the plan imports 'numpy'; it is pasted into the submission, "
+            "so it may import only ctypes, math, struct, torch"),
+    BadPlan("banned_word", '"""Plan of the test project',
+            '"""Plan (no CUDA Streams here) of the test project',
             "banned_word/launch.py:1: the plan contains the word 'Stream', which the leaderboard rejects"),
     BadPlan("plan_raises", "    splits = 2 if k >= 1024 else 1",
-            '    splits = 2 if k >= 1024 else 1\n    if m == 64:\n        raise ValueError("no tile for m=64")',
+            '    splits = 2 if k >= 1024 else 1\n'
+            '    if m == 64:\n        raise ValueError("no tile for m=64")',
             "plan(m=64 n=3072 k=1536) raised ValueError: no tile for m=64"),
 )

@@ -84,7 +84,8 @@ def test_prebuilt_code_object(built, tmp_path):
     (found,) = load_code_objects(built.output)
     co = tmp_path / "mm.co"
     co.write_bytes(found.data)
-    r = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "pre.py", kernels=PROJECT, code_objects=(co,)))
+    r = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "pre.py", kernels=PROJECT,
+                           code_objects=(co,)))
     assert r.blobs[0].sha256 == built.blobs[0].sha256
 
 
@@ -163,7 +164,8 @@ def test_prebuilt_offload_bundle_picks_the_gfx950_entry(built, compile_co, tmp_p
         ("hipv4-amdgcn-amd-amdhsa--gfx942", compile_co(source, arch="gfx942")),
         ("hipv4-amdgcn-amd-amdhsa--gfx950:sramecc+:xnack-", compile_co(source, arch="gfx950")),
     ]))
-    r = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "b.py", kernels=PROJECT, code_objects=(fatbin,)))
+    r = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "b.py", kernels=PROJECT,
+                           code_objects=(fatbin,)))
     (found,) = load_code_objects(r.output)
     assert found.read().processor == "gfx950"
     assert hashlib.sha256(compile_co(source, arch="gfx950")).hexdigest() == r.blobs[0].sha256

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from submitgen.cli import cli
-from submitgen.lint import BANNED_WORD
+from submitgen.rules import BANNED_WORD
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 UNKNOWN_LINE = ("1: header: unknown leaderboard 'amd-mxfp4-gemm' (fix: use one of amd-mxfp4-mm, "

@@ -19,8 +19,8 @@ from elftools.elf.elffile import ELFFile
 
 from submitgen import toolchain
 from submitgen.codeobject import read_code_object
-from submitgen.lint import BANNED_WORD
 from submitgen.problems import get_problem
+from submitgen.rules import BANNED_WORD
 
 REPO = Path(__file__).resolve().parent.parent
 KERNELS = REPO / "kernels"

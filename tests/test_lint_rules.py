@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
+from submitgen.errors import LintError
 from submitgen.lint import (
-    BANNED_WORD,
-    LintError,
     LintFinding,
     lint_file,
     lint_text,
     read_header,
     render_findings,
 )
-from submitgen.payload import PAYLOAD_LIMIT, estimate_payload
+from submitgen.payload import estimate_payload
+from submitgen.rules import BANNED_WORD, PAYLOAD_LIMIT
 
 HEADER = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n"
 BODY = "import torch\n\n\ndef custom_kernel(data):\n    return data[0]\n"

@@ -25,8 +25,8 @@ def test_read_golden_provenance():
 
 def test_only_the_first_comment_block_counts():
     assert provenance.read("import os\n" + provenance.format_line({"version": "1"}) + "\n") is None
-    assert provenance.read("#!POPCORN leaderboard x\n" + provenance.format_line({"co": "ab,cd"})).code_objects == (
-        "ab", "cd")
+    text = "#!POPCORN leaderboard x\n" + provenance.format_line({"co": "ab,cd"})
+    assert provenance.read(text).code_objects == ("ab", "cd")
 
 
 def test_inspect_reads_it_back(tmp_path):
@@ -44,7 +44,8 @@ def test_inspect_reads_it_back(tmp_path):
 def test_inspect_flags_a_blob_swapped_after_the_build(tmp_path, compile_co):
     """Someone pastes another code object into a built file: the provenance no longer matches."""
     other = tmp_path / "other.co"
-    other.write_bytes(compile_co('#include <submitgen/device.h>\nextern "C" __global__ void k(int* p) { *p = 1; }'))
+    other.write_bytes(compile_co('#include <submitgen/device.h>\n'
+                                 'extern "C" __global__ void k(int* p) { *p = 1; }'))
     swapped = tmp_path / "swapped.py"
     build(BuildOptions(problem="mxfp4-mm", output=swapped, kernels=TESTS / "projects" / "mm_basic",
                        code_objects=(TESTS / "golden" / "mm_basic.co",)))

@@ -22,7 +22,8 @@ class AmdBackend:
         from .. import toolchain
 
         result = toolchain.compile_sources(sources, arch=arch, compiler=compiler, use_cache=use_cache)
-        return Image(result.code_object, label)
+        # the model the toolchain's read-back made, if it keeps one: the build need not parse again
+        return Image(result.code_object, label, getattr(result, "parsed", None))
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
         from ..containers import load_code_objects
@@ -35,6 +36,8 @@ class AmdBackend:
     def read(self, image: Image) -> Any:
         from ..codeobject import read_code_object
 
+        if image.parsed is not None:
+            return image.parsed
         return read_code_object(image.data, source=image.source)
 
     def lds_limit(self, code_object: Any) -> int:
@@ -50,3 +53,4 @@ class AmdBackend:
 
         o = occupancy(kernel, code_object.processor, block, dynamic_lds=dynamic_lds)
         return f"{o.waves_per_simd} waves/SIMD (limited by {', '.join(o.limited_by)})"
+

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,6 +15,7 @@ class Image:
 
     data: bytes
     source: str  # how messages name it: "mm_basic (gfx950)", a path, ...
+    parsed: Any = field(default=None, compare=False)  # the reader's model, when making it read one
 
 
 class Backend(Protocol):

@@ -1,0 +1,72 @@
+"""The README's command table matches the CLI: every command is listed, every option a row names
+exists on that command (as `--help` shows it), and a row that spells an option's values
+(`--launcher ctypes|cpp|aql`) spells exactly the CLI's choices."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from submitgen.cli import cli
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _rows() -> dict[str, str]:
+    """command name -> its table row, from README's "## Commands" section."""
+    section = README.read_text().split("## Commands", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        m = re.match(r"\| `submitgen (\w+)", line)
+        if m:
+            rows[m.group(1)] = line
+    return rows
+
+
+def _mentions(row: str) -> list[tuple[str, str | None]]:
+    """(option, value) for every `-x VALUE` / `--opt VALUE` spelled in a row's code spans."""
+    found = []
+    for span in re.findall(r"`([^`]+)`", row):
+        tokens = span.replace("\\|", "|").split()
+        for i, tok in enumerate(tokens):
+            if re.fullmatch(r"--?[a-zA-Z][\w-]*", tok):
+                value = tokens[i + 1] if i + 1 < len(tokens) and not tokens[i + 1].startswith("-") else None
+                found.append((tok, value))
+    return found
+
+
+def _help(command: str) -> str:
+    r = CliRunner().invoke(cli, [command, "--help"], terminal_width=100)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def test_every_command_has_a_row():
+    assert sorted(_rows()) == sorted(cli.commands)
+
+
+@pytest.mark.parametrize("command", sorted(cli.commands))
+def test_row_options_exist_with_their_choices(command):
+    row = _rows()[command]
+    help_text = _help(command)
+    params = {opt: p for p in cli.commands[command].params for opt in p.opts}
+    for option, value in _mentions(row):
+        assert option in params, f"README names {option} for `{command}`, which has no such option"
+        assert re.search(rf"(^|[\s,]){re.escape(option)}[\s,=]", help_text, re.M), (command, option)
+        choice = params[option].type
+        if value and isinstance(choice, click.Choice):
+            spelled = value.split("|")
+            if len(spelled) > 1:
+                assert spelled == list(choice.choices), f"{option}: README {spelled}, CLI {choice.choices}"
+            else:
+                assert value in choice.choices, f"{option}: README {value!r}, CLI {choice.choices}"
+
+
+def test_the_table_was_read():
+    """Guard against a parser that finds nothing: the build row names its known options."""
+    options = [o for o, _ in _mentions(_rows()["build"])]
+    assert {"-o", "--kernels", "--co", "--launcher", "--compress", "--target"} <= set(options)
