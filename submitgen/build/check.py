@@ -1,0 +1,66 @@
+"""Stage 3: check the objects against the build's target and run the plan against them, for
+every test and benchmark shape; nothing is rendered unless every launch fits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import ValidationError
+from ..options import Launcher
+from ..plan import load_plan_module
+from ..validate import KernelLayout, PlanCheck, aql_layouts, check_plan, kernel_layout, missing_kernels_error
+from .values import Checked, EmbeddedObject, KernelSummary, Prepared
+
+
+def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
+    """Every object is for ``arch`` and has no error finding; the first one's target ID."""
+    for obj in objects:
+        co = obj.code_object
+        if co.processor != arch:
+            raise ValidationError(f"{obj.source}: code object is for {co.processor}, the build is for {arch}")
+        errors = [f for f in co.findings if f.severity == "error"]
+        if errors:
+            raise ValidationError(f"{obj.source}: {errors[0].message}")
+    return objects[0].code_object.target_id
+
+
+def layouts(objects: Sequence[EmbeddedObject], wanted: Sequence[str]) -> tuple[KernelLayout, ...]:
+    """The layout of every name the plan may launch, from the object that serves it."""
+    found: dict[str, KernelLayout] = {}
+    for index, obj in enumerate(objects):
+        for b in obj.kernels:
+            kernel = next(k for k in obj.code_object.kernels if k.name == b.kernel)
+            found.setdefault(b.name, kernel_layout(kernel, index, b.name))
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        raise missing_kernels_error(missing, [k.name for o in objects for k in o.code_object.kernels])
+    return tuple(found[n] for n in wanted)
+
+
+def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[KernelLayout],
+               plan: PlanCheck) -> tuple[KernelSummary, ...]:
+    blocks = plan.block_sizes()
+    dyn = plan.max_dynamic_lds()
+    out = []
+    for layout in table:
+        co = objects[layout.blob].code_object
+        kernel = next(k for k in co.kernels if k.name == layout.symbol_name)
+        block = blocks.get(layout.name, 0)
+        occupancy = p.backend.occupancy_text(co, kernel, block, dyn.get(layout.name, 0))
+        out.append(KernelSummary(
+            kernel.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
+            kernel.vgpr_spill_count + kernel.sgpr_spill_count, kernel.group_segment_fixed_size,
+            kernel.private_segment_fixed_size, block, occupancy,
+        ))
+    return tuple(out)
+
+
+def check(p: Prepared, objects: tuple[EmbeddedObject, ...]) -> Checked:
+    target_id = check_target(objects, p.arch)
+    table = layouts(objects, p.project.kernels)
+    plan_module = load_plan_module(p.project)
+    code_objects = [o.code_object for o in objects]
+    lds_limit = p.backend.lds_limit(code_objects[0])
+    plan = check_plan(plan_module, p.problem, code_objects, table, lds_limit)
+    aql = aql_layouts(code_objects, table) if p.options.launcher == Launcher.AQL else ()
+    return Checked(target_id, table, plan, aql, _summaries(p, objects, table, plan))

@@ -1,0 +1,88 @@
+"""Stage 4: render the submission text from the checked objects (embed, provenance, template)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import __version__
+from ..embed import Blob, embed
+from ..options import Launcher
+from ..provenance import format_line
+from ..render import SubmissionContext, render
+from .values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
+
+
+def sources_digest(paths: Sequence[Path]) -> str:
+    """sha256 over each file's name and bytes, in order: the provenance's ``sources``."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def command_line(opts: BuildOptions, problem_name: str) -> str:
+    """The build command, from the options (never from paths on this machine), for the header;
+    options left at their defaults are left out."""
+    default = BuildOptions(problem=problem_name)
+    parts = ["submitgen", "build", problem_name]
+    if opts.kernels:
+        parts += ["--kernels", Path(opts.kernels).name]
+    for co in opts.code_objects:
+        parts += ["--co", Path(co).name]
+    if opts.target != default.target:
+        parts += ["--target", str(opts.target)]
+    if opts.arch:
+        parts += ["--arch", opts.arch]
+    if opts.compress != default.compress:
+        parts += ["--compress", str(opts.compress)]
+    if not opts.allow_fallback:
+        parts.append("--no-fallback")
+    if opts.reuse_output:
+        parts.append("--reuse-output")
+    if opts.launcher == Launcher.AQL:
+        parts += ["--launcher", str(opts.launcher), "--allow-own-queue"]
+    return " ".join(parts)
+
+
+def provenance_line(p: Prepared, checked: Checked, blobs: Sequence[Blob]) -> str:
+    opts = p.options
+    return format_line({
+        "version": __version__,
+        "arch": p.arch,
+        "target": checked.target_id,
+        "kernels": ",".join(k.name for k in checked.layouts),
+        "sources": sources_digest((*p.project.sources, p.project.plan_path)),
+        "co": ",".join(b.sha256 for b in blobs),
+        "compress": str(opts.compress),
+        "launcher": str(opts.launcher),
+    })
+
+
+def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked) -> Rendered:
+    opts = p.options
+    blobs = tuple(embed(o.image, opts.compress) for o in objects)
+    ctx = SubmissionContext(
+        header_lines=tuple(p.problem.header_lines()),
+        provenance=provenance_line(p, checked, blobs),
+        version=__version__,
+        project=p.project.root.name,
+        command=command_line(opts, p.problem.name),
+        leaderboard=p.problem.leaderboard,
+        target_id=checked.target_id,
+        arch=p.arch,
+        runtime=p.backend.runtime,
+        launcher=str(opts.launcher),
+        compress=str(opts.compress),
+        blobs=blobs,
+        kernels=checked.layouts,
+        leaves_source=p.problem.leaves_source,
+        fallback_source=p.problem.fallback_source,
+        plan_name=f"{p.project.root.name}/{p.project.plan_path.name}",
+        plan_source=p.project.plan_source,
+        allow_fallback=opts.allow_fallback,
+        reuse_output=opts.reuse_output,
+        aql=checked.aql,
+    )
+    return Rendered(ctx, render(ctx))

@@ -1,0 +1,121 @@
+"""The frozen values that cross the build's stages (prepare -> produce objects -> check ->
+render -> verify -> write)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..backends import Backend
+from ..embed import Blob
+from ..options import Compress, Launcher, Target
+from ..payload import PayloadEstimate
+from ..plan import KernelProject
+from ..problems import Problem
+from ..render import SubmissionContext
+from ..validate import AqlLayout, KernelLayout, PlanCheck
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    problem: str
+    output: Path = Path("submission.py")
+    kernels: Path | None = None  # kernel project folder; default: the shipped one for the problem
+    code_objects: tuple[Path, ...] = ()  # prebuilt code objects instead of compiling
+    arch: str | None = None  # default: the backend's (gfx950 for amd, sm_90 for cuda)
+    target: Target = Target.AMD
+    compress: Compress = Compress.LZMA
+    allow_fallback: bool = True
+    reuse_output: bool = False  # return one output tensor per shape instead of a fresh one per call
+    launcher: Launcher = Launcher.CTYPES
+    allow_own_queue: bool = False  # --launcher aql for a leaderboard problem: build it anyway, warn loudly
+    compiler: str | None = None
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Options checked and resolved: the problem, the backend, the arch and the kernel project."""
+
+    options: BuildOptions  # with target, launcher and compress as enum members
+    problem: Problem
+    backend: Backend
+    arch: str
+    project: KernelProject
+
+
+@dataclass(frozen=True)
+class KernelBinding:
+    """A name the plan launches and the kernel (symbol name) that serves it in one object."""
+
+    name: str
+    kernel: str
+
+
+@dataclass(frozen=True)
+class EmbeddedObject:
+    """One code object the submission embeds: its bytes, parsed once, and the launch names it serves."""
+
+    image: bytes
+    source: str  # how messages name it
+    code_object: Any  # the backend reader's model (CodeObject, CubinObject)
+    kernels: tuple[KernelBinding, ...]
+
+
+@dataclass(frozen=True)
+class KernelSummary:
+    name: str
+    vgprs: int
+    agprs: int
+    sgprs: int
+    spills: int
+    static_lds: int
+    scratch: int
+    block: int
+    occupancy: str  # "8 waves/SIMD (limited by vgpr)"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The objects checked against the target and the plan, for every shape."""
+
+    target_id: str
+    layouts: tuple[KernelLayout, ...]
+    plan: PlanCheck
+    aql: tuple[AqlLayout, ...]
+    kernels: tuple[KernelSummary, ...]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    context: SubmissionContext
+    text: str
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A rendered file that passed every check, with what lint measured."""
+
+    rendered: Rendered
+    checks: tuple[str, ...]
+    payload: PayloadEstimate
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    output: Path
+    text: str
+    problem: Problem
+    target_id: str
+    blobs: tuple[Blob, ...]
+    raw_base64_chars: int
+    kernels: tuple[KernelSummary, ...]
+    plan: PlanCheck
+    payload: PayloadEstimate
+    checks: tuple[str, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def size(self) -> int:
+        return len(self.text.encode())
