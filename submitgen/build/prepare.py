@@ -11,7 +11,6 @@ from ..errors import OptionError
 from ..options import Compress, Launcher, Target, parse
 from ..plan import load_project
 from ..problems import get_problem
-from ..resources import kernels_dir
 from .values import BuildOptions, Prepared
 
 OWN_QUEUE_REFUSAL = (
@@ -51,5 +50,5 @@ def prepare(opts: BuildOptions) -> Prepared:
     backend = get_backend(opts.target)
     _check_launcher(opts, backend.launchers, problem.leaderboard)
     arch = opts.arch or backend.default_arch
-    project = load_project(Path(opts.kernels) if opts.kernels else kernels_dir() / problem.kernel_dir)
+    project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project)
     return Prepared(opts, problem, backend, arch, project)
