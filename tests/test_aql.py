@@ -207,7 +207,7 @@ def test_allow_own_queue_warns_loudly_and_marks_the_file(tmp_path):
     assert result.output.splitlines()[2] == loud
     text = out.read_text()
     assert "# NOT FOR LEADERBOARD SUBMISSION: MUST NOT BE SUBMITTED TO amd-mxfp4-mm OR ANY LEADERBOARD.\n" in text
-    assert "# Rebuild it with: submitgen build mxfp4-mm --launcher aql --allow-own-queue\n" in text
+    assert "# Rebuild it with:\n#   submitgen build mxfp4-mm --launcher aql --allow-own-queue\n" in text
     assert "stream" not in text.lower()
     # and lint, run on the file it wrote, flags the queue at the line that creates it
     lint = CliRunner().invoke(cli, ["lint", str(out)])

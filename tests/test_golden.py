@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,13 @@ def test_banned_word_in_base64_is_re_encoded(monkeypatch):
     blob = embed.embed(b"\x7fELF" + bytes(100))
     assert blob.setting != "unlucky" and blob.setting in {name for name, _ in real}
     assert "stream" not in blob.text.lower()
+
+
+def test_goldens_pass_ruff():
+    """Every golden submission passes ruff's pycodestyle, pyflakes, warning and import-order rules
+    at the project's line length: the pasted code's imports are hoisted into one block."""
+    goldens = sorted(str(p) for p in GOLDEN.glob("*.py"))
+    assert len(goldens) == len(CASES)
+    r = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "E,F,W,I", "--output-format", "concise",
+                        *goldens], cwd=TESTS.parent, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -17,7 +17,8 @@ def test_wheel_ships_templates_and_kernels_and_builds(tmp_path):
                     "-w", str(wheels), str(REPO)], check=True, capture_output=True)
     (wheel,) = wheels.glob("submitgen-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "submitgen/_data/templates/submission.py.j2" in names
+    for template in ("skeleton.py.j2", "launcher/ctypes.py.j2", "launcher/cpp_host.cpp", "runtime/hsa.py.j2"):
+        assert f"submitgen/_data/templates/{template}" in names
     assert "submitgen/_data/kernels/include/submitgen/device.h" in names
     assert "submitgen/_data/kernels/mxfp4_mm/launch.py" in names
     site = tmp_path / "site"

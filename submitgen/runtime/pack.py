@@ -3,6 +3,13 @@
 #   name -> (explicit_bytes, ((offset, size, kind, type_name), ...))
 # kind is the metadata .value_kind of each explicit argument; a CUDA cubin does not tell pointers
 # from values, so its parameters are "cuda_param": a tensor fits an 8-byte one, a value any size.
+import ctypes
+import struct
+
+# Where a pointer slot of a packed launch gets its address (a slot's source); an input tensor's
+# source is its index in the problem's leaves (>= 0).
+SG_SLOT_OUT = -1  # the output tensor
+SG_SLOT_WORKSPACE = -2  # a workspace the plan allocated, kept with the shape's launches
 
 
 class SgPlanError(ValueError):
@@ -21,7 +28,7 @@ class SgPacked:
         self.block = block
         self.lds = lds
         self.kernarg = kernarg  # bytearray: explicit kernel arguments
-        self.slots = slots  # ((byte offset, source), ...); source: leaf index, -1 = out, -2 = workspace
+        self.slots = slots  # ((byte offset, source), ...); source: leaf index or SG_SLOT_*
         self.workspaces = workspaces  # ((byte offset, tensor), ...): allocated by the plan, kept per shape
 
 
@@ -41,7 +48,7 @@ def _sg_dims(kernel, what, value):
 
 def _sg_source(kernel, where, t, leaves, out):
     if t is out:
-        return -1
+        return SG_SLOT_OUT
     for i, leaf in enumerate(leaves):
         if t is leaf:
             return i
@@ -51,12 +58,10 @@ def _sg_source(kernel, where, t, leaves, out):
             f"kernel '{kernel}' {where}: a view of another tensor is passed; pass the input, the output "
             "or a workspace tensor itself and give offsets as integer arguments"
         )
-    return -2
+    return SG_SLOT_WORKSPACE
 
 
 def _sg_scalar(kernel, where, size, type_name, value):
-    import struct
-
     is_float = isinstance(value, float)
     tn = (type_name or "").replace("const", "").strip()
     if tn in ("float", "double", "half", "_Float16", "__fp16") and not is_float:
@@ -65,10 +70,14 @@ def _sg_scalar(kernel, where, size, type_name, value):
         raise SgPlanError(f"kernel '{kernel}' {where}: metadata says {tn}, plan passes float {value!r}")
     if is_float:
         if size not in (4, 8):
-            raise SgPlanError(f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes a float")
+            raise SgPlanError(
+                f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes a float"
+            )
         return struct.pack("<f" if size == 4 else "<d", value)
     if size not in (1, 2, 4, 8):
-        raise SgPlanError(f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes an int")
+        raise SgPlanError(
+            f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes an int"
+        )
     bits = 8 * size
     if not -(1 << (bits - 1)) <= value < (1 << bits):
         raise SgPlanError(f"kernel '{kernel}' {where}: {value} does not fit the {size}-byte argument")
@@ -76,8 +85,6 @@ def _sg_scalar(kernel, where, size, type_name, value):
 
 
 def _sg_struct(kernel, where, size, offset, cls, fields, leaves, out, slots, workspaces):
-    import ctypes
-
     if not (isinstance(cls, type) and issubclass(cls, ctypes.Structure)) or not isinstance(fields, dict):
         raise SgPlanError(
             f"kernel '{kernel}' {where}: a struct is passed as (ctypes.Structure subclass, dict of fields), "
@@ -103,11 +110,12 @@ def _sg_struct(kernel, where, size, offset, cls, fields, leaves, out, slots, wor
             field = getattr(cls, name)
             if field.size != 8:
                 raise SgPlanError(
-                    f"kernel '{kernel}' {where}: field '{name}' gets a tensor but is {field.size} bytes, not a pointer"
+                    f"kernel '{kernel}' {where}: field '{name}' gets a tensor but is {field.size} bytes, "
+                    "not a pointer"
                 )
             src = _sg_source(kernel, f"{where} field '{name}'", value, leaves, out)
             slots.append((offset + field.offset, src))
-            if src == -2:
+            if src == SG_SLOT_WORKSPACE:
                 workspaces.append((offset + field.offset, value))
         else:
             values[name] = value
@@ -146,15 +154,18 @@ def sg_pack(table, launch, leaves, out):
         where = f"arg {i}"
         if hasattr(value, "data_ptr"):
             if kind != "global_buffer" and not (kind == "cuda_param" and size == 8):
-                raise SgPlanError(f"kernel '{kernel}' {where}: metadata says {kind} size {size}, plan passes a tensor")
+                raise SgPlanError(
+                    f"kernel '{kernel}' {where}: metadata says {kind} size {size}, plan passes a tensor"
+                )
             src = _sg_source(kernel, where, value, leaves, out)
             slots.append((offset, src))
-            if src == -2:
+            if src == SG_SLOT_WORKSPACE:
                 workspaces.append((offset, value))
             continue
         if kind == "global_buffer":
             raise SgPlanError(
-                f"kernel '{kernel}' {where}: metadata says global_buffer size {size}, plan passes {type(value).__name__}"
+                f"kernel '{kernel}' {where}: metadata says global_buffer size {size}, "
+                f"plan passes {type(value).__name__}"
             )
         if kind not in ("by_value", "cuda_param"):
             raise SgPlanError(f"kernel '{kernel}' {where}: value_kind {kind} cannot be passed by a plan")
@@ -164,7 +175,8 @@ def sg_pack(table, launch, leaves, out):
             data = _sg_scalar(kernel, where, size, type_name, value)
         else:
             raise SgPlanError(
-                f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes {type(value).__name__}"
+                f"kernel '{kernel}' {where}: metadata says by_value size {size}, "
+                f"plan passes {type(value).__name__}"
             )
         buf[offset:offset + size] = data
     return SgPacked(kernel, grid, block, lds, buf, tuple(slots), tuple(workspaces))

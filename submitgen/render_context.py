@@ -1,0 +1,84 @@
+"""The typed values the submission templates read. The build fills a :class:`RenderContext`;
+``render`` hands it to the templates whole (nothing flattened into strings), and the templates
+write every value taken from an input through the ``py`` filter (a Python literal)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .embed import Blob
+from .errors import RenderError
+
+# Which runtime templates each launcher can be rendered with.
+LAUNCHER_RUNTIMES = {"ctypes": ("hip", "cuda"), "cpp": ("hip",), "aql": ("hsa",)}
+
+
+@dataclass(frozen=True)
+class KernelEntry:
+    """One kernel a plan may launch: where its code lives and its explicit arguments."""
+
+    name: str  # the name the plan launches it by
+    image: int  # index of the code object that holds it
+    symbol: str  # its function symbol in that code object
+    explicit_bytes: int
+    args: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name)
+
+
+@dataclass(frozen=True)
+class AqlEntry:
+    """What ``--launcher aql`` needs of one kernel beyond :class:`KernelEntry`: the whole kernarg
+    segment and the hidden arguments at their metadata offsets."""
+
+    name: str
+    symbol: str  # NAME.kd
+    kernarg_segment_size: int
+    kernarg_segment_align: int
+    group_segment_fixed_size: int
+    private_segment_fixed_size: int
+    hidden: tuple[tuple[int, int, str], ...]  # (offset, size, value_kind)
+
+
+@dataclass(frozen=True)
+class Pasted:
+    """Python sources pasted into the submission; their imports are hoisted to the top."""
+
+    leaves: str  # _sg_leaves(data), _sg_key(data)
+    fallback: str  # _sg_fallback(data)
+    plan: str  # the kernel project's launch.py
+    plan_name: str  # "project/launch.py", for the section comment
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """Everything the submission templates read; nothing else reaches them."""
+
+    header_lines: tuple[str, ...]
+    provenance: str
+    version: str
+    project: str
+    command: str
+    leaderboard: str
+    target_id: str
+    arch: str
+    runtime: str  # "hip" | "cuda" | "hsa"
+    launcher: str  # "ctypes" | "cpp" | "aql"
+    compress: str
+    blobs: tuple[Blob, ...]
+    kernels: tuple[KernelEntry, ...]
+    pasted: Pasted
+    allow_fallback: bool
+    reuse_output: bool = False
+    aql: tuple[AqlEntry, ...] = ()  # --launcher aql only
+
+    def __post_init__(self) -> None:
+        allowed = LAUNCHER_RUNTIMES.get(self.launcher)
+        if allowed is None:
+            raise RenderError(f"launcher must be one of {', '.join(LAUNCHER_RUNTIMES)}, got {self.launcher!r}")
+        if self.runtime not in allowed:
+            raise RenderError(
+                f"launcher {self.launcher} renders with runtime {' or '.join(allowed)}, got {self.runtime!r}"
+            )
+
+    @property
+    def runtime_name(self) -> str:
+        return {"hip": "HIP", "cuda": "CUDA driver", "hsa": "HSA"}[self.runtime]
