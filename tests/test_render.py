@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-import submitgen.build as build_module
-from submitgen.build import BuildOptions, build
+from submitgen.build import BuildOptions, build, emit
 from submitgen.errors import RenderError
 from submitgen.render import RenderContext, SubmissionContext, comment_text, py_literal, render
 
@@ -37,26 +34,22 @@ def test_comment_text_stays_on_its_line():
     assert comment_text("a\nimport os") == "'a\\nimport os'"
 
 
-def test_the_earlier_flat_context_renders_the_same_file(tmp_path, monkeypatch):
-    seen: list[RenderContext] = []
+def test_the_earlier_flat_context_renders_as_its_render_context(tmp_path, monkeypatch):
+    seen: list = []
 
     def spy(ctx):
         seen.append(ctx)
         return render(ctx)
 
-    monkeypatch.setattr(build_module, "render", spy)
+    monkeypatch.setattr(emit, "render", spy)
     built = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py", kernels=TESTS / "projects" / "mm_basic",
                                code_objects=(TESTS / "golden" / "mm_basic.co",), launcher="aql", allow_own_queue=True))
-    (ctx,) = seen
-    flat = SubmissionContext(
-        ctx.header_lines, ctx.provenance, ctx.version, ctx.project, ctx.command, ctx.leaderboard, ctx.target_id,
-        ctx.arch, "hip", ctx.launcher, ctx.compress, ctx.blobs,
-        tuple(SimpleNamespace(name=k.name, blob=k.image, explicit_bytes=k.explicit_bytes, layout=k.args)
-              for k in ctx.kernels),
-        ctx.pasted.leaves, ctx.pasted.fallback, ctx.pasted.plan_name, ctx.pasted.plan, ctx.allow_fallback,
-        ctx.reuse_output, tuple(SimpleNamespace(**dataclasses.asdict(a)) for a in ctx.aql),
-    )
-    assert render(flat) == built.text
+    (flat,) = seen
+    assert isinstance(flat, SubmissionContext)
+    ctx = flat.to_render_context()
+    assert (ctx.runtime, ctx.launcher) == ("hsa", "aql")
+    assert [(k.name, k.image, k.symbol) for k in ctx.kernels] == [("mm_tile", 0, "mm_tile"), ("mm_reduce", 0, "mm_reduce")]
+    assert render(ctx) == built.text
 
 
 def test_a_launcher_renders_only_with_its_runtimes():
