@@ -217,21 +217,25 @@ def check_signature(spec: TritonSpec, fn) -> dict[str, str]:
     a TritonCompileError naming each difference."""
     params = [(p.name, bool(p.is_constexpr)) for p in fn.params]
     names = [n for n, _ in params]
-    sig, values = dict(spec.signature), dict(spec.constexprs)
-    problems = []
-    for label, bad in (
-        ("missing from the signature", [n for n in names if n not in sig]),
-        ("not parameters of the kernel", [n for n in sig if n not in names]),
-        ("constexpr parameters not typed 'constexpr'", [n for n, c in params if c and n in sig and sig[n] != "constexpr"]),
-        ("'constexpr' entries without a value in constexprs", [n for n, t in sig.items() if t == "constexpr" and n not in values]),
-        ("constexprs values for entries not typed 'constexpr'", [n for n in values if sig.get(n) != "constexpr"]),
-    ):
-        if bad:
-            problems.append(f"{label}: {', '.join(bad)}")
+    sig = dict(spec.signature)
+    problems = [f"{label}: {', '.join(bad)}" for label, bad in _signature_differences(params, sig, spec) if bad]
     if problems:
         raise _fail(spec, f"specialization '{spec.name}': the signature does not match the kernel's parameters "
                           f"({', '.join(names)}): {'; '.join(problems)}")
     return {n: sig[n] for n in names}
+
+
+def _signature_differences(params: list[tuple[str, bool]], sig: dict[str, str], spec: TritonSpec):
+    names = {n for n, _ in params}
+    typed = {n for n, t in sig.items() if t == "constexpr"}
+    values = dict(spec.constexprs)
+    return (
+        ("missing from the signature", [n for n, _ in params if n not in sig]),
+        ("not parameters of the kernel", [n for n in sig if n not in names]),
+        ("constexpr parameters not typed 'constexpr'", [n for n, c in params if c and n in sig and n not in typed]),
+        ("'constexpr' entries without a value in constexprs", [n for n in sig if n in typed and n not in values]),
+        ("constexprs values for entries not typed 'constexpr'", [n for n in values if n not in typed]),
+    )
 
 
 def _check_options(spec: TritonSpec, backend, opts: dict) -> None:
