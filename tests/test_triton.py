@@ -187,3 +187,18 @@ def test_triton_not_installed_says_how_to_install(tmp_path):
                        timeout=120, cwd=REPO)
     assert r.stdout == ("Triton kernels need the triton package, which is not installed: "
                         "pip install 'submitgen[triton]'\n"), r.stderr
+
+
+def test_divisibility_hints_reach_the_compiler(tmp_path):
+    plain = compile_triton(spec_of(tmp_path, constexprs=(("BLOCK", 1024),)), "gfx950")
+    hinted_sig = tuple((n, t if t == "constexpr" else t + ":16") for n, t in SIG)
+    hinted = compile_triton(spec_of(tmp_path, signature=hinted_sig, constexprs=(("BLOCK", 1024),)), "gfx950")
+    assert hinted.spec.divisible_by_16 == ("x_ptr", "y_ptr", "out_ptr", "n") and plain.spec.divisible_by_16 == ()
+    assert hinted.image != plain.image  # 16-byte aligned pointers: Triton vectorises the loads (dwordx4)
+    (k,) = read_code_object(hinted.image, source="hinted").kernels
+    assert [a.size for a in k.args if not a.hidden] == [8, 8, 8, 4, 8, 8]
+    bad = tuple((n, "i32:8" if n == "n" else t) for n, t in SIG)
+    with pytest.raises(TritonCompileError) as e:
+        compile_triton(spec_of(tmp_path, signature=bad), "gfx950")
+    assert str(e.value).endswith("specialization 'add': parameter n: type 'i32:8' has an unknown hint (only ':16' "
+                                 "is accepted: a 16-byte aligned pointer or an integer divisible by 16)")

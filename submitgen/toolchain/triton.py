@@ -50,11 +50,17 @@ class TritonSpec:
     source: Path  # the .py file (for messages and line info)
     source_bytes: bytes  # its bytes, read once by the caller: what is compiled
     kernel: str  # the @triton.jit function in it
-    signature: tuple[tuple[str, str], ...]  # every parameter -> Triton type, or "constexpr"
+    signature: tuple[tuple[str, str], ...]  # every parameter -> Triton type ("*bf16", "i32:16"...) or "constexpr"
     constexprs: tuple[tuple[str, object], ...]  # value of every "constexpr" entry
     num_warps: int = 4
     num_stages: int = 2
     options: tuple[tuple[str, object], ...] = ()  # any other backend option (waves_per_eu, ...)
+
+    @property
+    def divisible_by_16(self) -> tuple[str, ...]:
+        """Parameters hinted ``:16``: pointers the launch must pass 16-byte aligned, integers it
+        must pass divisible by 16."""
+        return tuple(n for n, t in self.signature if t.endswith(":16"))
 
 
 @dataclass(frozen=True)
@@ -217,12 +223,28 @@ def check_signature(spec: TritonSpec, fn) -> dict[str, str]:
     a TritonCompileError naming each difference."""
     params = [(p.name, bool(p.is_constexpr)) for p in fn.params]
     names = [n for n, _ in params]
-    sig = dict(spec.signature)
+    sig = {n: t.partition(":")[0] for n, t in spec.signature}
     problems = [f"{label}: {', '.join(bad)}" for label, bad in _signature_differences(params, sig, spec) if bad]
     if problems:
         raise _fail(spec, f"specialization '{spec.name}': the signature does not match the kernel's parameters "
                           f"({', '.join(names)}): {'; '.join(problems)}")
     return {n: sig[n] for n in names}
+
+
+def divisibility_attrs(spec: TritonSpec, order: list[str]) -> dict[tuple[int], list[list]]:
+    """Triton's ahead-of-time hint spelling: a type ending in ``:16`` (``"*bf16:16"``, ``"i32:16"``)
+    promises a 16-byte aligned pointer or an integer divisible by 16, which lets Triton vectorise;
+    the launch must keep the promise."""
+    attrs = {}
+    for name, typ in spec.signature:
+        _, colon, hint = typ.partition(":")
+        if not colon:
+            continue
+        if hint != "16" or typ.startswith("constexpr"):
+            raise _fail(spec, f"specialization '{spec.name}': parameter {name}: type {typ!r} has an unknown hint "
+                              "(only ':16' is accepted: a 16-byte aligned pointer or an integer divisible by 16)")
+        attrs[(order.index(name),)] = [["tt.divisibility", 16]]
+    return attrs
 
 
 def _signature_differences(params: list[tuple[str, bool]], sig: dict[str, str], spec: TritonSpec):
@@ -278,8 +300,9 @@ def _compile(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
         warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION")
         fn = _kernel_of(spec, module, JITFunction)
         signature = check_signature(spec, fn)
+        attrs = divisibility_attrs(spec, list(signature))
         _check_options(spec, make_backend(target), opts)
-        src = ASTSource(fn=fn, signature=signature, constexprs=dict(spec.constexprs))
+        src = ASTSource(fn=fn, signature=signature, constexprs=dict(spec.constexprs), attrs=attrs)
         try:
             with _private_triton_cache():
                 compiled = triton.compile(src, target=target, options=opts)

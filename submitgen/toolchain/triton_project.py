@@ -4,7 +4,7 @@
         "mm_64x128": {                      # the launch name the plan uses
             "source": "mxfp4_mm.py",        # a .py file in the project folder
             "kernel": "mxfp4_mm_kernel",    # the @triton.jit function in it
-            "signature": {"a_ptr": "*u8", "M": "i32", "BLOCK_M": "constexpr"},
+            "signature": {"a_ptr": "*u8:16", "M": "i32", "BLOCK_M": "constexpr"},  # ":16": docs/triton.md
             "constexprs": {"BLOCK_M": 64},
             "num_warps": 4, "num_stages": 2,  # optional (defaults 4 and 2)
             "options": {"waves_per_eu": 2},    # optional: any other backend option
