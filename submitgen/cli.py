@@ -89,7 +89,8 @@ def toolchain_cmd(as_json: bool, compiler: str | None, arches: tuple[str, ...]) 
 
     found = toolchain.discover(compiler=compiler, arches=arches or toolchain.KNOWN_ARCHES)
     if as_json:
-        emit_json({"cache_dir": str(toolchain.cache_dir()), "toolchains": toolchain.describe(found)})
+        emit_json({"cache_dir": str(toolchain.cache_dir()), "toolchains": toolchain.describe(found),
+                   **toolchain.describe_extras()})
     else:
         click.echo(toolchain.format_table(found, arches or toolchain.KNOWN_ARCHES))
 

@@ -408,11 +408,29 @@ def test_cli_toolchain_table_and_json():
     header, first = r.output.splitlines()[:2]
     assert header.split()[:2] == ["#", "origin"] and "gfx950" in header and "gfx942" in header
     assert "bundled" in r.output and "clang version 22" in r.output
+    text = r.output
     r = CliRunner().invoke(cli, ["toolchain", "--json"])
     data = json.loads(r.output)
     bundled = [t for t in data["toolchains"] if t["origin"] == "bundled"][0]
     assert bundled["arches"] == ["gfx942", "gfx950"] and bundled["version"].startswith("clang version")
     assert bundled["linker"][-1] == "ld.lld"
+    extras = toolchain.describe_extras()
+    assert data["triton"] == extras["triton"] and data["hipheaders"] == extras["hipheaders"]
+    if extras["triton"]:
+        assert f"triton: {extras['triton']['version']} (gfx950, gfx942, sm_90)" in text
+    else:
+        assert "triton: not installed (pip install 'submitgen[triton]')" in text
+
+
+def test_toolchain_table_names_missing_extras(monkeypatch):
+    from submitgen.toolchain import hipheaders, triton
+
+    monkeypatch.setattr(hipheaders, "find_hip_headers", lambda: None)
+    monkeypatch.setattr(triton.importlib.util, "find_spec", lambda name: None)
+    lines = toolchain.format_table(()).splitlines()
+    assert lines == ["no AMDGPU compiler found; " + toolchain.discovery.INSTALL_HINT,
+                     "triton: not installed (pip install 'submitgen[triton]')",
+                     "HIP headers without ROCm: not installed (pip install 'submitgen[hipheaders]')"]
 
 
 def test_cli_compile_with_options_and_extra_flags(tmp_path):

@@ -7,7 +7,15 @@ from __future__ import annotations
 from .cache import cache_dir
 from .compile import CompileResult, check_code_object, compile_sources
 from .cuda import compile_cuda, find_nvcc
-from .discovery import KNOWN_ARCHES, Toolchain, describe, discover, format_table, select_toolchain
+from .discovery import (
+    KNOWN_ARCHES,
+    Toolchain,
+    describe,
+    describe_extras,
+    discover,
+    format_table,
+    select_toolchain,
+)
 from .options import CODE_OBJECT_VERSIONS, SOURCE_SUFFIXES, CompileOptions
 
 __all__ = [
@@ -22,6 +30,7 @@ __all__ = [
     "compile_cuda",
     "compile_sources",
     "describe",
+    "describe_extras",
     "discover",
     "find_nvcc",
     "format_table",

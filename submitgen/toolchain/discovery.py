@@ -255,10 +255,39 @@ def describe(found: Sequence[Toolchain]) -> list[dict]:
     return [tc.to_json() for tc in found]
 
 
+def describe_extras() -> dict:
+    """The optional front ends: Triton (``[triton]``) and HIP headers without ROCm (``[hipheaders]``);
+    None for one not installed."""
+    from ..errors import TritonMissingError
+    from . import hipheaders, triton
+
+    try:
+        version, where = triton.triton_version()
+        tri: dict | None = {"version": version, "path": where, "arches": list(triton.TARGETS)}
+    except TritonMissingError:
+        tri = None
+    hh = hipheaders.find_hip_headers()
+    hip = None if hh is None else {"clang_resource_dir": str(hh.resource_dir), "hip_include": str(hh.hip_include),
+                                   "device_libraries": [str(p) for p in hh.bitcode]}
+    return {"triton": tri, "hipheaders": hip}
+
+
+def _extras_lines() -> list[str]:
+    ex = describe_extras()
+    tri, hip = ex["triton"], ex["hipheaders"]
+    return [
+        f"triton: {tri['version']} ({', '.join(tri['arches'])})" if tri
+        else "triton: not installed (pip install 'submitgen[triton]')",
+        f"HIP headers without ROCm: {hip['hip_include']}" if hip
+        else "HIP headers without ROCm: not installed (pip install 'submitgen[hipheaders]')",
+    ]
+
+
 def format_table(found: Sequence[Toolchain], arches: Sequence[str] = KNOWN_ARCHES) -> str:
-    """The ``submitgen toolchain`` table: one row per toolchain, preferred first."""
+    """The ``submitgen toolchain`` table: one row per toolchain, preferred first, then the
+    optional front ends."""
     if not found:
-        return f"no AMDGPU compiler found; {INSTALL_HINT}"
+        return "\n".join([f"no AMDGPU compiler found; {INSTALL_HINT}", *_extras_lines()])
     rows = [("#", "origin", "compiler", "version", "headers", *arches)]
     for i, tc in enumerate(found, 1):
         marks = tuple("yes" if a in tc.arches else "no" for a in arches)
@@ -266,4 +295,4 @@ def format_table(found: Sequence[Toolchain], arches: Sequence[str] = KNOWN_ARCHE
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     notes = [f"{tc.origin} {a}: {why}" for tc in found for a, why in tc.probe_errors]
-    return "\n".join(lines + ([""] + notes if notes else []))
+    return "\n".join(lines + ([""] + notes if notes else []) + ["", *_extras_lines()])
