@@ -89,6 +89,31 @@ TRITON_SIGNATURE = (("a_ptr", "*u8"), ("b_ptr", "*u8"), ("as_ptr", "*u8"), ("bs_
                     ("BK", "constexpr"))
 
 
+def cold_and_warm(compile_once, repeat: int, cache_root: Path, prepare=None):
+    """Median seconds of a cold compile (empty cache folder) and of the warm one after it, and
+    the last cold result. ``compile_once()`` returns (result, cache_hit, image)."""
+    cold, warm = [], []
+    for i in range(repeat):
+        os.environ["SUBMITGEN_CACHE_DIR"] = str(cache_root / f"cache{i}")
+        if prepare:
+            prepare(cache_root / f"cache{i}")
+        t0 = time.perf_counter()
+        first, hit, image = compile_once()
+        cold.append(time.perf_counter() - t0)
+        assert not hit
+        t0 = time.perf_counter()
+        _, hit2, image2 = compile_once()
+        warm.append(time.perf_counter() - t0)
+        assert hit2 and image2 == image
+    return statistics.median(cold), statistics.median(warm), first
+
+
+def report(c: float, w: float, repeat: int, note: str = "") -> None:
+    print(f"  cold compile (median of {repeat}{note}): {c * 1000:8.1f} ms")
+    print(f"  warm compile (cache hit, median): {w * 1000:8.2f} ms")
+    print(f"  speed-up: {c / w:.0f}x  {'OK (>= 10x)' if c / w >= 10 else 'BELOW 10x'}")
+
+
 def bench_triton(d: Path, repeat: int) -> None:
     import importlib.util
 
@@ -99,23 +124,32 @@ def bench_triton(d: Path, repeat: int) -> None:
     src.write_text(TRITON_KERNEL)
     spec = TritonSpec("mm", src, src.read_bytes(), "mxfp4_mm_kernel", TRITON_SIGNATURE,
                       (("BM", 64), ("BN", 64), ("BK", 128)), 4, 2)
-    for arch in ("gfx950", "sm_90"):
-        cold, warm = [], []
-        for i in range(repeat):
-            os.environ["SUBMITGEN_CACHE_DIR"] = str(d / f"triton-cache-{arch}-{i}")
-            t0 = time.perf_counter()
+    for n, arch in enumerate(("gfx950", "sm_90")):
+        def once(arch=arch):
             a = compile_triton(spec, arch)
-            cold.append(time.perf_counter() - t0)
-            assert not a.cache_hit
-            t0 = time.perf_counter()
-            b = compile_triton(spec, arch)
-            warm.append(time.perf_counter() - t0)
-            assert b.cache_hit and b.image == a.image
-        c, w = statistics.median(cold), statistics.median(warm)
+            return a, a.cache_hit, a.image
+
+        c, w, a = cold_and_warm(once, repeat, d / f"triton-{arch}")
         print(f"triton {a.triton_version} mxfp4_mm_kernel ({arch}, {a.kind} {len(a.image)} bytes, shared {a.shared})")
-        print(f"  cold compile (median of {repeat}, first includes importing triton): {c * 1000:8.1f} ms")
-        print(f"  warm compile (cache hit, median)    : {w * 1000:8.2f} ms")
-        print(f"  speed-up: {c / w:.0f}x  {'OK (>= 10x)' if c / w >= 10 else 'BELOW 10x'}")
+        report(c, w, repeat, "; the very first also imports triton" if n == 0 else "")
+
+
+def bench_hip(d: Path, arch: str, repeat: int) -> None:
+    src = d / "gemm.hip"
+    src.write_text(KERNEL)
+
+    def probe_then_empty(cache: Path) -> None:  # the toolchain probe is cached per folder: not timed
+        compile_sources([src], arch=arch, use_cache=False)
+        for p in cache.glob("objects/*"):
+            p.unlink()
+
+    def once():
+        r = compile_sources([src], arch=arch)
+        return r, r.cache_hit, r.code_object
+
+    c, w, r = cold_and_warm(once, repeat, d / "hip", probe_then_empty)
+    print(f"HIP mxfp4_gemm ({arch}, {len(r.code_object)} bytes, {r.toolchain.name} {r.toolchain.version})")
+    report(c, w, repeat)
 
 
 def main() -> None:
@@ -127,27 +161,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         if not args.no_triton:
             bench_triton(Path(d), args.repeat)
-        src = Path(d) / "gemm.hip"
-        src.write_text(KERNEL)
-        cold, warm = [], []
-        for i in range(args.repeat):
-            os.environ["SUBMITGEN_CACHE_DIR"] = str(Path(d) / f"cache{i}")
-            compile_sources([src], arch=args.arch, use_cache=False)  # probe the toolchain once per cache dir
-            for p in (Path(d) / f"cache{i}").glob("objects/*"):
-                p.unlink()
-            t0 = time.perf_counter()
-            r = compile_sources([src], arch=args.arch)
-            cold.append(time.perf_counter() - t0)
-            assert not r.cache_hit
-            t0 = time.perf_counter()
-            r2 = compile_sources([src], arch=args.arch)
-            warm.append(time.perf_counter() - t0)
-            assert r2.cache_hit and r2.code_object == r.code_object
-    c, w = statistics.median(cold), statistics.median(warm)
-    print(f"kernel mxfp4_gemm ({args.arch}, {len(r.code_object)} bytes, {r.toolchain.name} {r.toolchain.version})")
-    print(f"cold compile (median of {args.repeat}): {c * 1000:8.1f} ms")
-    print(f"warm compile (cache hit, median)    : {w * 1000:8.2f} ms")
-    print(f"speed-up: {c / w:.0f}x  {'OK (>= 10x)' if c / w >= 10 else 'BELOW 10x'}")
+        bench_hip(Path(d), args.arch, args.repeat)
 
 
 if __name__ == "__main__":
