@@ -21,22 +21,26 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .codeobject import CodeObject, parse_header, read_code_object
-from .cubin import CubinObject, is_cubin, parse_cubin_header, read_cubin
+from . import elf, targets
+from .codeobject import EM_AMDGPU, parse_header, read_code_object
+from .cubin import EM_CUDA, parse_cubin_header, read_cubin
 from .errors import CodeObjectError, ContainerError
+from .kernelinfo import ObjectInfo
 
-ELF_MAGIC = b"\x7fELF"
+ELF_MAGIC = elf.ELF_MAGIC
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 CCOB_MAGIC = b"CCOB"
 MAX_DECODED_SIZE = 64 * 1024 * 1024  # bytes any one blob may decode or decompress to
 MAX_FILE_SIZE = 256 * 1024 * 1024
 _MIN_BLOB_CHARS = 24
 
-# Processors a generic target covers (codeobject.md §1.2).
-_GENERIC_COVERS = {
-    "gfx9-4-generic": {"gfx940", "gfx941", "gfx942", "gfx950"},
-    "gfx9-generic": {"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"},
-}
+# e_machine -> (header reader, object reader); anything else is read as an AMD code object,
+# whose reader names the machine it expected.
+_READERS = {EM_AMDGPU: (parse_header, read_code_object), EM_CUDA: (parse_cubin_header, read_cubin)}
+
+
+def _reader(data: bytes):
+    return _READERS.get(elf.e_machine(data) or EM_AMDGPU, _READERS[EM_AMDGPU])
 
 
 @dataclass(frozen=True)
@@ -90,10 +94,9 @@ class LoadedCodeObject:
             s += f" > bundle entry {self.bundle_entry}"
         return s
 
-    def read(self) -> CodeObject | CubinObject:
-        if is_cubin(self.data):  # NVIDIA cubin (issue 8): its own reader, same interface
-            return read_cubin(self.data, source=self.provenance)
-        return read_code_object(self.data, source=self.provenance)
+    def read(self) -> ObjectInfo:
+        """The AMD code object or NVIDIA cubin these bytes are (both give ``kernelinfo``'s interface)."""
+        return _reader(self.data)[1](self.data, source=self.provenance)
 
 
 # --------------------------------------------------------------------------- arch matching
@@ -102,7 +105,7 @@ class LoadedCodeObject:
 def arch_matches(processor: str, arch: str) -> bool:
     """Does code for ``processor`` (maybe generic) run on ``arch`` (``gfx950`` or a target ID)?"""
     want = arch.split(":", 1)[0].strip().lower()
-    return processor == want or want in _GENERIC_COVERS.get(processor, ())
+    return processor == want or want in targets.GENERIC_COVERS.get(processor, ())
 
 
 # --------------------------------------------------------------------------- bundles
@@ -344,7 +347,7 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict) -> list[Lo
     if data.startswith(ELF_MAGIC):
         if arch is not None:
             try:
-                proc = (parse_cubin_header if is_cubin(data) else parse_header)(data, label).processor
+                proc = _reader(data)[0](data, label).processor
             except CodeObjectError:
                 proc = None  # read() reports the header problem itself
             if proc is not None and not arch_matches(proc, arch):

@@ -51,22 +51,27 @@ is set for the measures ``--fail-on`` knows (null for the others)."""
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import targets
-from .codeobject import CodeObject, Kernel, KernelArg, demangle_many
 from .containers import LoadedCodeObject, load_code_objects
+from .demangle import demangle_many
+from .diffplan import plan_blocks
+from .difftext import JSON_FORMAT_VERSION, fmt_arg, render_text, to_json
 from .errors import CodeObjectError, DiffError
+from .kernelinfo import ArgInfo as KernelArg
+from .kernelinfo import KernelInfo as Kernel
+from .kernelinfo import ObjectInfo as CodeObject
+from .targets import MAX_WORKGROUP_SIZE
+from .textfmt import WIDTH
 
-WIDTH = 100
-JSON_FORMAT_VERSION = 1
+__all__ = ["FAIL_ON_RULES", "FIELDS", "JSON_FORMAT_VERSION", "WIDTH", "DiffError", "DiffResult", "diff_sides",
+           "diff_sources", "load_side", "parse_fail_on", "plan_blocks", "render_text", "to_json"]
 FAIL_ON_RULES = ("spills", "scratch", "occupancy", "lds", "args")
 
 # (Kernel attribute or special key, label, unit, fail-on rule that watches it, worse direction)
@@ -87,7 +92,6 @@ FIELDS: tuple[tuple[str, str, str, str | None, int], ...] = (
     ("max_flat_workgroup_size", "max workgroup size", "", None, 0),
     ("wavefront_size", "wavefront", "", None, 0),
 )
-_LABEL_WIDTH = max(len(f[1]) for f in FIELDS) + 2
 
 
 # --------------------------------------------------------------------------- model
@@ -220,75 +224,6 @@ def parse_fail_on(text: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-# --------------------------------------------------------------------------- launch plan blocks
-
-_MAX_BLOCK = 1 << 20
-
-
-def _eval_int(node: ast.AST, consts: Mapping[str, int], depth: int = 0) -> int | None:
-    """Integer value of a literal, a known constant name, or + - * // on those; else None."""
-    if depth > 32:
-        return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.Name):
-        return consts.get(node.id)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = _eval_int(node.operand, consts, depth + 1)
-        return -v if v is not None else None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
-        a = _eval_int(node.left, consts, depth + 1)
-        b = _eval_int(node.right, consts, depth + 1)
-        if a is None or b is None or abs(a) > _MAX_BLOCK or abs(b) > _MAX_BLOCK:
-            return None
-        if isinstance(node.op, ast.Add):
-            return a + b
-        if isinstance(node.op, ast.Sub):
-            return a - b
-        if isinstance(node.op, ast.Mult):
-            return a * b
-        return a // b if b else None
-    return None
-
-
-def plan_blocks(text: str) -> dict[str | None, tuple[int, ...]]:
-    """Block sizes (threads) of the launches a plan's source spells out, by kernel name (None for
-    launches whose name is computed). Read with ``ast``; never run. Empty if none is readable."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-    consts: dict[str, int] = {}
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            v = _eval_int(stmt.value, consts)
-            if v is not None:
-                consts[stmt.targets[0].id] = v
-            else:
-                consts.pop(stmt.targets[0].id, None)
-    found: dict[str | None, set[int]] = {}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Tuple) and len(node.elts) == 5):
-            continue
-        name_node, _grid, block, _lds, _args = node.elts
-        if not (isinstance(block, ast.Tuple) and len(block.elts) == 3):
-            continue
-        dims = [_eval_int(e, consts) for e in block.elts]
-        if any(d is None or d < 1 for d in dims):
-            continue
-        size = dims[0] * dims[1] * dims[2]  # type: ignore[operator]
-        if size > _MAX_BLOCK:
-            continue
-        if isinstance(name_node, ast.Constant):
-            if not isinstance(name_node.value, str):
-                continue
-            key: str | None = name_node.value
-        else:
-            key = None
-        found.setdefault(key, set()).add(size)
-    return {k: tuple(sorted(v)) for k, v in found.items()}
-
-
 # --------------------------------------------------------------------------- loading
 
 
@@ -339,7 +274,7 @@ def _choose_block(old: Side, new: Side, ko: Kernel, kn: Kernel, block: int | Non
         return BlockChoice(bo, bn, "launch plan", f"{shown} (launch plan{extra})")
 
     def cap(k: Kernel) -> int:
-        return min(k.max_flat_workgroup_size or 1024, 1024)
+        return min(k.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
 
     bo, bn = cap(ko), cap(kn)
     shown = f"block {bo}" if bo == bn else f"block {bo} -> {bn}"
@@ -386,12 +321,6 @@ def _compare(old: Side, new: Side, name: str, demangled: str, arch: str | None, 
     return KernelDiff(name, demangled, choice, occ_target, occ_o, occ_n, tuple(fields), _arg_changes(ko, kn))
 
 
-def _fmt_arg(a: KernelArg | None) -> str:
-    if a is None:
-        return "(none)"
-    return f"{a.value_kind} {a.size} B @{a.offset}"
-
-
 def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
     out = []
     for rule in rules:
@@ -399,8 +328,8 @@ def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
             if kd.args:
                 first = kd.args[0]
                 more = f" (and {len(kd.args) - 1} more)" if len(kd.args) > 1 else ""
-                out.append(Trip(rule, kd.name, f"kernel {kd.name!r} arg {first.index}: {_fmt_arg(first.old)} -> "
-                                              f"{_fmt_arg(first.new)}{more}"))
+                out.append(Trip(rule, kd.name, f"kernel {kd.name!r} arg {first.index}: {fmt_arg(first.old)} -> "
+                                              f"{fmt_arg(first.new)}{more}"))
             continue
         for f in kd.fields:
             if f.rule == rule and f.worse:
@@ -410,24 +339,28 @@ def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
     return out
 
 
+def _selected(old: Side, new: Side, kernel: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The kernel names of each side, kept to those ``--kernel`` names when it is given."""
+    if kernel is None:
+        return old.names, new.names
+    picked = set()
+    for side in (old, new):
+        for co in side.code_objects:
+            with contextlib.suppress(CodeObjectError):
+                picked.add(co.kernel(kernel).name)
+    if not picked:
+        avail = list(dict.fromkeys(old.names + new.names))
+        raise DiffError(f"no kernel named {kernel!r} in OLD or NEW; available: "
+                        f"{', '.join(repr(n) for n in avail) or 'none'}")
+    return tuple(n for n in old.names if n in picked), tuple(n for n in new.names if n in picked)
+
+
 def diff_sides(old: Side, new: Side, *, kernel: str | None = None, block: int | None = None,
                arch: str | None = None, fail_on: Sequence[str] = ()) -> DiffResult:
     """Pair the kernels of two loaded inputs by name and compare them (see the module docstring)."""
-    if block is not None and not 1 <= block <= 1024:
-        raise DiffError(f"--block: expected 1..1024 threads, got {block}")
-    old_names, new_names = old.names, new.names
-    if kernel is not None:
-        picked = set()
-        for side in (old, new):
-            for co in side.code_objects:
-                with contextlib.suppress(CodeObjectError):
-                    picked.add(co.kernel(kernel).name)
-        if not picked:
-            avail = list(dict.fromkeys(old_names + new_names))
-            raise DiffError(f"no kernel named {kernel!r} in OLD or NEW; available: "
-                            f"{', '.join(repr(n) for n in avail) or 'none'}")
-        old_names = tuple(n for n in old_names if n in picked)
-        new_names = tuple(n for n in new_names if n in picked)
+    if block is not None and not 1 <= block <= MAX_WORKGROUP_SIZE:
+        raise DiffError(f"--block: expected 1..{MAX_WORKGROUP_SIZE} threads, got {block}")
+    old_names, new_names = _selected(old, new, kernel)
     paired = [n for n in new_names if n in old_names]
     added = tuple(n for n in new_names if n not in old_names)
     removed = tuple(n for n in old_names if n not in new_names)
@@ -445,148 +378,3 @@ def diff_sources(old: str | os.PathLike[str], new: str | os.PathLike[str], *, ke
                       arch=arch, fail_on=fail_on)
 
 
-# --------------------------------------------------------------------------- text
-
-
-def _fit(s: str, width: int) -> str:
-    """``s`` shortened in the middle with ``...`` to at most ``width`` characters."""
-    if len(s) <= width:
-        return s
-    keep = width - 3
-    return s[: keep // 2] + "..." + s[len(s) - (keep - keep // 2):]
-
-
-def _val(v: Any) -> str:
-    return "n/a" if v is None else str(v)
-
-
-def _field_line(f: FieldChange, kd: KernelDiff) -> str:
-    unit = f" {f.unit}" if f.unit else ""
-    if f.key == "target":
-        text = f"{f.old} -> {f.new}" if f.changed else str(f.new)
-        return _fit(f"  {f.label:<{_LABEL_WIDTH}}{text}", WIDTH)
-    if f.changed:
-        body = f"{_val(f.old):>8} -> {_val(f.new)}{unit if f.new is not None else ''}"
-    else:
-        body = f"{_val(f.new):>8}{unit if f.new is not None else ''}"
-    line = f"  {f.label:<{_LABEL_WIDTH}}{body}"
-    notes = []
-    if f.changed and f.delta is not None:
-        notes.append(f"{f.delta:+d}" + (" (worse)" if f.worse else ""))
-    if f.key == "occupancy":
-        occ = kd.new_occupancy
-        if f.new is None:
-            notes.append("no occupancy facts for this target")
-        elif occ is not None and not occ.launchable:
-            notes.append("cannot launch: " + "; ".join(occ.problems))
-        elif occ is not None:
-            notes.append(f"limited by {', '.join(occ.limited_by)}")
-    if not notes:
-        return _fit(line, WIDTH)
-    indent = _LABEL_WIDTH + 2 + 32
-    line = f"{line:<{indent - 2}}  {'; '.join(notes)}"
-    return "\n".join(textwrap.wrap(line, WIDTH, subsequent_indent=" " * indent, drop_whitespace=True))
-
-
-def _arg_line(c: ArgChange) -> str:
-    ref = c.new or c.old
-    name = f" {ref.name}" if ref is not None and ref.name else ""
-    return _fit(f"  {('arg ' + str(c.index) + name):<{_LABEL_WIDTH}}{_fmt_arg(c.old)} -> {_fmt_arg(c.new)}", WIDTH)
-
-
-def _side_lines(tag: str, side: Side) -> list[str]:
-    lines = []
-    for lo, co in zip(side.loaded, side.code_objects):
-        lines.append(_fit(f"{tag}  {lo.provenance}", WIDTH))
-        lines.append(_fit(f"     {co.target_id}, code object v{co.code_object_version}, {len(co.kernels)} "
-                          f"kernel{'s' if len(co.kernels) != 1 else ''}, sha256 {co.sha256[:16]}", WIDTH))
-    return lines
-
-
-def render_text(result: DiffResult, *, show_all: bool = False) -> str:
-    """The human report: every line at most 100 columns."""
-    lines = _side_lines("old", result.old) + _side_lines("new", result.new)
-    changed = sum(1 for kd in result.kernels if kd.changed)
-    lines.append(f"kernels: {len(result.kernels)} paired, {changed} changed, {len(result.added)} added, "
-                 f"{len(result.removed)} removed")
-    for n in result.added:
-        lines.append(_fit(f"added    kernel {n}", WIDTH))
-    for n in result.removed:
-        lines.append(_fit(f"removed  kernel {n}", WIDTH))
-    for kd in result.kernels:
-        head = f"kernel {kd.name}"
-        if kd.demangled != kd.name:
-            head += f" ({kd.demangled})"
-        if not kd.changed and not show_all:
-            lines.append(_fit(f"{head}: unchanged", WIDTH))
-            continue
-        lines.append("")
-        lines.append(_fit(head, WIDTH))
-        where = f"{kd.occupancy_target}, " if kd.occupancy_target else ""
-        lines.append(_fit(f"  occupancy estimated for {where}{kd.block.detail}", WIDTH))
-        for f in kd.fields:
-            if f.changed or show_all:
-                lines.append(_field_line(f, kd))
-        if kd.args:
-            lines.extend(_arg_line(c) for c in kd.args)
-        elif show_all:
-            lines.append(f"  {'explicit args':<{_LABEL_WIDTH}}unchanged")
-    if result.fail_on:
-        lines.append("")
-        rules = ",".join(result.fail_on)
-        if result.tripped:
-            for t in result.tripped:
-                lines.append(_fit(f"fail-on {t.rule}: tripped: {t.message}", WIDTH))
-        else:
-            lines.append(_fit(f"fail-on {rules}: passed (no listed measure got worse)", WIDTH))
-    return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- JSON
-
-
-def _arg_json(a: KernelArg | None) -> dict[str, Any] | None:
-    if a is None:
-        return None
-    return {"name": a.name, "offset": a.offset, "size": a.size, "value_kind": a.value_kind}
-
-
-def _occ_json(o: targets.Occupancy | None) -> dict[str, Any] | None:
-    if o is None:
-        return None
-    return {"waves_per_simd": o.waves_per_simd, "limited_by": list(o.limited_by), "launchable": o.launchable,
-            "problems": list(o.problems)}
-
-
-def _side_json(side: Side) -> dict[str, Any]:
-    return {"source": side.source, "code_objects": [
-        {"provenance": lo.provenance, "target": co.target_id, "sha256": co.sha256,
-         "kernels": [k.name for k in co.kernels]}
-        for lo, co in zip(side.loaded, side.code_objects)]}
-
-
-def to_json(result: DiffResult) -> dict[str, Any]:
-    """The documented JSON structure (module docstring)."""
-    return {
-        "format_version": JSON_FORMAT_VERSION,
-        "old": _side_json(result.old),
-        "new": _side_json(result.new),
-        "arch": result.arch,
-        "added": list(result.added),
-        "removed": list(result.removed),
-        "kernels": [{
-            "name": kd.name,
-            "demangled_name": kd.demangled,
-            "changed": kd.changed,
-            "block": {"old": kd.block.old, "new": kd.block.new, "source": kd.block.source,
-                      "detail": kd.block.detail},
-            "occupancy_target": kd.occupancy_target,
-            "fields": [{"field": f.key, "label": f.label, "unit": f.unit, "old": f.old, "new": f.new,
-                        "delta": f.delta, "changed": f.changed, "worse": f.worse} for f in kd.fields],
-            "occupancy": {"old": _occ_json(kd.old_occupancy), "new": _occ_json(kd.new_occupancy)},
-            "args": [{"index": c.index, "old": _arg_json(c.old), "new": _arg_json(c.new)} for c in kd.args],
-        } for kd in result.kernels],
-        "fail_on": list(result.fail_on),
-        "tripped": [{"rule": t.rule, "kernel": t.kernel, "message": t.message} for t in result.tripped],
-        "exit_code": result.exit_code,
-    }

@@ -3,15 +3,43 @@
 The occupancy model is LLVM's (``AMDGPUBaseInfo.cpp`` / ``GCNSubtarget``): waves per SIMD is the
 minimum over the hardware cap, the VGPR file, the SGPR file, LDS and the workgroup slots of a CU,
 each counted in whole workgroups (a workgroup's waves all live on one CU). The LDS and
-workgroup-slot rounding is approximate (see ../shared/reference/codeobject.md §4.1)."""
+workgroup-slot rounding is approximate (docs/readers.md, "Occupancy").
+
+Processor facts used anywhere in submitgen live here once: the ``EF_AMDGPU_MACH`` numbers, which
+processors have the unified VGPR/AGPR file and architected flat scratch, what a generic target
+covers, and the block limit."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Protocol
 
-from .errors import SubmitgenError, UnknownTargetError
+from .errors import UnknownTargetError
+from .occupancy import KernelResources, Occupancy, OccupancyLimit, occupancy
+
+MAX_WORKGROUP_SIZE = 1024  # threads per workgroup on every AMD processor (and every CUDA SM)
+
+# EF_AMDGPU_MACH values (LLVM llvm/include/llvm/BinaryFormat/ELF.h; AMDGPUUsage "AMDGPU ELF Header").
+MACH_NAMES: dict[int, str] = {
+    0x02C: "gfx900", 0x02D: "gfx902", 0x02E: "gfx904", 0x02F: "gfx906", 0x030: "gfx908",
+    0x031: "gfx909", 0x032: "gfx90c", 0x03F: "gfx90a", 0x040: "gfx940", 0x04B: "gfx941",
+    0x04C: "gfx942", 0x04F: "gfx950",
+    0x033: "gfx1010", 0x034: "gfx1011", 0x035: "gfx1012", 0x036: "gfx1030", 0x037: "gfx1031",
+    0x038: "gfx1032", 0x039: "gfx1033", 0x03A: "gfx602", 0x03B: "gfx705", 0x03C: "gfx805",
+    0x03D: "gfx1035", 0x03E: "gfx1034", 0x041: "gfx1100", 0x042: "gfx1013", 0x043: "gfx1150",
+    0x044: "gfx1103", 0x045: "gfx1036", 0x046: "gfx1101", 0x047: "gfx1102", 0x048: "gfx1200",
+    0x04A: "gfx1151", 0x04E: "gfx1201", 0x055: "gfx1152", 0x058: "gfx1153",
+    0x051: "gfx9-generic", 0x052: "gfx10-1-generic", 0x053: "gfx10-3-generic",
+    0x054: "gfx11-generic", 0x059: "gfx12-generic", 0x05F: "gfx9-4-generic",
+}
+MACH_NUMBERS: dict[str, int] = {name: mach for mach, name in MACH_NAMES.items()}
+# Processors whose VGPR file is unified arch+acc (granule 8, ACCUM_OFFSET in rsrc3).
+UNIFIED_VGPR = frozenset({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx9-4-generic"})
+ARCHITECTED_FLAT_SCRATCH = frozenset({"gfx940", "gfx941", "gfx942", "gfx950", "gfx9-4-generic"})
+# Processors a generic target covers (AMDGPUUsage "Generic Processors").
+GENERIC_COVERS: dict[str, frozenset[str]] = {
+    "gfx9-4-generic": frozenset({"gfx940", "gfx941", "gfx942", "gfx950"}),
+    "gfx9-generic": frozenset({"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"}),
+}
 
 
 @dataclass(frozen=True)
@@ -52,17 +80,17 @@ _COMMON = dict(
     sgprs_per_simd=800,
     sgpr_granule=16,
     addressable_sgprs=102,
-    max_workgroup_size=1024,
+    max_workgroup_size=MAX_WORKGROUP_SIZE,
     max_workgroups_per_cu=40,
 )
 
 TARGETS: dict[str, Target] = {
     "gfx942": Target(
-        name="gfx942", marketing_name="MI300X/MI300A/MI325X (CDNA3)", mach=0x4C, compute_units=304,
+        name="gfx942", marketing_name="MI300X/MI300A/MI325X (CDNA3)", mach=MACH_NUMBERS["gfx942"], compute_units=304,
         lds_per_workgroup=64 * 1024, lds_per_cu=64 * 1024, lds_granule=512, **_COMMON,
     ),
     "gfx950": Target(
-        name="gfx950", marketing_name="MI350X/MI355X (CDNA4)", mach=0x4F, compute_units=256,
+        name="gfx950", marketing_name="MI350X/MI355X (CDNA4)", mach=MACH_NUMBERS["gfx950"], compute_units=256,
         lds_per_workgroup=160 * 1024, lds_per_cu=160 * 1024, lds_granule=1280, **_COMMON,
     ),
 }
@@ -78,149 +106,5 @@ def get_target(name: str) -> Target:
             f"unknown target {name!r}: expected one of {', '.join(sorted(TARGETS))}"
         ) from None
 
-
-class KernelResources(Protocol):
-    """What occupancy needs from a kernel (``codeobject.Kernel`` satisfies it)."""
-
-    vgpr_count: int
-    sgpr_count: int
-    group_segment_fixed_size: int
-    max_flat_workgroup_size: int
-
-
-@dataclass(frozen=True)
-class OccupancyLimit:
-    """Waves per SIMD that one resource allows, with the arithmetic in words."""
-
-    resource: str  # "hardware" | "vgpr" | "sgpr" | "lds" | "workgroup_slots"
-    waves_per_simd: int
-    detail: str
-
-
-@dataclass(frozen=True)
-class Occupancy:
-    target: str
-    block_size: int
-    waves_per_workgroup: int
-    waves_per_simd: int
-    waves_per_cu: int
-    workgroups_per_cu: int
-    limited_by: tuple[str, ...]  # the resource(s) whose limit equals waves_per_simd
-    limits: tuple[OccupancyLimit, ...]
-    launchable: bool
-    problems: tuple[str, ...]  # why a block of this size cannot run, if it cannot
-
-    def limit(self, resource: str) -> OccupancyLimit:
-        for lim in self.limits:
-            if lim.resource == resource:
-                return lim
-        raise KeyError(resource)
-
-
-def _round_up(x: int, granule: int) -> int:
-    return -(-x // granule) * granule
-
-
-def _sgpr_waves(sgprs: int) -> int:
-    # GCNSubtarget::getOccupancyWithNumSGPRs for VI+.
-    if sgprs <= 80:
-        return 10
-    if sgprs <= 88:
-        return 9
-    if sgprs <= 100:
-        return 8
-    return 7
-
-
-def occupancy(
-    kernel: KernelResources, target: Target | str, block_size: int | None = None, *, dynamic_lds: int = 0
-) -> Occupancy:
-    """Waves per SIMD for ``kernel`` launched with ``block_size`` threads (default: its
-    ``max_flat_workgroup_size``, capped at the target's 1024) and ``dynamic_lds`` extra LDS bytes."""
-    t = get_target(target) if isinstance(target, str) else target
-    if block_size is None:
-        block_size = min(kernel.max_flat_workgroup_size or t.max_workgroup_size, t.max_workgroup_size)
-    if block_size < 1:
-        raise SubmitgenError(f"block size: expected a positive number of threads, got {block_size}")
-    problems: list[str] = []
-    if block_size > t.max_workgroup_size:
-        problems.append(f"block of {block_size} threads exceeds {t.name}'s maximum of {t.max_workgroup_size}")
-    if kernel.max_flat_workgroup_size and block_size > kernel.max_flat_workgroup_size:
-        problems.append(
-            f"block of {block_size} threads exceeds the kernel's max_flat_workgroup_size "
-            f"{kernel.max_flat_workgroup_size}"
-        )
-    wpw = math.ceil(block_size / t.wavefront_size)  # waves per workgroup
-    simds = t.simds_per_cu
-    slots_cu = t.max_waves_per_cu
-
-    def per_simd(wgs_per_cu: int) -> int:
-        return min(t.max_waves_per_simd, (wgs_per_cu * wpw) // simds)
-
-    limits = [OccupancyLimit("hardware", t.max_waves_per_simd,
-                             f"{t.max_waves_per_simd} waves per SIMD, {slots_cu} per CU")]
-
-    vgprs = _round_up(max(kernel.vgpr_count, 1), t.vgpr_granule)
-    kd = getattr(kernel, "descriptor", None)
-    kd_alloc = getattr(kd, "vgpr_alloc", 0) or 0
-    vgpr_src = f"{kernel.vgpr_count} VGPRs -> {vgprs} allocated (granule {t.vgpr_granule})"
-    if kd_alloc > vgprs:  # the hardware allocates what the descriptor says
-        vgprs = kd_alloc
-        vgpr_src = f"{kernel.vgpr_count} VGPRs, descriptor allocates {kd_alloc}"
-    v_simd = min(t.max_waves_per_simd, t.vgprs_per_simd_lane // vgprs) if vgprs <= t.vgprs_per_simd_lane else 0
-    v_wgs = (v_simd * simds) // wpw
-    if vgprs > t.vgprs_per_simd_lane:
-        problems.append(f"{kernel.vgpr_count} VGPRs exceed the {t.vgprs_per_simd_lane} a lane can address")
-    elif v_wgs == 0:
-        problems.append(
-            f"a block of {block_size} threads ({wpw} waves) needs {math.ceil(wpw / simds)} waves per SIMD; "
-            f"{vgprs} VGPRs allow {v_simd}"
-        )
-    limits.append(OccupancyLimit(
-        "vgpr", per_simd(v_wgs),
-        f"{vgpr_src}; {t.vgprs_per_simd_lane}/{vgprs} -> {v_simd} waves/SIMD -> {v_wgs} workgroups/CU",
-    ))
-
-    s_simd = min(_sgpr_waves(kernel.sgpr_count), t.max_waves_per_simd)
-    s_wgs = (s_simd * simds) // wpw
-    limits.append(OccupancyLimit(
-        "sgpr", per_simd(s_wgs),
-        f"{kernel.sgpr_count} SGPRs -> {s_simd} waves/SIMD -> {s_wgs} workgroups/CU",
-    ))
-
-    lds = kernel.group_segment_fixed_size + dynamic_lds
-    if lds > t.lds_per_workgroup:
-        problems.append(f"LDS {lds} bytes exceeds {t.name}'s {t.lds_per_workgroup} bytes per workgroup")
-        limits.append(OccupancyLimit("lds", 0, f"{lds} B > {t.lds_per_workgroup} B per workgroup"))
-    elif lds == 0:
-        limits.append(OccupancyLimit("lds", t.max_waves_per_simd, "no LDS"))
-    else:
-        lds_alloc = _round_up(lds, t.lds_granule)
-        l_wgs = t.lds_per_cu // lds_alloc
-        limits.append(OccupancyLimit(
-            "lds", per_simd(l_wgs),
-            f"{lds} B -> {lds_alloc} B allocated (granule {t.lds_granule}); "
-            f"{t.lds_per_cu}/{lds_alloc} = {l_wgs} workgroups/CU",
-        ))
-
-    w_wgs = t.max_workgroups_per_cu if wpw == 1 else min(t.max_workgroups_per_cu // wpw, 16)
-    limits.append(OccupancyLimit(
-        "workgroup_slots", per_simd(w_wgs),
-        f"{wpw} waves/workgroup -> at most {w_wgs} workgroups/CU",
-    ))
-
-    wgs = min(slots_cu // wpw if wpw <= slots_cu else 0, v_wgs, s_wgs, w_wgs,
-              t.lds_per_cu // _round_up(lds, t.lds_granule) if 0 < lds <= t.lds_per_workgroup else slots_cu)
-    if problems:
-        wgs = 0
-    waves = min(lim.waves_per_simd for lim in limits)
-    if problems:
-        waves = 0
-    limited_by = tuple(lim.resource for lim in limits if lim.waves_per_simd == waves)
-    if waves > 0 and len(limited_by) > 1 and "hardware" in limited_by:
-        limited_by = ("hardware",)
-    return Occupancy(
-        target=t.name, block_size=block_size, waves_per_workgroup=wpw, waves_per_simd=waves,
-        waves_per_cu=min(wgs * wpw, slots_cu), workgroups_per_cu=wgs, limited_by=limited_by,
-        limits=tuple(limits), launchable=not problems, problems=tuple(problems),
-    )
+__all__ = ["MACH_NAMES", "MACH_NUMBERS", "MAX_WORKGROUP_SIZE", "TARGETS", "KernelResources", "Occupancy",
+           "OccupancyLimit", "Target", "UnknownTargetError", "get_target", "occupancy"]

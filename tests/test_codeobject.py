@@ -177,8 +177,8 @@ def test_unknown_metadata_keys_are_kept():
                ".args": [{".offset": 0, ".size": 8, ".value_kind": "global_buffer", ".future": True}]}]}
     md, kernels = parse_metadata(msgpack.unpackb(msgpack.packb(doc), raw=False))
     assert md.unknown["vendor.extra"] == (1, {"a": 2})
-    assert kernels[0]["unknown"] == {".new_key": "x"}
-    assert kernels[0]["args"][0].unknown == {".future": True}
+    assert kernels[0].unknown == {".new_key": "x"}
+    assert kernels[0].args[0].unknown == {".future": True}
 
 
 def test_metadata_type_errors_name_the_key():

@@ -1,0 +1,162 @@
+"""Cross-checks of one code object: metadata against the kernel descriptor and the symbols,
+resource limits, argument layout, and object-level facts. Each problem is a ``Finding``;
+``error`` ones are what a loader refuses or a launch cannot survive."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import targets
+from ..kernelinfo import Finding
+from .descriptor import (
+    KCP_FLAT_SCRATCH_INIT,
+    KCP_PRIVATE_SEGMENT_BUFFER,
+    KernelDescriptor,
+    vgpr_encoding_granule,
+)
+from .header import ElfHeader
+from .metadata import KernelMeta, Metadata
+
+EXPLICIT_VALUE_KINDS = frozenset(
+    {"by_value", "global_buffer", "dynamic_shared_pointer", "sampler", "image", "pipe", "queue"}
+)
+
+Add = Callable[[str, str, str], None]
+
+
+def object_findings(header: ElfHeader, metadata: Metadata) -> list[Finding]:
+    """Findings about the object as a whole (header and metadata root)."""
+    out: list[Finding] = []
+    if header.elf_type == "ET_REL":
+        out.append(Finding("error", "not-linked", "ELF type is ET_REL (unlinked compiler output); the loader "
+                                                  "needs ET_DYN: link it with ld.lld -shared"))
+    if metadata.version[0] != 1:
+        out.append(Finding("warning", "metadata-version", f"amdhsa.version is {list(metadata.version)}, "
+                                                          "expected major 1"))
+    if metadata.target is not None:
+        note_proc = metadata.target.rsplit("--", 1)[-1] if "--" in metadata.target else metadata.target
+        if note_proc != header.target_id.rsplit("--", 1)[-1]:
+            out.append(Finding("warning", "target-mismatch",
+                               f"amdhsa.target is {metadata.target!r}, e_flags say {header.target_id!r}"))
+    if header.processor.startswith("unknown"):
+        out.append(Finding("warning", "unknown-processor",
+                           f"e_flags 0x{header.e_flags:x}: unknown EF_AMDGPU_MACH 0x{header.mach:02x}"))
+    elif header.processor.endswith("-generic") and header.code_object_version < 6:
+        out.append(Finding("error", "generic-needs-v6",
+                           f"{header.processor} needs code object v6, this is v{header.code_object_version}"))
+    return out
+
+
+def kernel_findings(meta: KernelMeta, kd: KernelDescriptor | None, header: ElfHeader,
+                    func: tuple[int, int] | None) -> list[Finding]:
+    """Descriptor/metadata cross-checks and resource warnings for one kernel."""
+    out: list[Finding] = []
+
+    def add(sev: str, code: str, msg: str) -> None:
+        out.append(Finding(sev, code, msg, meta.name))
+
+    if meta.symbol != meta.name + ".kd":
+        add("warning", "symbol-name", f".symbol is {meta.symbol!r}, expected {meta.name + '.kd'!r}")
+    if kd is not None:
+        _descriptor_vs_metadata(meta, kd, header, add)
+        _descriptor_fields(kd, header, add)
+        _entry(kd, header, func, add)
+    _resources(meta, header, add)
+    _arg_layout(meta, add)
+    return out
+
+
+def _descriptor_vs_metadata(meta: KernelMeta, kd: KernelDescriptor, header: ElfHeader, add: Add) -> None:
+    for field_name, kd_val in (("group_segment_fixed_size", kd.group_segment_fixed_size),
+                               ("private_segment_fixed_size", kd.private_segment_fixed_size),
+                               ("kernarg_segment_size", kd.kernarg_size)):
+        mv = getattr(meta, field_name)
+        if kd_val != mv and not (field_name == "kernarg_segment_size" and kd_val == 0):
+            add("error", "descriptor-mismatch", f"{field_name}: metadata says {mv}, kernel descriptor says {kd_val}")
+    granule = vgpr_encoding_granule(header.processor, wave32=kd.wave32)
+    need = -(-meta.vgpr_count // granule) * granule
+    if kd.vgpr_alloc < need:
+        add("error", "descriptor-mismatch", f"VGPRs: metadata .vgpr_count {meta.vgpr_count} needs {need} "
+                                            f"allocated, descriptor allocates {kd.vgpr_alloc}")
+    if kd.accum_offset is not None and meta.agpr_count and kd.accum_offset + meta.agpr_count > kd.vgpr_alloc:
+        add("error", "descriptor-mismatch", f"AGPRs: accum_offset {kd.accum_offset} + .agpr_count "
+                                            f"{meta.agpr_count} exceeds the {kd.vgpr_alloc} VGPRs allocated")
+    if kd.user_sgpr_count < kd.user_sgprs_needed:
+        add("error", "descriptor-mismatch",
+            f"USER_SGPR_COUNT {kd.user_sgpr_count} is below the {kd.user_sgprs_needed} SGPRs its inputs need")
+    wave = 32 if kd.wave32 else 64
+    if wave != meta.wavefront_size:
+        add("error", "descriptor-mismatch",
+            f"wavefront size: metadata says {meta.wavefront_size}, descriptor says wave{wave}")
+    if meta.uses_dynamic_stack is not None and meta.uses_dynamic_stack != kd.uses_dynamic_stack:
+        add("warning", "descriptor-mismatch", f"uses_dynamic_stack: metadata says {meta.uses_dynamic_stack}, "
+                                              f"descriptor says {kd.uses_dynamic_stack}")
+
+
+def _descriptor_fields(kd: KernelDescriptor, header: ElfHeader, add: Add) -> None:
+    proc = header.processor
+    if kd.granulated_lds_size:
+        add("warning", "descriptor-field", f"rsrc2 GRANULATED_LDS_SIZE is {kd.granulated_lds_size}, expected 0")
+    if proc in targets.ARCHITECTED_FLAT_SCRATCH and \
+            kd.kernel_code_properties & (KCP_PRIVATE_SEGMENT_BUFFER | KCP_FLAT_SCRATCH_INIT):
+        add("error", "descriptor-field", "private_segment_buffer/flat_scratch_init user SGPRs set; "
+                                         f"{proc} has architected flat scratch (expected clear)")
+    if proc.startswith("gfx9") and kd.wave32:
+        add("error", "descriptor-field", f"ENABLE_WAVEFRONT_SIZE32 set; {proc} is wave64 only")
+    if kd.reserved_nonzero:
+        add("warning", "descriptor-field", "reserved descriptor bytes or bits are not zero")
+    if kd.kernarg_preload_length:
+        add("info", "kernarg-preload", f"{kd.kernarg_preload_length} kernarg dwords preloaded into SGPRs "
+                                       "(the firmware skips a 256-byte compatibility prologue)")
+
+
+def _entry(kd: KernelDescriptor, header: ElfHeader, func: tuple[int, int] | None, add: Add) -> None:
+    if header.elf_type != "ET_DYN":
+        return
+    if kd.entry_address % 256:
+        add("error", "entry-alignment", f"entry address 0x{kd.entry_address:x} is not 256-byte aligned")
+    if func is not None and func[0] != kd.entry_address:
+        add("error", "descriptor-mismatch",
+            f"descriptor entry 0x{kd.entry_address:x} is not the function symbol's address 0x{func[0]:x}")
+
+
+def _resources(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
+    if meta.wavefront_size != 64 and header.processor.startswith("gfx9"):
+        add("error", "wavefront-size", f".wavefront_size is {meta.wavefront_size}, expected 64 on {header.processor}")
+    if meta.max_flat_workgroup_size > targets.MAX_WORKGROUP_SIZE or meta.max_flat_workgroup_size == 0:
+        add("error", "workgroup-size", f".max_flat_workgroup_size is {meta.max_flat_workgroup_size}, "
+                                       f"expected 1..{targets.MAX_WORKGROUP_SIZE}")
+    tgt = targets.TARGETS.get(header.processor)
+    lds = meta.group_segment_fixed_size
+    if tgt is not None and lds > tgt.lds_per_workgroup:
+        add("error", "lds-over-limit",
+            f"static LDS {lds} bytes exceeds {tgt.name}'s {tgt.lds_per_workgroup} bytes per workgroup")
+    if meta.private_segment_fixed_size:
+        add("warning", "scratch", f"uses {meta.private_segment_fixed_size} bytes of scratch per work-item")
+    if meta.uses_dynamic_stack:
+        add("warning", "dynamic-stack", "uses a dynamic stack (scratch size unknown at compile time)")
+    spills = [f"{n} {label}" for n, label in ((meta.vgpr_spill_count, "VGPR"), (meta.sgpr_spill_count, "SGPR")) if n]
+    if spills:
+        add("warning", "spills", "spills " + " and ".join(spills) + " registers")
+
+
+def _arg_layout(meta: KernelMeta, add: Add) -> None:
+    prev_end = 0
+    seen_hidden = False
+    for a in meta.args:
+        label = f"arg {a.index}" + (f" '{a.name}'" if a.name else "")
+        if a.offset < prev_end:
+            add("error", "arg-layout", f"{label} at offset {a.offset} overlaps the previous argument ending at {prev_end}")
+        if a.size and a.size & (a.size - 1) == 0 and a.size <= 8 and a.offset % a.size:
+            add("warning", "arg-layout", f"{label} at offset {a.offset} is not aligned to its size {a.size}")
+        if a.end > meta.kernarg_segment_size:
+            add("error", "arg-layout",
+                f"{label} ends at byte {a.end}, beyond .kernarg_segment_size {meta.kernarg_segment_size}")
+        if a.hidden:
+            seen_hidden = True
+        else:
+            if seen_hidden:
+                add("warning", "arg-layout", f"{label} is an explicit argument after hidden ones")
+            if a.value_kind not in EXPLICIT_VALUE_KINDS:
+                add("warning", "arg-kind", f"{label} has unknown .value_kind {a.value_kind!r}")
+        prev_end = max(prev_end, a.end)
