@@ -3,11 +3,18 @@
 Builds the object with the bundled clang (many kernels with unrolled bodies), then prints the
 size and the best/median wall time of several runs. Target: < 0.5 s.
 
+``--many DIR`` instead times one ``submitgen inspect --json`` (a fresh process, as a user runs it)
+over every code object under DIR (``*.co``, ``*.hsaco``), e.g. the 2,613 objects of the
+``amd-aiter`` wheel (``pip download --pre --no-deps amd-aiter``, unzip it):
+
     .venv/bin/python benchmarks/bench_inspect.py
+    .venv/bin/python benchmarks/bench_inspect.py --many /tmp/aiter/x --repeat 3
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -65,5 +72,29 @@ def main() -> None:
         print(f"inspect as a fresh process (python start-up included): {(time.perf_counter() - t0) * 1000:.1f} ms")
 
 
+def many(root: Path, repeat: int) -> None:
+    paths = sorted(str(p) for ext in ("*.co", "*.hsaco") for p in root.rglob(ext))
+    if not paths:
+        raise SystemExit(f"no *.co or *.hsaco under {root}")
+    times, out = [], b""
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = subprocess.run([sys.executable, "-m", "submitgen", "inspect", "--json", *paths], capture_output=True,
+                           env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+        times.append(time.perf_counter() - t0)
+        out = r.stdout
+        if r.returncode not in (0, 1):
+            raise SystemExit(r.stderr.decode()[-2000:])
+    print(f"inspect --json over {len(paths)} objects under {root}: {len(out):,} bytes of JSON, "
+          f"best {min(times):.2f} s, median {statistics.median(times):.2f} s ({repeat} runs, fresh process each)")
+
+
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--many", type=Path, help="time inspect --json over every code object under this folder")
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    if a.many is not None:
+        many(a.many, a.repeat)
+    else:
+        main()
