@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Sequence
@@ -222,10 +223,25 @@ def _build(tc: Toolchain, opts: CompileOptions, inputs: Sequence[_Source], hh: h
                     raise (hipheaders.missing_header(output, hh is not None)
                            or compile_failure("compile" if step == 0 else "assemble", argv, r, opts.arch, s.path, names))
             if dep is not None:
-                headers.update(dict.fromkeys(str(h) for h in parse_deps(work, work / dep) if h not in snaps))
+                found = [h for h in parse_deps(work, work / dep) if h not in snaps]
+                _check_regular(s.path, found)
+                headers.update(dict.fromkeys(str(h) for h in found))
             objects.append(obj)
         data = _link(tc, opts, work, objects, commands)
     return data, tuple(commands), sorted(headers)
+
+
+def _check_regular(src: Path, headers: Sequence[Path]) -> None:
+    """A header the compiler read that is not a regular file (an include the scan before the
+    compile could not see, e.g. through a macro) cannot be hashed: refuse it by name."""
+    for h in headers:
+        try:
+            regular = stat.S_ISREG(os.stat(h).st_mode)
+        except OSError:
+            continue  # gone since: the cache lookup then misses
+        if not regular:
+            raise CompileError(f"{src}: the compile read {h}, which is not a regular file; sources and headers "
+                               "must be regular files")
 
 
 def _oclc_library(tc: Toolchain, opts: CompileOptions, work: Path, hh: hipheaders.HipHeaders,

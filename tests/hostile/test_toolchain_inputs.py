@@ -137,3 +137,24 @@ def test_an_unusable_cache_folder_compiles_uncached(tmp_path, monkeypatch):
     out = CliRunner().invoke(cli, ["compile", str(src), "-o", str(tmp_path / "k2.co"), "--no-cache"])
     assert out.exit_code == 0 and "Warning" not in out.output
     assert (tmp_path / "k2.co").read_bytes() == (tmp_path / "k.co").read_bytes()
+
+
+def test_a_device_file_included_through_a_macro_is_refused_after_the_compile(tmp_path):
+    src = tmp_path / "k.hip"
+    src.write_text('#define DEVICE "/dev/zero"\n#include DEVICE\n' + kernel())
+    with pytest.raises(CompileError) as e:
+        toolchain.compile_sources([src])
+    assert str(e.value) == (f"{src}: the compile read /dev/zero, which is not a regular file; sources and "
+                            "headers must be regular files")
+
+
+def test_a_fifo_included_through_a_macro_ends_at_the_time_limit(tmp_path):
+    os.mkfifo(tmp_path / "pipe.h")
+    src = tmp_path / "k.hip"
+    src.write_text('#define PIPE "pipe.h"\n#include PIPE\n' + kernel())
+    t0 = time.monotonic()
+    with pytest.raises(ToolchainError) as e:
+        toolchain.compile_sources([src], timeout=3)
+    assert time.monotonic() - t0 < 60
+    assert str(e.value) == (f"compiling {src} for gfx950 ran past its time limit of 3 s and was stopped (does a "
+                            "source include a FIFO or a device file?)")
