@@ -7,7 +7,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import ToolchainError
@@ -20,13 +20,15 @@ INSTALL_HINT = (
 
 
 def run_tool(argv: Sequence[str], cwd: Path | None = None, timeout: float = DEFAULT_TIMEOUT_S,
-             what: str | None = None) -> subprocess.CompletedProcess:
+             what: str | None = None, env: Mapping[str, str] | None = None,
+             hint: str = "does a source include a FIFO or a device file?") -> subprocess.CompletedProcess:
     """Run one tool to completion and capture its output. stdin is /dev/null, so that a source
     including ``/dev/stdin`` never reads the caller's input; past ``timeout`` seconds the tool and
     everything it started are killed and a ToolchainError names the command."""
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+                                env=None if env is None else dict(env))
     except FileNotFoundError as e:
         raise ToolchainError(f"cannot run {argv[0]}: {e.strerror}; {INSTALL_HINT}") from None
     except OSError as e:
@@ -36,10 +38,7 @@ def run_tool(argv: Sequence[str], cwd: Path | None = None, timeout: float = DEFA
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         label = what or " ".join(argv)
-        raise ToolchainError(
-            f"{label} ran past its time limit of {timeout:g} s and was stopped (does a source include a "
-            "FIFO or a device file?)"
-        ) from None
+        raise ToolchainError(f"{label} ran past its time limit of {timeout:g} s and was stopped ({hint})") from None
     except BaseException:
         _kill_group(proc)
         raise

@@ -2,8 +2,8 @@
 ``triton`` (the optional ``[triton]`` extra), on any machine: no GPU, ROCm or CUDA toolkit needed.
 
 The kernel's file is loaded from the bytes the caller read (``TritonSpec.source_bytes``), as a
-module of its own: nothing else of the kernel project runs, and the object always matches the
-bytes the cache key names. What a launch needs comes from Triton's compiled metadata (see
+module of its own, in a child process under a time limit (``triton_worker.py``): nothing else of
+the kernel project runs, and the object always matches the bytes the cache key names. What a launch needs comes from Triton's compiled metadata (see
 docs/triton.md): block = num_warps x wave size, dynamic shared memory = ``shared``, and two
 trailing scratch pointers (global, profile) whose sizes are ``global_scratch``/``profile_scratch``.
 
@@ -25,11 +25,13 @@ import sys
 import tempfile
 import types
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TritonCompileError, TritonMissingError
 from . import cache
+from .process import DEFAULT_TIMEOUT_S
 
 INSTALL_HINT = "pip install 'submitgen[triton]'"
 # arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it
@@ -112,23 +114,35 @@ def _import_triton():
     return triton, GPUTarget, ASTSource
 
 
-def compile_triton(spec: TritonSpec, arch: str, *, cache: bool = True) -> TritonArtifact:
+def compile_triton(spec: TritonSpec, arch: str, *, cache: bool = True,
+                   timeout: float = DEFAULT_TIMEOUT_S) -> TritonArtifact:
     """Compile one specialization for ``arch`` ("gfx950", "gfx942" or "sm_90"). Raises
     TritonMissingError (with how to install it) or TritonCompileError (file, kernel, Triton's
     message, on one line)."""
+    return compile_triton_many((spec,), arch, cache=cache, timeout=timeout)[0]
+
+
+def compile_triton_many(specs: Sequence[TritonSpec], arch: str, *, cache: bool = True,
+                        timeout: float = DEFAULT_TIMEOUT_S) -> tuple[TritonArtifact, ...]:
+    """Compile several specializations for ``arch``: cache hits here, the rest in one child
+    process (the kernels' files run there, under ``timeout`` seconds, and Triton's own output
+    stays there)."""
     if arch not in TARGETS:
-        raise TritonCompileError(f"{spec.source}: Triton kernel '{spec.kernel}': arch {arch!r} is not one of "
-                                 f"{', '.join(TARGETS)}")
+        bad = specs[0] if specs else None
+        where = f"{bad.source}: Triton kernel '{bad.kernel}': " if bad else ""
+        raise TritonCompileError(f"{where}arch {arch!r} is not one of {', '.join(TARGETS)}")
     version, where = triton_version()
-    key = cache_key(spec, arch, version, where)
-    if cache:
-        hit = _lookup(key, spec)
-        if hit is not None:
-            return hit
-    art = _compile(spec, arch, version)
-    if cache:
-        _store(key, art)
-    return art
+    keys = [cache_key(s, arch, version, where) for s in specs]
+    found: list[TritonArtifact | None] = [_lookup(k, s) if cache else None for k, s in zip(keys, specs)]
+    todo = [i for i, art in enumerate(found) if art is None]
+    if todo:
+        from .triton_worker import compile_in_child  # noqa: PLC0415
+
+        for i, art in zip(todo, compile_in_child([specs[i] for i in todo], arch, version, timeout)):
+            found[i] = art
+            if cache:
+                _store(keys[i], art)
+    return tuple(a for a in found if a is not None)
 
 
 def cache_key(spec: TritonSpec, arch: str, version: str, where: str) -> str:
@@ -286,7 +300,8 @@ def _private_triton_cache():
                 os.environ["TRITON_CACHE_DIR"] = old
 
 
-def _compile(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
+def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
+    """Compile in this process (the child's side of compile_triton_many)."""
     triton, GPUTarget, ASTSource = _import_triton()
     from triton.compiler.compiler import make_backend  # noqa: PLC0415
     from triton.runtime.jit import JITFunction  # noqa: PLC0415
