@@ -4,8 +4,8 @@ and, when triton is installed, a Triton MXFP4 GEMM (``tl.dot_scaled`` on e2m1) f
 
     python benchmarks/bench_compile.py [--arch gfx950] [--repeat 5] [--no-triton]
 
-Cold: an empty cache folder each time. Warm: the same inputs again (no compiler runs; for Triton,
-no Triton import either)."""
+Cold: an empty cache folder each time (for Triton, a compile process that imports triton). Warm:
+the same inputs again (no compiler runs; for Triton, no process and no Triton import)."""
 
 from __future__ import annotations
 
@@ -124,14 +124,14 @@ def bench_triton(d: Path, repeat: int) -> None:
     src.write_text(TRITON_KERNEL)
     spec = TritonSpec("mm", src, src.read_bytes(), "mxfp4_mm_kernel", TRITON_SIGNATURE,
                       (("BM", 64), ("BN", 64), ("BK", 128)), 4, 2)
-    for n, arch in enumerate(("gfx950", "sm_90")):
+    for arch in ("gfx950", "sm_90"):
         def once(arch=arch):
             a = compile_triton(spec, arch)
             return a, a.cache_hit, a.image
 
         c, w, a = cold_and_warm(once, repeat, d / f"triton-{arch}")
         print(f"triton {a.triton_version} mxfp4_mm_kernel ({arch}, {a.kind} {len(a.image)} bytes, shared {a.shared})")
-        report(c, w, repeat, "; the very first also imports triton" if n == 0 else "")
+        report(c, w, repeat, "; each starts the compile process, which imports triton")
 
 
 def bench_hip(d: Path, arch: str, repeat: int) -> None:
