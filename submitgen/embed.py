@@ -9,6 +9,7 @@ import bz2
 import hashlib
 import lzma
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import RenderError
@@ -21,13 +22,19 @@ BANNED = BANNED_RE
 
 @dataclass(frozen=True)
 class Blob:
-    """One embedded code object."""
+    """One embedded text: one code object, or several back to back (``parts``)."""
 
-    sha256: str
-    size: int  # bytes of the code object itself
+    sha256: str  # of the decoded bytes
+    size: int  # bytes decoded
     compress: str  # "lzma" | "zlib"
     setting: str  # the compressor setting that produced a text free of the banned word
     text: str  # base64 of the compressed bytes
+    parts: tuple[tuple[str, int], ...] = ()  # (sha256, size) of each code object when there are several
+
+    @property
+    def images(self) -> tuple[tuple[str, int], ...]:
+        """(sha256, size) of each code object the decoded bytes hold, in order."""
+        return self.parts or ((self.sha256, self.size),)
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -94,6 +101,41 @@ def embed(image: bytes, compress: str = "lzma") -> Blob:
     if hashlib.sha256(decompress(compress, base64.b64decode(best.text))).hexdigest() != digest:
         raise RenderError(f"{compress} round trip of the code object changed its sha256 ({best.setting})")
     return best
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """How a build's code objects are embedded, and what the other way would have cost."""
+
+    blobs: tuple[Blob, ...]
+    separate_chars: int  # base64 characters with one text per code object
+    together_chars: int  # ... with all of them in one text (= separate_chars for one object)
+
+    @property
+    def images(self) -> tuple[tuple[str, int], ...]:
+        return tuple(part for blob in self.blobs for part in blob.images)
+
+    @property
+    def chars(self) -> int:
+        return sum(b.chars for b in self.blobs)
+
+
+def embed_images(images: Sequence[bytes], compress: str = "lzma") -> Embedded:
+    """Embed several code objects: one text each, or all back to back in one text, whichever
+    costs fewer base64 characters (ties: one text each). A decoder splits the joined bytes by
+    the sizes in ``Blob.parts``."""
+    if not images:
+        raise RenderError("no code object to embed")
+    separate = tuple(embed(image, compress) for image in images)
+    chars = sum(b.chars for b in separate)
+    if len(images) == 1:
+        return Embedded(separate, chars, chars)
+    joined = embed(b"".join(images), compress)
+    parts = tuple((hashlib.sha256(image).hexdigest(), len(image)) for image in images)
+    together = Blob(joined.sha256, joined.size, joined.compress, joined.setting, joined.text, parts)
+    if together.chars < chars:
+        return Embedded((together,), chars, together.chars)
+    return Embedded(separate, chars, together.chars)
 
 
 def raw_base64_chars(image: bytes) -> int:

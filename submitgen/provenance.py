@@ -2,41 +2,60 @@
 the build and read back by ``inspect``:
 
     # submitgen-provenance: version=0.1.0 arch=gfx950 target=... kernels=a,b sources=<sha256> co=<sha256>,...
+
+Each value is percent-encoded (UTF-8), and a list's items are encoded one by one and joined by
+commas, so that any name (spaces, tabs, line breaks, commas, non-ASCII) keeps the line one line
+and reads back exactly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from urllib.parse import quote, unquote
 
 from .errors import ProvenanceError
 
 PREFIX = "# submitgen-provenance: "
 FIELDS = ("version", "arch", "target", "kernels", "sources", "co", "compress", "launcher")
+_SAFE = ":+@/"  # kept as they are besides letters, digits and "_.-~" (target IDs read as usual)
 
 
 @dataclass(frozen=True)
 class Provenance:
     line: int  # 1-based line of the provenance comment
-    fields: Mapping[str, str]
+    fields: Mapping[str, str]  # as written (encoded)
+
+    def value(self, key: str) -> str:
+        return unquote(self.fields.get(key, ""))
+
+    def items(self, key: str) -> tuple[str, ...]:
+        return tuple(unquote(v) for v in self.fields.get(key, "").split(",") if v)
 
     @property
     def code_objects(self) -> tuple[str, ...]:
         """sha256 of every embedded code object, as the build recorded them."""
-        return tuple(c for c in self.fields.get("co", "").split(",") if c)
+        return self.items("co")
 
     @property
     def kernels(self) -> tuple[str, ...]:
-        return tuple(k for k in self.fields.get("kernels", "").split(",") if k)
+        return self.items("kernels")
 
 
-def format_line(fields: Mapping[str, str]) -> str:
-    """The comment line (without a newline). Values must not contain spaces."""
-    for key, value in fields.items():
-        if " " in value or "=" in key:
-            raise ProvenanceError(f"provenance field {key}={value!r} cannot hold a space")
-    return PREFIX + " ".join(f"{k}={v}" for k, v in fields.items())
+def _encode(value: str | Sequence[str]) -> str:
+    if isinstance(value, str):
+        return quote(value, safe=_SAFE)
+    return ",".join(quote(item, safe=_SAFE) for item in value)
+
+
+def format_line(fields: Mapping[str, str | Sequence[str]]) -> str:
+    """The comment line (without a newline). A value is a string, or a sequence of strings (a
+    list, read back by :meth:`Provenance.items`)."""
+    for key in fields:
+        if not key.isidentifier():
+            raise ProvenanceError(f"provenance field name {key!r}: expected an identifier")
+    return PREFIX + " ".join(f"{k}={_encode(v)}" for k, v in fields.items())
 
 
 def read(text: str) -> Provenance | None:

@@ -89,8 +89,10 @@ class SubmissionContext:
             target_id=self.target_id, arch=self.arch,
             runtime="hsa" if str(self.launcher) == "aql" else str(self.runtime), launcher=str(self.launcher),
             compress=str(self.compress), blobs=self.blobs,
-            kernels=tuple(KernelEntry(k.name, k.blob, k.name, k.explicit_bytes, tuple(k.layout))
-                          for k in self.kernels),
+            kernels=tuple(
+                KernelEntry(k.name, k.blob, getattr(k, "symbol_name", k.name), k.explicit_bytes, tuple(k.layout))
+                for k in self.kernels
+            ),
             pasted=Pasted(self.leaves_source, self.fallback_source, self.plan_source, self.plan_name),
             allow_fallback=self.allow_fallback, reuse_output=self.reuse_output,
             aql=tuple(AqlEntry(a.name, a.symbol, a.kernarg_segment_size, a.kernarg_segment_align,

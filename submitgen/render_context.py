@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .embed import Blob
+from .embed import COMPRESSORS, Blob
 from .errors import RenderError
 
 # Which runtime templates each launcher can be rendered with.
@@ -71,6 +71,11 @@ class RenderContext:
     aql: tuple[AqlEntry, ...] = ()  # --launcher aql only
 
     def __post_init__(self) -> None:
+        for line in (*self.header_lines, self.provenance):
+            if not (line.startswith("#") and line.isprintable()):
+                raise RenderError(f"a header line must be one printable comment line, got {line!r:.120}")
+        if self.compress not in COMPRESSORS:
+            raise RenderError(f"compress must be one of {', '.join(COMPRESSORS)}, got {self.compress!r}")
         allowed = LAUNCHER_RUNTIMES.get(self.launcher)
         if allowed is None:
             raise RenderError(f"launcher must be one of {', '.join(LAUNCHER_RUNTIMES)}, got {self.launcher!r}")

@@ -25,4 +25,20 @@ static void hex(FILE *f, const uint8_t *p, size_t n) {
         fputc(digits[p[i] & 15], f);
     }
 }
+
+/* A JSON string (quotes included): ", \\ and control bytes escaped, other bytes (UTF-8) as they are. */
+static inline void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            fputc('\\', f);
+            fputc(*p, f);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            fprintf(f, "\\u%04x", *p);
+        } else {
+            fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
 #endif

@@ -25,7 +25,7 @@ def test_read_golden_provenance():
 
 def test_only_the_first_comment_block_counts():
     assert provenance.read("import os\n" + provenance.format_line({"version": "1"}) + "\n") is None
-    text = "#!POPCORN leaderboard x\n" + provenance.format_line({"co": "ab,cd"})
+    text = "#!POPCORN leaderboard x\n" + provenance.format_line({"co": ("ab", "cd")})
     assert provenance.read(text).code_objects == ("ab", "cd")
 
 

@@ -54,5 +54,5 @@ def test_the_earlier_flat_context_renders_as_its_render_context(tmp_path, monkey
 
 def test_a_launcher_renders_only_with_its_runtimes():
     with pytest.raises(RenderError, match="launcher cpp renders with runtime hip, got 'cuda'"):
-        RenderContext(*(("",) * 8), runtime="cuda", launcher="cpp", compress="lzma", blobs=(), kernels=(),
+        RenderContext((), "# p", *(("",) * 6), runtime="cuda", launcher="cpp", compress="lzma", blobs=(), kernels=(),
                       pasted=None, allow_fallback=True)

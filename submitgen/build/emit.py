@@ -52,9 +52,9 @@ def provenance_line(p: Prepared, checked: Checked, blobs: Sequence[Blob]) -> str
         "version": __version__,
         "arch": p.arch,
         "target": checked.target_id,
-        "kernels": ",".join(k.name for k in checked.layouts),
+        "kernels": tuple(k.name for k in checked.layouts),
         "sources": sources_digest((*p.project.sources, p.project.plan_path)),
-        "co": ",".join(b.sha256 for b in blobs),
+        "co": tuple(sha for b in blobs for sha, _ in b.images),
         "compress": str(opts.compress),
         "launcher": str(opts.launcher),
     })

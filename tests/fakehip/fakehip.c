@@ -4,7 +4,10 @@
  * Every call appends one JSON line to the file named by $SUBMITGEN_FAKEHIP_LOG (unset: records
  * nothing, so timing benchmarks measure only the caller):
  *   {"call":"hipModuleLoadData","module":1,"size":N,"sha256":"...","hex":"..."}  (the whole image)
- *   {"call":"hipModuleGetFunction","module":1,"function":257,"name":"gemm"}
+ *   {"call":"hipModuleGetFunction","module":1,"function":257,"name":"gemm","found":true}
+ *     (found: the name is a symbol name of that module's image, as a loader would look it up;
+ *     when it is not, the call fails with hipErrorNotFound like the real runtime)
+ *   {"call":"cuFuncSetAttribute","function":257,"attribute":8,"value":N}
  *   {"call":"hipModuleLaunchKernel","function":257,"grid":[x,y,z],"block":[x,y,z],"lds":N,
  *    "queue":0,"params":0,"kernarg":"hex"}
  * The image size is found the way the HIP runtime finds it: for a bare ELF, the furthest byte
@@ -60,6 +63,21 @@ static size_t image_size(const uint8_t *p) {
 static int next_module = 0;
 static int next_function = 0;
 
+/* Each loaded module's image, so that a function is looked up in its own module. */
+#define MAX_MODULES 64
+static uint8_t *module_image[MAX_MODULES + 1];
+static size_t module_size[MAX_MODULES + 1];
+
+/* Is `name` a NUL-terminated string of the image (a string-table entry)? */
+static int has_symbol(int module, const char *name) {
+    if (module < 1 || module > MAX_MODULES || !module_image[module]) return 0;
+    size_t n = strlen(name), size = module_size[module];
+    const uint8_t *p = module_image[module];
+    for (size_t i = 1; i + n < size; i++)
+        if (p[i - 1] == 0 && p[i + n] == 0 && memcmp(p + i, name, n) == 0) return 1;
+    return 0;
+}
+
 hipError_t hipInit(unsigned flags) { (void)flags; return hipSuccess; }
 
 hipError_t hipModuleLoadData(void **module, const void *image) {
@@ -67,6 +85,10 @@ hipError_t hipModuleLoadData(void **module, const void *image) {
     size_t n = image_size((const uint8_t *)image);
     if (n == 0) return hipErrorInvalidImage;
     *module = (void *)(intptr_t)(++next_module);
+    if (next_module <= MAX_MODULES && (module_image[next_module] = malloc(n)) != NULL) {
+        memcpy(module_image[next_module], image, n);
+        module_size[next_module] = n;
+    }
     FILE *f = log_file();
     if (!f) return hipSuccess;
     fprintf(f, "{\"call\":\"hipModuleLoadData\",\"module\":%d,\"size\":%zu,\"hex\":\"", next_module, n);
@@ -78,14 +100,18 @@ hipError_t hipModuleLoadData(void **module, const void *image) {
 
 hipError_t hipModuleGetFunction(void **function, void *module, const char *name) {
     if (!function || !name) return hipErrorInvalidValue;
+    int found = has_symbol((int)(intptr_t)module, name);
     int id = ((int)(intptr_t)module << 8) | (++next_function & 0xff);
-    *function = (void *)(intptr_t)id;
+    *function = found ? (void *)(intptr_t)id : NULL;
     FILE *f = log_file();
-    if (!f) return hipSuccess;
-    fprintf(f, "{\"call\":\"hipModuleGetFunction\",\"module\":%d,\"function\":%d,\"name\":\"%s\"}\n",
-            (int)(intptr_t)module, id, name);
-    fflush(f);
-    return hipSuccess;
+    if (f) {
+        fprintf(f, "{\"call\":\"hipModuleGetFunction\",\"module\":%d,\"function\":%d,\"name\":",
+                (int)(intptr_t)module, id);
+        json_string(f, name);
+        fprintf(f, ",\"found\":%s}\n", found ? "true" : "false");
+        fflush(f);
+    }
+    return found ? hipSuccess : hipErrorNotFound;
 }
 
 hipError_t hipModuleLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -123,6 +149,15 @@ static int launch(void *function, unsigned gx, unsigned gy, unsigned gz, unsigne
 int cuModuleLoadData(void **module, const void *image) { return hipModuleLoadData(module, image); }
 int cuModuleGetFunction(void **function, void *module, const char *name) {
     return hipModuleGetFunction(function, module, name);
+}
+int cuFuncSetAttribute(void *function, int attribute, int value) {
+    FILE *f = log_file();
+    if (f) {
+        fprintf(f, "{\"call\":\"cuFuncSetAttribute\",\"function\":%d,\"attribute\":%d,\"value\":%d}\n",
+                (int)(intptr_t)function, attribute, value);
+        fflush(f);
+    }
+    return function ? hipSuccess : hipErrorInvalidValue;
 }
 int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned lds, void *queue, void **params, void **extra) {
