@@ -145,8 +145,8 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 
 @cli.command()
 @click.argument("problem", type=PROBLEM_NAME)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("submission.py"), show_default=True, help="Where to write the submission.")
+@click.option("-o", "--output", default="submission.py", show_default=True, metavar="FILE",
+              help="Where to write the submission (a folder, or a path ending in /: FOLDER/submission.py).")
 @click.option("--kernels", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Kernel project folder (device sources + launch.py). Default: the bundled one.")
 @click.option("--co", "code_objects", multiple=True,
@@ -169,8 +169,11 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
                    "events (~4 us timing artefact) and must never be submitted.")
 @click.option("--compiler", help="Compiler to use (default: discovered; see `submitgen toolchain`).")
 @click.option("--no-cache", is_flag=True, help="Recompile even when the cache holds the result.")
+@click.option("--plan-timeout", type=click.FloatRange(min=0, min_open=True, max=86400), default=60.0,
+              show_default=True, metavar="SECONDS",
+              help="Seconds launch.py may run (its import and every shape) before the build fails.")
 def build(problem, output, kernels, code_objects, arch, target, compress, no_fallback, reuse_output, launcher,
-          allow_own_queue, compiler, no_cache):
+          allow_own_queue, compiler, no_cache, plan_timeout):
     """Compile a kernel project, check it against the code object and the leaderboard rules, and
     write the single-file submission for PROBLEM (one of the problems in the usage line).
 
@@ -182,11 +185,13 @@ def build(problem, output, kernels, code_objects, arch, target, compress, no_fal
     """
     from .build import BuildOptions
     from .build import build as run_build
+    from .files import output_path
     from .summary import format_summary
 
     result = run_build(BuildOptions(
-        problem=problem, output=output, kernels=kernels, code_objects=tuple(code_objects), arch=arch,
-        target=Target(target), compress=Compress(compress), allow_fallback=not no_fallback,
+        problem=problem, output=output_path(output), kernels=kernels, code_objects=tuple(code_objects),
+        arch=arch, plan_timeout=plan_timeout, target=Target(target), compress=Compress(compress),
+        allow_fallback=not no_fallback,
         reuse_output=reuse_output, launcher=Launcher(launcher), allow_own_queue=allow_own_queue,
         compiler=compiler, use_cache=not no_cache,
     ))

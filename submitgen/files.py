@@ -1,19 +1,93 @@
-"""Writing files so that a reader never sees half of one: write a temp file beside it, then rename."""
+"""Writing files so that a reader never sees half of one: write a temp file beside it, then rename.
+
+Temp files and private folders carry the writing process's id in their names
+(``.NAME.<pid>.<random>.tmp``, ``<tmp>/submitgen-<pid>-...``), so that those a killed process
+left behind can be told from those of a process still running, and removed."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import stat
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+from .errors import OutputError
+
+DEFAULT_NAME = "submission.py"
+_PRIVATE_PREFIX = "submitgen-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _owner_pid(name: str, prefix: str) -> int | None:
+    """The pid in a temp name made by this module (``<prefix><pid>.`` or ``<prefix><pid>-``)."""
+    rest = name[len(prefix):]
+    digits = ""
+    for ch in rest:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits and rest[len(digits):len(digits) + 1] in (".", "-") else None
+
+
+def clean_stale(folder: Path, prefix: str, *, dirs: bool = False) -> list[Path]:
+    """Remove entries of ``folder`` named ``<prefix><pid>...`` whose process is gone (a kill -9
+    leaves them); returns what was removed. Entries of live processes, and any other name, stay."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        pid = _owner_pid(entry.name, prefix)
+        if pid is None or pid == os.getpid() or _alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            if dirs and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            elif not dirs and entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+            else:
+                continue
+            removed.append(Path(entry.path))
+    return removed
+
+
+@contextlib.contextmanager
+def private_dir(purpose: str) -> Iterator[Path]:
+    """A temporary folder ``<tmp>/submitgen-<pid>-<purpose>-XXXX``, removed afterwards; folders of
+    this kind that killed processes left are removed first."""
+    tmp = Path(tempfile.gettempdir())
+    clean_stale(tmp, _PRIVATE_PREFIX, dirs=True)
+    path = Path(tempfile.mkdtemp(prefix=f"{_PRIVATE_PREFIX}{os.getpid()}-{purpose}-", dir=tmp))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def write_atomic(path: Path | str, data: bytes | str) -> None:
     """Write ``data`` to ``path`` atomically, with the mode a plain ``open`` would give it
-    (mkstemp makes 0600). Two processes writing the same path leave one whole file."""
+    (mkstemp makes 0600). Two processes writing the same path leave one whole file; a process
+    killed midway leaves the old file whole and a temp file that the next write removes."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    prefix = f".{path.name}."
+    clean_stale(path.parent, prefix)
+    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
@@ -25,3 +99,44 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def output_path(raw: str | os.PathLike[str]) -> Path:
+    """Where ``-o RAW`` writes: RAW itself, or RAW/submission.py when RAW names a folder (an
+    existing one, or any path written with a trailing slash)."""
+    text = os.fspath(raw)
+    if text == "":
+        raise OutputError("-o: the output path is empty; name a file, e.g. -o submission.py")
+    path = Path(text)
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        return path / DEFAULT_NAME
+    return path
+
+
+def check_output(path: Path, inputs: Sequence[Path]) -> None:
+    """Refuse an output that is not (or could not become) a regular file, or that is one of the
+    build's own inputs; before anything is built."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise OutputError(f"-o {path}: cannot use it: {e.strerror or e}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket"
+                if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise OutputError(f"-o {path}: is {kind}; the submission is written to a regular file")
+    real = os.path.realpath(path)
+    for source in inputs:
+        if os.path.realpath(source) == real:
+            raise OutputError(f"-o {path}: is one of the build's own inputs ({source}); name another file")
+
+
+def write_output(path: Path, text: str) -> None:
+    """write_atomic, with any OS failure (read-only folder, full disk, /proc) as one OutputError."""
+    try:
+        write_atomic(path, text)
+    except OSError as e:
+        where = e.filename if isinstance(e.filename, str) else path
+        raise OutputError(f"cannot write {path}: {e.strerror or e} ({where})") from None

@@ -1,45 +1,137 @@
-"""Kernel projects: a folder of device sources and a ``launch.py`` plan (HACKING.md has the
-contract). The plan's source is pasted verbatim into the submission, so it is checked here for
-what would break there: imports other than torch/ctypes/math/struct, the banned word, submitgen."""
+"""Kernel projects: a folder of device sources, Triton kernels and a ``launch.py`` plan (HACKING.md
+has the contract). Every file is read once, here; the build validates, compiles and embeds those
+same bytes. The plan's source is pasted verbatim into the submission, so it is checked for what
+would break there (imports other than torch/ctypes/math, the banned word, encodings) before any
+of it runs; it runs only in ``plan_run.py``'s child process."""
 
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
+import codecs
+import hashlib
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from .errors import PlanError
+from .errors import CompileError, PlanError
 from .rules import BANNED_RE
 
 DEVICE_SUFFIXES = (".hip", ".cu", ".cpp", ".cl", ".s")
-ALLOWED_IMPORTS = frozenset({"torch", "ctypes", "math", "struct"})
+ALLOWED_IMPORTS = frozenset({"torch", "ctypes", "math"})
 PLAN_FILE = "launch.py"
+# Names through which a plan could import or run code beyond the contract.
+_BANNED_NAMES = frozenset({"__import__", "__builtins__", "builtins", "importlib", "exec", "eval", "compile",
+                           "globals", "breakpoint"})
+_ALLOWED_DUNDERS = frozenset({"__name__"})
+_CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_BOM = codecs.BOM_UTF8
 
 
 @dataclass(frozen=True)
 class KernelProject:
     root: Path
-    sources: tuple[Path, ...]
+    sources: tuple[Path, ...]  # device sources, compiled into one code object
     plan_path: Path
-    plan_source: str
-    kernels: tuple[str, ...]
+    plan_source: str  # launch.py as read (UTF-8, without a BOM): what runs and what is embedded
+    kernels: tuple[str, ...]  # KERNELS: the device sources' kernels the plan may launch
+    source_bytes: tuple[bytes, ...] = ()  # of each device source, as read
+    triton: tuple[Any, ...] = ()  # TritonSpec of each TRITON entry (its source bytes read once)
+
+    @property
+    def launch_names(self) -> tuple[str, ...]:
+        """Every name the plan may launch: the KERNELS, then the TRITON keys."""
+        return self.kernels + tuple(s.name for s in self.triton)
+
+    def digest(self) -> str:
+        """sha256 over each input's name and bytes as read (the provenance's ``sources``)."""
+        h = hashlib.sha256()
+        files = [*zip(self.sources, self.source_bytes), (self.plan_path, self.plan_source.encode())]
+        seen = set()
+        for spec in self.triton:
+            if spec.source not in seen:
+                seen.add(spec.source)
+                files.append((spec.source, spec.source_bytes))
+        for path, data in files:
+            h.update(path.name.encode() + b"\0" + data + b"\0")
+        return h.hexdigest()
 
 
-def _literal_names(tree: ast.Module, name: str, path: Path) -> tuple[str, ...] | None:
+def _read(path: Path, what: str) -> bytes:
+    from .toolchain.inputs import read_input
+
+    try:
+        return read_input(path, what)
+    except CompileError as e:
+        raise PlanError(str(e)) from None
+
+
+def decode_plan(data: bytes, path: Path) -> str:
+    """launch.py's text: UTF-8 (a BOM is dropped), no NUL byte, no other declared coding."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise PlanError(f"{path}:{line}: a NUL byte; the plan must be text")
+    for number, line in enumerate(data.splitlines()[:2], start=1):
+        m = _CODING_RE.match(line)
+        if m and m.group(1).decode("ascii", "replace").lower().replace("_", "-") not in ("utf-8", "utf8"):
+            raise PlanError(
+                f"{path}:{number}: declares coding '{m.group(1).decode('ascii', 'replace')}'; the plan is "
+                "pasted into a UTF-8 submission: save it as UTF-8 and drop the coding line"
+            )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise PlanError(f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8") from None
+
+
+def _literal(tree: ast.Module, name: str, path: Path) -> tuple[int, Any] | None:
+    """(line, value) of the module-level ``NAME = <literal>``; None when the plan has none."""
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else ()
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                raise PlanError(f"{path}:{node.lineno}: {name} must be a literal tuple of strings") from None
-            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-                raise PlanError(f"{path}:{node.lineno}: {name} must be a tuple of strings, got {value!r}")
-            return tuple(value)
+                return node.lineno, ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                raise PlanError(f"{path}:{node.lineno}: {name} must be a literal (plain data)") from None
     return None
+
+
+def _names(tree: ast.Module, name: str, path: Path) -> tuple[str, ...] | None:
+    found = _literal(tree, name, path)
+    if found is None:
+        return None
+    line, value = found
+    if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
+        raise PlanError(f"{path}:{line}: {name} must be a tuple of strings, got {type(value).__name__} {value!r:.60}")
+    return tuple(value)
+
+
+def _check_imports(tree: ast.Module, path: Path) -> None:
+    allowed = ", ".join(sorted(ALLOWED_IMPORTS))
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [(node.module or "").split(".")[0]] if node.level == 0 else ["(relative import)"]
+        elif isinstance(node, ast.Name) and node.id in _BANNED_NAMES:
+            raise PlanError(f"{path}:{node.lineno}: the plan uses '{node.id}'; it is pasted into the submission, "
+                            f"so it may import only {allowed}, by name")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr not in _ALLOWED_DUNDERS:
+            raise PlanError(f"{path}:{node.lineno}: the plan uses the attribute '{node.attr}'; plans are plain "
+                            "code over torch, ctypes and math")
+        for name in names:
+            if name not in ALLOWED_IMPORTS and name != "__future__":
+                raise PlanError(
+                    f"{path}:{node.lineno}: the plan imports '{name}'; it is pasted into the submission, "
+                    f"so it may import only {allowed}"
+                )
 
 
 def check_plan_source(text: str, path: Path) -> ast.Module:
@@ -48,26 +140,45 @@ def check_plan_source(text: str, path: Path) -> ast.Module:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as e:
         raise PlanError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as e:
+        raise PlanError(f"{path}: cannot be parsed: {type(e).__name__}") from None
     m = BANNED_RE.search(text)
     if m:
         line = text.count("\n", 0, m.start()) + 1
         raise PlanError(
             f"{path}:{line}: the plan contains the word '{m.group(0)}', which the leaderboard rejects")
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name.split(".")[0] for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [(node.module or "").split(".")[0]] if node.level == 0 else ["(relative import)"]
-        for name in names:
-            if name not in ALLOWED_IMPORTS and name != "__future__":
-                raise PlanError(
-                    f"{path}:{node.lineno}: the plan imports '{name}'; it is pasted into the submission, "
-                    f"so it may import only {', '.join(sorted(ALLOWED_IMPORTS))}"
-                )
+    _check_imports(tree, path)
     if not any(isinstance(n, ast.FunctionDef) and n.name == "plan" for n in tree.body):
         raise PlanError(f"{path}: defines no function 'plan(data)'")
     return tree
+
+
+def _inside(root: Path, name: str, where: str) -> Path:
+    real_root = Path(os.path.realpath(root))
+    path = Path(os.path.realpath(root / name))
+    if real_root not in path.parents:
+        raise PlanError(f"{where}: SOURCES names {name!r}, which is outside the project folder {root}")
+    return root / name
+
+
+def _sources(root: Path, tree: ast.Module, plan_path: Path) -> tuple[Path, ...]:
+    names = _names(tree, "SOURCES", plan_path)
+    if names is None:
+        return tuple(sorted(p for p in root.iterdir() if p.suffix in DEVICE_SUFFIXES and p.is_file()))
+    sources = tuple(_inside(root, n, str(plan_path)) for n in names)
+    for s in sources:
+        if not s.is_file():
+            raise PlanError(f"{plan_path}: SOURCES names {s.name}, which is not in {root}")
+    return sources
+
+
+def _triton(tree: ast.Module, root: Path, plan_path: Path) -> tuple[Any, ...]:
+    found = _literal(tree, "TRITON", plan_path)
+    if found is None:
+        return ()
+    from .toolchain.triton_project import specs_from_launch
+
+    return specs_from_launch(found[1], root)
 
 
 def load_project(root: Path | str) -> KernelProject:
@@ -75,36 +186,30 @@ def load_project(root: Path | str) -> KernelProject:
     if not root.is_dir():
         raise PlanError(f"kernel project {root} is not a folder")
     plan_path = root / PLAN_FILE
-    if not plan_path.is_file():
+    if not plan_path.exists():
         raise PlanError(f"kernel project {root} has no {PLAN_FILE}")
-    text = plan_path.read_text()
+    text = decode_plan(_read(plan_path, "plan"), plan_path)
     tree = check_plan_source(text, plan_path)
-    kernels = _literal_names(tree, "KERNELS", plan_path)
-    if not kernels:
-        raise PlanError(f"{plan_path}: KERNELS must name the kernels the plan launches")
-    names = _literal_names(tree, "SOURCES", plan_path)
-    if names is None:
-        sources = tuple(sorted(p for p in root.iterdir() if p.suffix in DEVICE_SUFFIXES and p.is_file()))
-    else:
-        sources = tuple(root / n for n in names)
-        for s in sources:
-            if not s.is_file():
-                raise PlanError(f"{plan_path}: SOURCES names {s.name}, which is not in {root}")
-    return KernelProject(root, sources, plan_path, text, kernels)
+    kernels = _names(tree, "KERNELS", plan_path) or ()
+    triton = _triton(tree, root, plan_path)
+    if not kernels and not triton:
+        raise PlanError(f"{plan_path}: KERNELS (or TRITON) must name the kernels the plan launches")
+    clash = sorted(set(kernels) & {s.name for s in triton})
+    if clash:
+        raise PlanError(f"{plan_path}: {', '.join(map(repr, clash))} is both in KERNELS and a TRITON key")
+    sources = _sources(root, tree, plan_path) if kernels else ()
+    if kernels and not sources:
+        raise PlanError(f"{plan_path}: KERNELS names kernels, but {root} has no device sources")
+    data = tuple(_read(s, "source") for s in sources)
+    return KernelProject(root, sources, plan_path, text, kernels, data, triton)
 
 
 def load_plan_module(project: KernelProject) -> ModuleType:
-    """Import the project's launch.py under a private name (it is the user's own code)."""
-    name = f"_submitgen_plan_{abs(hash(str(project.plan_path)))}"
-    spec = importlib.util.spec_from_file_location(name, project.plan_path)
-    if spec is None or spec.loader is None:
-        raise PlanError(f"{project.plan_path}: Python cannot load this file as a module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    """Run the plan's text (the bytes read once) as a module of its own (it is the user's code)."""
+    module = ModuleType(f"_submitgen_plan_{abs(hash(str(project.plan_path)))}")
+    module.__file__ = str(project.plan_path)
     try:
-        spec.loader.exec_module(module)
-    except Exception as e:  # the user's module failed at import: report it as theirs
+        exec(compile(project.plan_source, str(project.plan_path), "exec"), module.__dict__)
+    except BaseException as e:  # the user's module failed at import: report it as theirs
         raise PlanError(f"{project.plan_path}: importing the plan failed: {type(e).__name__}: {e}") from None
-    finally:
-        sys.modules.pop(name, None)
     return module

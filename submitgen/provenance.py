@@ -20,6 +20,9 @@ from .errors import ProvenanceError
 PREFIX = "# submitgen-provenance: "
 FIELDS = ("version", "arch", "target", "kernels", "sources", "co", "compress", "launcher")
 _SAFE = ":+@/"  # kept as they are besides letters, digits and "_.-~" (target IDs read as usual)
+# Present only when they apply: "triton" is the Triton version that built each embedded object, in
+# "co" order ("-" for an object not built by Triton), when any object is.
+OPTIONAL_FIELDS = ("triton",)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from types import ModuleType
 from typing import Any
 
 from .errors import ValidationError
-from .runtime.pack import SgPlanError, sg_pack
+from .plan_checks import check_launch_form, check_output, check_result, check_workspaces
+from .runtime.pack import SgPlanError, sg_pack, sg_triton_launch
 
 MAX_BLOCK_THREADS = 1024
 MAX_GRID_X = 2**31 - 1
@@ -30,6 +31,9 @@ class KernelLayout:
     explicit_bytes: int
     layout: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name)
     kernel: str = ""  # the kernel's name in its code object, when it differs from ``name``
+    # A Triton kernel's launch facts (block threads, shared bytes, global and profile scratch bytes),
+    # which runtime/pack.py's sg_triton_launch applies; None for other kernels.
+    triton: tuple[int, int, int, int] | None = None
 
     @property
     def symbol_name(self) -> str:
@@ -116,14 +120,16 @@ class PlanCheck:
         return lds
 
 
-def kernel_layout(kernel: Any, blob: int, name: str | None = None) -> KernelLayout:
+def kernel_layout(kernel: Any, blob: int, name: str | None = None,
+                  triton: tuple[int, int, int, int] | None = None) -> KernelLayout:
     """The layout of ``kernel`` (in code object ``blob``), launched by the plan as ``name``
-    (default: the kernel's own name)."""
+    (default: the kernel's own name), with a Triton kernel's launch facts."""
     args = tuple(a for a in kernel.args if not a.hidden)
     layout = tuple((a.offset, a.size, a.value_kind, a.type_name or "") for a in args)
     explicit = max((a.offset + a.size for a in args), default=0)
     launched = name if name is not None else kernel.name
-    return KernelLayout(launched, blob, explicit, layout, "" if launched == kernel.name else kernel.name)
+    return KernelLayout(launched, blob, explicit, layout, "" if launched == kernel.name else kernel.name,
+                        triton)
 
 
 def missing_kernels_error(missing: Sequence[str], have: Sequence[str]) -> ValidationError:
@@ -170,6 +176,25 @@ def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
             f"{where}: grid x * block x = {gx * launch.block[0]} exceeds {MAX_GLOBAL_X}")
 
 
+def _pack(table, layout: KernelLayout, launch: Any, leaves: Sequence[Any], out: Any, label: str):
+    try:
+        if layout.triton is not None:
+            launch = sg_triton_launch(launch, layout.triton, out)
+        return sg_pack(table, launch, leaves, out)
+    except SgPlanError as e:
+        raise ValidationError(f"{e} ({label})") from None
+
+
+def _run_shape(plan_module: ModuleType, problem: Any, spec: Mapping[str, Any], label: str):
+    data = problem.meta_input(spec)
+    try:
+        result = plan_module.plan(data)
+    except BaseException as e:  # noqa: BLE001 - the user's plan raised (or exited): one line, for this shape
+        raise ValidationError(f"plan({label}) raised {type(e).__name__}: {e}") from None
+    out, launches = check_result(result, label)
+    return data, out, launches
+
+
 def check_plan(
     plan_module: ModuleType,
     problem: Any,
@@ -177,34 +202,29 @@ def check_plan(
     layouts: Sequence[KernelLayout],
     lds_limit: int,
     shapes: Sequence[Mapping[str, int]] | None = None,
+    param_kinds: Mapping[str, tuple] | None = None,
 ) -> PlanCheck:
-    """Run the plan on meta inputs of every shape and check every launch."""
+    """Run the plan on meta inputs of every shape and check every launch (``param_kinds``: each
+    kernel's by-value parameters as int or float, where the sources say)."""
+    by_name = {k.name: k for k in layouts}
     table = {k.name: (k.explicit_bytes, k.layout) for k in layouts}
     kernels = {k.name: _kernel_of(code_objects, k) for k in layouts}
-    leaves_fn = problem.leaves
+    defaults = {k.name: k.triton for k in layouts if k.triton is not None}
     checked: list[CheckedLaunch] = []
     specs = tuple(shapes) if shapes is not None else tuple(problem.tests) + tuple(problem.benchmarks)
     for spec in specs:
         label = problem.shape_label(spec)
-        data = problem.meta_input(spec)
-        try:
-            result = plan_module.plan(data)
-        except Exception as e:  # the user's plan raised: show it as a plan failure for this shape
-            raise ValidationError(f"plan({label}) raised {type(e).__name__}: {e}") from None
-        if not (isinstance(result, tuple) and len(result) == 2):
-            raise ValidationError(
-                f"plan({label}) must return (out, launches), returned {type(result).__name__}")
-        out, launches = result
-        if not hasattr(out, "data_ptr"):
-            raise ValidationError(f"plan({label}) must return a tensor as out, returned {type(out).__name__}")
-        if not launches:
-            raise ValidationError(f"plan({label}) returned no launches")
-        leaves = leaves_fn(data)
+        data, out, launches = _run_shape(plan_module, problem, spec, label)
+        leaves = problem.leaves(data)
+        check_output(out, expected_output(problem, spec), leaves, label)
         for launch in launches:
-            try:
-                packed = sg_pack(table, launch, leaves, out)
-            except SgPlanError as e:
-                raise ValidationError(f"{e} ({label})") from None
+            check_launch_form(launch, label, defaults, param_kinds)
+            layout = by_name.get(launch[0])
+            if layout is None:
+                raise ValidationError(f"plan launches kernel '{launch[0]}', which the code object does not have "
+                                      f"(it has: {', '.join(sorted(table))}) ({label})")
+            packed = _pack(table, layout, launch, leaves, out, label)
+            check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({label})")
             kernel = kernels[packed.kernel]
             c = CheckedLaunch(
                 label, packed.kernel, packed.grid, packed.block, packed.lds,
@@ -214,3 +234,8 @@ def check_plan(
             checked.append(c)
     return PlanCheck(tuple(checked), len(specs))
 
+
+def expected_output(problem: Any, spec: Mapping[str, Any]) -> Any:
+    """The problem's output for ``spec`` as a meta tensor (shape and dtype), when it says."""
+    fn = getattr(problem, "output_meta", None)
+    return fn(spec) if fn is not None else None

@@ -41,7 +41,7 @@ CASES = (
             f"workspace tensor itself and give offsets as integer arguments {SHAPE}"),
     BadPlan("imports_numpy", "import ctypes\n", "import ctypes\n\nimport numpy\n",
             "imports_numpy/launch.py:4: the plan imports 'numpy'; it is pasted into the submission, "
-            "so it may import only ctypes, math, struct, torch"),
+            "so it may import only ctypes, math, torch"),
     BadPlan("banned_word", '"""Plan of the test project',
             '"""Plan (no CUDA Streams here) of the test project',
             "banned_word/launch.py:1: the plan contains the word 'Stream', which the leaderboard rejects"),

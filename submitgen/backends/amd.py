@@ -8,13 +8,14 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..options import Launcher, Target
-from .base import Image
+from .base import Image, compile_triton
 
 
 class AmdBackend:
     target = Target.AMD
     default_arch = "gfx950"
     runtime = "hip"
+    triton_kind = "hsaco"
     launchers = frozenset({Launcher.CTYPES, Launcher.CPP, Launcher.AQL})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
@@ -23,7 +24,10 @@ class AmdBackend:
 
         result = toolchain.compile_sources(sources, arch=arch, compiler=compiler, use_cache=use_cache)
         # the model the toolchain's read-back made, if it keeps one: the build need not parse again
-        return Image(result.code_object, label, getattr(result, "parsed", None))
+        return Image(result.code_object, label, getattr(result, "parsed", None), result.source_sha256)
+
+    def compile_triton(self, spec: Any, arch: str, *, use_cache: bool) -> Any:
+        return compile_triton(spec, arch, self.triton_kind, use_cache=use_cache)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
         from ..containers import load_code_objects

@@ -16,6 +16,7 @@ class Image:
     data: bytes
     source: str  # how messages name it: "mm_basic (gfx950)", a path, ...
     parsed: Any = field(default=None, compare=False)  # the reader's model, when making it read one
+    source_sha256: tuple[str, ...] = ()  # of each source as the compiler read it, when it says
 
 
 class Backend(Protocol):
@@ -25,10 +26,14 @@ class Backend(Protocol):
     default_arch: str
     runtime: str  # the runtime the emitted loader binds ("hip", "cuda")
     launchers: frozenset[Launcher]  # launchers whose emitted code runs on this target
+    triton_kind: str  # the image Triton makes for this target ("hsaco", "cubin")
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
         """Compile a project's device sources into one code object."""
+
+    def compile_triton(self, spec: Any, arch: str, *, use_cache: bool) -> Any:
+        """Compile one Triton specialization (a TritonSpec) into a TritonArtifact for ``arch``."""
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
         """The one code object for ``arch`` that the file at ``path`` holds."""
@@ -41,3 +46,15 @@ class Backend(Protocol):
 
     def occupancy_text(self, code_object: Any, kernel: Any, block: int, dynamic_lds: int) -> str:
         """One short phrase for the build summary's occupancy column."""
+
+
+def compile_triton(spec: Any, arch: str, kind: str, *, use_cache: bool) -> Any:
+    """Compile a Triton specialization with the toolchain; the image must be of ``kind``."""
+    from ..errors import TritonCompileError
+    from ..toolchain.triton import compile_triton as compile_one
+
+    artifact = compile_one(spec, arch, cache=use_cache)
+    if artifact.kind != kind:
+        raise TritonCompileError(f"{spec.source}: Triton kernel '{spec.kernel}' for {arch} gave a {artifact.kind}, "
+                                 f"this target loads a {kind}")
+    return artifact

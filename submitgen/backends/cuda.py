@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from ..options import Launcher, Target
-from .base import Image
+from .base import Image, compile_triton
 
 
 class CudaBackend:
     target = Target.CUDA
     default_arch = "sm_90"
     runtime = "cuda"
+    triton_kind = "cubin"
     launchers = frozenset({Launcher.CTYPES})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
@@ -21,6 +22,9 @@ class CudaBackend:
         from .. import toolchain
 
         return Image(toolchain.compile_cuda(sources, arch=arch), label)
+
+    def compile_triton(self, spec: Any, arch: str, *, use_cache: bool) -> Any:
+        return compile_triton(spec, arch, self.triton_kind, use_cache=use_cache)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
 

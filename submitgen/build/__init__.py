@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..embed import raw_base64_chars
-from ..files import write_atomic
+from ..files import write_output
 from ..summary import aql_zeroed_warnings, build_warnings, format_summary
 from .check import check
 from .emit import render_submission
@@ -33,8 +33,9 @@ __all__ = [
 
 
 def write(p: Prepared, verified: Verified) -> Path:
+    """Stage 6: the file, atomically (an earlier good output stays whole until the rename)."""
     output = Path(p.options.output)
-    write_atomic(output, verified.rendered.text)
+    write_output(output, verified.rendered.text)
     return output
 
 

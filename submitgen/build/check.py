@@ -4,10 +4,13 @@ every test and benchmark shape; nothing is rendered unless every launch fits."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..errors import ValidationError
+from ..kernel_params import hip_param_kinds, triton_param_kinds
 from ..options import Launcher
 from ..plan import load_plan_module
+from ..plan_run import run_plan
 from ..validate import KernelLayout, PlanCheck, aql_layouts, check_plan, kernel_layout, missing_kernels_error
 from .values import Checked, EmbeddedObject, KernelSummary, Prepared
 
@@ -30,7 +33,7 @@ def layouts(objects: Sequence[EmbeddedObject], wanted: Sequence[str]) -> tuple[K
     for index, obj in enumerate(objects):
         for b in obj.kernels:
             kernel = next(k for k in obj.code_object.kernels if k.name == b.kernel)
-            found.setdefault(b.name, kernel_layout(kernel, index, b.name))
+            found.setdefault(b.name, kernel_layout(kernel, index, b.name, b.triton))
     missing = [n for n in wanted if n not in found]
     if missing:
         raise missing_kernels_error(missing, [k.name for o in objects for k in o.code_object.kernels])
@@ -55,12 +58,30 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
     return tuple(out)
 
 
+def param_kinds(p: Prepared) -> dict[str, tuple]:
+    """Each kernel's by-value parameters as int or float: from the device sources the build
+    compiled (not for --co objects, whose source is unknown) and from the Triton signatures."""
+    kinds = {}
+    if not p.options.code_objects:
+        files = [(path.name, data) for path, data in zip(p.project.sources, p.project.source_bytes)]
+        kinds.update(hip_param_kinds(files, p.project.kernels))
+    for spec in p.project.triton:
+        kinds[spec.name] = (f"{spec.source.name} ({spec.kernel}'s signature)", triton_param_kinds(spec.signature))
+    return kinds
+
+
+def _run_plan(p: Prepared, code_objects: Sequence[Any], table: Sequence[KernelLayout], lds_limit: int) -> PlanCheck:
+    """In the plan's child process: import the plan (from the text read once) and check every shape."""
+    return check_plan(load_plan_module(p.project), p.problem, code_objects, table, lds_limit,
+                      param_kinds=param_kinds(p))
+
+
 def check(p: Prepared, objects: tuple[EmbeddedObject, ...]) -> Checked:
     target_id = check_target(objects, p.arch)
-    table = layouts(objects, p.project.kernels)
-    plan_module = load_plan_module(p.project)
+    table = layouts(objects, p.project.launch_names)
     code_objects = [o.code_object for o in objects]
     lds_limit = p.backend.lds_limit(code_objects[0])
-    plan = check_plan(plan_module, p.problem, code_objects, table, lds_limit)
+    plan = run_plan(_run_plan, (p, code_objects, table, lds_limit), plan_path=p.project.plan_path,
+                    timeout=p.options.plan_timeout)
     aql = aql_layouts(code_objects, table) if p.options.launcher == Launcher.AQL else ()
     return Checked(target_id, table, plan, aql, _summaries(p, objects, table, plan))

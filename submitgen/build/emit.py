@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,14 +11,6 @@ from ..options import Launcher
 from ..provenance import format_line
 from ..render import SubmissionContext, render
 from .values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
-
-
-def sources_digest(paths: Sequence[Path]) -> str:
-    """sha256 over each file's name and bytes, in order: the provenance's ``sources``."""
-    h = hashlib.sha256()
-    for path in paths:
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 def command_line(opts: BuildOptions, problem_name: str) -> str:
@@ -46,18 +37,22 @@ def command_line(opts: BuildOptions, problem_name: str) -> str:
     return " ".join(parts)
 
 
-def provenance_line(p: Prepared, checked: Checked, blobs: Sequence[Blob]) -> str:
+def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked,
+                    blobs: Sequence[Blob]) -> str:
     opts = p.options
-    return format_line({
+    fields = {
         "version": __version__,
         "arch": p.arch,
         "target": checked.target_id,
         "kernels": tuple(k.name for k in checked.layouts),
-        "sources": sources_digest((*p.project.sources, p.project.plan_path)),
+        "sources": p.project.digest(),
         "co": tuple(sha for b in blobs for sha, _ in b.images),
         "compress": str(opts.compress),
         "launcher": str(opts.launcher),
-    })
+    }
+    if any(o.triton_version for o in objects):  # per object, in "co" order; "-" for objects not from Triton
+        fields["triton"] = tuple(o.triton_version or "-" for o in objects)
+    return format_line(fields)
 
 
 def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked) -> Rendered:
@@ -65,7 +60,7 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
     blobs = tuple(embed(o.image, opts.compress) for o in objects)
     ctx = SubmissionContext(
         header_lines=tuple(p.problem.header_lines()),
-        provenance=provenance_line(p, checked, blobs),
+        provenance=provenance_line(p, objects, checked, blobs),
         version=__version__,
         project=p.project.root.name,
         command=command_line(opts, p.problem.name),

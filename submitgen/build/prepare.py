@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..backends import get_backend, targets_allowing
 from ..errors import OptionError
+from ..files import check_output
 from ..options import Compress, Launcher, Target, parse
 from ..plan import load_project
 from ..problems import get_problem
@@ -51,4 +52,6 @@ def prepare(opts: BuildOptions) -> Prepared:
     _check_launcher(opts, backend.launchers, problem.leaderboard)
     arch = opts.arch or backend.default_arch
     project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project)
+    inputs = (project.plan_path, *project.sources, *(s.source for s in project.triton), *opts.code_objects)
+    check_output(Path(opts.output), inputs)
     return Prepared(opts, problem, backend, arch, project)

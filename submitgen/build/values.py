@@ -32,6 +32,7 @@ class BuildOptions:
     allow_own_queue: bool = False  # --launcher aql for a leaderboard problem: build it anyway, warn loudly
     compiler: str | None = None
     use_cache: bool = True
+    plan_timeout: float = 60.0  # seconds the plan (its import and every shape) may run
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class KernelBinding:
 
     name: str
     kernel: str
+    triton: tuple[int, int, int, int] | None = None  # block threads, shared, global/profile scratch bytes
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class EmbeddedObject:
     source: str  # how messages name it
     code_object: Any  # the backend reader's model (CodeObject, CubinObject)
     kernels: tuple[KernelBinding, ...]
+    triton_version: str = ""  # the Triton that built it ("" for other objects)
 
 
 @dataclass(frozen=True)

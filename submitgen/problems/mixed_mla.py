@@ -164,6 +164,12 @@ def generate_input(spec: Mapping[str, Any], device: str | torch.device = "cpu") 
     return q, kv_data, qo_indptr, kv_indptr, make_config(bs, qs, kvs)
 
 
+def output_meta(spec: Mapping[str, Any]) -> torch.Tensor:
+    """One bf16 row of V_HEAD_DIM per query token and head, as a meta tensor."""
+    bs, qs, _ = _dims(spec)
+    return torch.empty((bs * qs, NUM_HEADS, V_HEAD_DIM), dtype=torch.bfloat16, device="meta")
+
+
 def meta_input(spec: Mapping[str, Any]) -> tuple[Any, ...]:
     bs, qs, kvs = _dims(spec)
     t_q, t_kv = bs * qs, bs * kvs
@@ -251,6 +257,7 @@ PROBLEM = ProblemSpec(
     shape_label=shape_label,
     generate_input=generate_input,
     meta_input=meta_input,
+    output_meta=output_meta,
     reference=reference,
     module=__name__,
 )

@@ -102,6 +102,12 @@ def generate_input(spec: Mapping[str, Any], device: str | torch.device = "cpu") 
     return a, b, b_q, mxfp4.shuffle_weight(b_q), b_scale_sh
 
 
+def output_meta(spec: Mapping[str, Any]) -> torch.Tensor:
+    """C[m, n] in bf16, as a meta tensor."""
+    m, n, _ = _dims(spec)
+    return torch.empty((m, n), dtype=torch.bfloat16, device="meta")
+
+
 def meta_input(spec: Mapping[str, Any]) -> tuple[torch.Tensor, ...]:
     m, n, k = _dims(spec)
 
@@ -155,6 +161,7 @@ PROBLEM = ProblemSpec(
     shape_label=shape_label,
     generate_input=generate_input,
     meta_input=meta_input,
+    output_meta=output_meta,
     reference=reference,
     module=__name__,
 )

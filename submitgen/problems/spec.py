@@ -94,6 +94,9 @@ class ProblemSpec:
     whose inputs changed."""
     input_names: tuple[str, ...] = ()
     """Names of the ``leaves`` in order ("A", "B_q", ...) for messages; empty: ``input 0``, ...."""
+    output_meta: Callable[[Mapping[str, Any]], torch.Tensor] | None = None
+    """``output_meta(spec)``: a meta tensor with the output's shape and dtype; the build refuses a
+    plan whose output differs. None: the problem does not say (only the device is checked)."""
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:

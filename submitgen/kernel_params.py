@@ -1,0 +1,91 @@
+"""Whether each by-value kernel parameter is an integer or a floating-point number, for the plan
+checks. HIP code objects do not say (their metadata has no ``.type_name`` unless built as OpenCL),
+so the build reads the parameter list of each ``extern "C"`` kernel from the device source it
+compiled; Triton signatures say it directly (``i32`` vs ``fp32``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+INT = "int"
+FLOAT = "float"
+
+_FLOAT_WORDS = re.compile(r"\b(float|double|half|_Float16|__fp16|__half|__bf16|bfloat16)\b")
+_INT_WORDS = re.compile(r"\b(bool|char|short|int|long|unsigned|signed|size_t|ptrdiff_t|u?int(8|16|32|64)_t)\b")
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "(<[{":
+            depth += 1
+        elif ch in ")>]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _kind(param: str) -> str | None:
+    """INT, FLOAT or None (a pointer, a reference, a struct, or unknown)."""
+    if "*" in param or "&" in param or "[" in param:
+        return None
+    if _FLOAT_WORDS.search(param):
+        return FLOAT
+    if _INT_WORDS.search(param):
+        return INT
+    return None
+
+
+def _params(source: str, name: str) -> list[str] | None:
+    m = re.search(rf"\bvoid\s+{re.escape(name)}\s*\(", source)
+    if m is None:
+        return None
+    depth, i = 1, m.end()
+    while i < len(source) and depth:
+        depth += {"(": 1, ")": -1}.get(source[i], 0)
+        i += 1
+    return _split_top(source[m.end():i - 1]) if depth == 0 else None
+
+
+def hip_param_kinds(sources: Sequence[tuple[str, bytes]], names: Sequence[str]) -> dict[str, tuple]:
+    """kernel name -> (source file name, kind of each parameter: INT, FLOAT or None), for the
+    kernels whose definition is found in ``sources`` ((file name, bytes) pairs)."""
+    found: dict[str, tuple] = {}
+    texts = [(file, _COMMENTS.sub(" ", data.decode("utf-8", "replace"))) for file, data in sources]
+    for name in names:
+        for file, text in texts:
+            params = _params(text, name)
+            if params is not None and params != ["void"]:
+                found[name] = (file, tuple(_kind(p) for p in params))
+                break
+    return found
+
+
+def triton_param_kinds(signature: Sequence[tuple[str, str]]) -> tuple:
+    """The kinds of a Triton specialization's non-constexpr parameters, in order."""
+    kinds = []
+    for _, ty in signature:
+        if ty == "constexpr":
+            continue
+        kinds.append(None if ty.startswith("*") else FLOAT if ty.startswith(("fp", "bf")) else INT)
+    return tuple(kinds)
+
+
+def check_scalar(kinds: Mapping[str, tuple], kernel: str, index: int, value: object) -> str | None:
+    """The error for an int passed as a float parameter or the reverse, else None."""
+    if kernel not in kinds or isinstance(value, bool):
+        return None
+    origin, params = kinds[kernel]
+    if index >= len(params):
+        return None
+    want = params[index]
+    if want == FLOAT and isinstance(value, int):
+        return f"kernel '{kernel}' arg {index}: {origin} declares a floating-point parameter, plan passes int {value!r}"
+    if want == INT and isinstance(value, float):
+        return f"kernel '{kernel}' arg {index}: {origin} declares an integer parameter, plan passes float {value!r}"
+    return None
