@@ -15,6 +15,7 @@ from . import __version__
 from .errors import SubmitgenError
 from .options import Compress, Launcher, Target
 from .problems.cli_param import PROBLEM_NAME
+from .targets import MAX_WORKGROUP_SIZE
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -59,7 +60,7 @@ def emit_json(obj) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the model as JSON (docs/inspect-json.md).")
 @click.option("--kernel", "kernels", multiple=True, metavar="NAME",
               help="Show only this kernel (.name, .symbol or demangled name); repeatable.")
-@click.option("--block", type=click.IntRange(1, 1024), default=None, metavar="N",
+@click.option("--block", type=click.IntRange(1, MAX_WORKGROUP_SIZE), default=None, metavar="N",
               help="Block size for the occupancy estimate (default: each kernel's max workgroup size).")
 @click.option("--arch", default=None, metavar="ARCH",
               help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
@@ -332,7 +333,7 @@ def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | Non
               help="Compare only this kernel (.name, .symbol or demangled).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (structure: submitgen/diff.py docstring).")
 @click.option("--all", "show_all", is_flag=True, help="Also show the fields that did not change.")
-@click.option("--block", type=click.IntRange(1, 1024), default=None, metavar="N",
+@click.option("--block", type=click.IntRange(1, MAX_WORKGROUP_SIZE), default=None, metavar="N",
               help="Block size for occupancy (default: the launch plan's, else the max workgroup size).")
 @click.option("--arch", default=None, metavar="ARCH",
               help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")

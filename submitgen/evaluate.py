@@ -455,7 +455,8 @@ def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[s
              timeout_s: float, on_result: Callable[[int, dict[str, Any]], None]) -> tuple[_RunState, Path]:
     """Run all ``shapes``, starting a new worker after one dies, until every shape has a result."""
     state = _RunState()
-    tmp = Path(tempfile.mkdtemp(prefix="submitgen-run-"))
+    # the pid in the name lets files.clean_stale remove it after a kill -9
+    tmp = Path(tempfile.mkdtemp(prefix=f"submitgen-{os.getpid()}-run-"))
     run = tmp / "run"
     run.mkdir()
     (run / "submission.py").write_bytes(Path(prep.path).read_bytes())

@@ -138,5 +138,4 @@ def write_output(path: Path, text: str) -> None:
     try:
         write_atomic(path, text)
     except OSError as e:
-        where = e.filename if isinstance(e.filename, str) else path
-        raise OutputError(f"cannot write {path}: {e.strerror or e} ({where})") from None
+        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None

@@ -17,6 +17,11 @@ from .errors import UnknownTargetError
 from .occupancy import KernelResources, Occupancy, OccupancyLimit, occupancy
 
 MAX_WORKGROUP_SIZE = 1024  # threads per workgroup on every AMD processor (and every CUDA SM)
+# Grid limits of a kernel launch (hipModuleLaunchKernel; docs/launch-limits.md): blocks in x, in y
+# and z, and x blocks times x threads.
+MAX_GRID_X = 2**31 - 1
+MAX_GRID_YZ = 65536
+MAX_GLOBAL_X = 2**32 - 1
 
 # EF_AMDGPU_MACH values (LLVM llvm/include/llvm/BinaryFormat/ELF.h; AMDGPUUsage "AMDGPU ELF Header").
 MACH_NAMES: dict[int, str] = {

@@ -15,11 +15,7 @@ from typing import Any
 from .errors import ValidationError
 from .plan_checks import check_launch_form, check_output, check_result, check_workspaces
 from .runtime.pack import SgPlanError, sg_pack, sg_triton_launch
-
-MAX_BLOCK_THREADS = 1024
-MAX_GRID_X = 2**31 - 1
-MAX_GRID_YZ = 65536
-MAX_GLOBAL_X = 2**32 - 1
+from .targets import MAX_GLOBAL_X, MAX_GRID_X, MAX_GRID_YZ, MAX_WORKGROUP_SIZE
 
 
 @dataclass(frozen=True)
@@ -154,9 +150,9 @@ def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
             f"{where}: block {launch.block} has {threads} threads, "
             f"the kernel's .max_flat_workgroup_size is {limit}"
         )
-    if threads > MAX_BLOCK_THREADS:
+    if threads > MAX_WORKGROUP_SIZE:
         raise ValidationError(
-            f"{where}: block has {threads} threads, the hardware allows {MAX_BLOCK_THREADS}")
+            f"{where}: block has {threads} threads, the hardware allows {MAX_WORKGROUP_SIZE}")
     required = tuple(getattr(kernel, "reqd_workgroup_size", None) or ())
     if required and any(required) and tuple(required) != launch.block:
         raise ValidationError(

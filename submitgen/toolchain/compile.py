@@ -15,13 +15,13 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import CompileError
+from ..files import private_dir
 from ..resources import device_include_dir
 from . import cache, hipheaders
 from .diagnostics import compile_failure, unmap_paths
@@ -204,7 +204,7 @@ def _build(tc: Toolchain, opts: CompileOptions, inputs: Sequence[_Source], hh: h
     headers: dict[str, None] = {}
     lto = len(inputs) > 1
     names = {str(s.snap): str(s.path) for s in inputs}
-    with tempfile.TemporaryDirectory(prefix="submitgen-build-") as d:
+    with private_dir("build") as d:
         work = Path(d)
         snaps = set()
         for s in inputs:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from ..errors import CompileError, ToolchainError
+from ..files import private_dir
 from ..resources import device_include_dir
 from .diagnostics import compile_failure
 from .discovery import is_executable
@@ -48,7 +48,7 @@ def compile_cuda(sources: Sequence[Path | str], options: CompileOptions | None =
     data = read_input(src)
     include_dirs = (*opts.include_dirs, device_include_dir())
     check_includes([(src, data)], include_dirs)
-    with tempfile.TemporaryDirectory(prefix="submitgen-cuda-") as d:
+    with private_dir("cuda") as d:
         snap = Path(d) / src.name
         snap.write_bytes(data)
         out = Path(d) / "out.cubin"

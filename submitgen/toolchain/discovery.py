@@ -18,12 +18,12 @@ import importlib.util
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ToolchainError
+from ..files import private_dir
 from .cache import CACHE_FORMAT, cache_dir, write_cache_file
 from .process import INSTALL_HINT, run_tool
 
@@ -189,7 +189,7 @@ def _make_toolchain(origin: str, hip: Argv, clang: Argv, linker: Argv, bare: boo
 
 def _probe(hip: Argv, arch: str) -> str:
     """Compile a tiny kernel for ``arch``: '' if it worked, else the compiler's first error."""
-    with tempfile.TemporaryDirectory(prefix="submitgen-probe-") as d:
+    with private_dir("probe") as d:
         src = Path(d) / "probe.hip"
         src.write_text(_PROBE_SOURCE)
         argv = [*hip, "-x", "hip", "--cuda-device-only", f"--offload-arch={arch}", "-nogpuinc", "-nogpulib",

@@ -22,7 +22,6 @@ import linecache
 import os
 import re
 import sys
-import tempfile
 import types
 import warnings
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TritonCompileError, TritonMissingError
+from ..files import private_dir
 from . import cache
 from .process import DEFAULT_TIMEOUT_S
 
@@ -289,7 +289,7 @@ def _private_triton_cache():
     """Triton keeps a cache of its own in ~/.triton: point it at a folder that goes away, so a
     compile never depends on (or fills) it; submitgen's cache holds the results."""
     old = os.environ.get("TRITON_CACHE_DIR")
-    with tempfile.TemporaryDirectory(prefix="submitgen-triton-") as d:
+    with private_dir("triton") as d:
         os.environ["TRITON_CACHE_DIR"] = d
         try:
             yield

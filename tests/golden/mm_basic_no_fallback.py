@@ -235,6 +235,8 @@ def sg_pack(table, launch, leaves, out):
     workspaces = []
     for i, (value, (offset, size, kind, type_name)) in enumerate(zip(args, layout)):
         where = f"arg {i}"
+        if value is None and (kind == "global_buffer" or (kind == "cuda_param" and size == 8)):
+            continue  # a null pointer: the kernarg bytes are already 0
         if hasattr(value, "data_ptr"):
             if kind != "global_buffer" and not (kind == "cuda_param" and size == 8):
                 raise SgPlanError(
@@ -263,6 +265,40 @@ def sg_pack(table, launch, leaves, out):
             )
         buf[offset:offset + size] = data
     return SgPacked(kernel, grid, block, lds, buf, tuple(slots), tuple(workspaces))
+
+
+def sg_triton_launch(launch, facts, out):
+    """A launch of a Triton kernel with what the compiler decided filled in: block None ->
+    num_warps x wave size (another block is refused), dynamic LDS None -> Triton's ``shared``
+    (less is refused), and the two trailing scratch pointers the plan never passes appended: None
+    (a null pointer) when a scratch size is 0, else a workspace of grid blocks x size bytes.
+    ``facts`` = (block threads, shared bytes, global scratch bytes, profile scratch bytes)."""
+    kernel, grid, block, lds, args = launch
+    threads, shared, global_scratch, profile_scratch = facts
+    if block is None:
+        block = (threads, 1, 1)
+    elif _sg_dims(kernel, "block", block) != (threads, 1, 1):
+        raise SgPlanError(
+            f"kernel '{kernel}': a Triton kernel runs blocks of num_warps x wave size = {threads} threads "
+            f"(pass None), plan gives block {block!r}"
+        )
+    if lds is None:
+        lds = shared
+    elif isinstance(lds, int) and lds < shared:
+        raise SgPlanError(
+            f"kernel '{kernel}': the Triton kernel needs {shared} bytes of dynamic LDS (pass None), "
+            f"plan gives {lds}"
+        )
+    gx, gy, gz = _sg_dims(kernel, "grid", grid)
+    scratch = []
+    for size in (global_scratch, profile_scratch):
+        if size:
+            import torch
+
+            scratch.append(out.new_empty((gx * gy * gz * size,), dtype=torch.uint8))
+        else:
+            scratch.append(None)
+    return (kernel, grid, block, lds, tuple(args) + tuple(scratch))
 
 # ---- the problem's inputs (amd-mxfp4-mm) ----
 def _sg_leaves(data):
