@@ -67,12 +67,13 @@ def clean_stale(folder: Path, prefix: str, *, dirs: bool = False) -> list[Path]:
 
 
 @contextlib.contextmanager
-def private_dir(purpose: str) -> Iterator[Path]:
-    """A temporary folder ``<tmp>/submitgen-<pid>-<purpose>-XXXX``, removed afterwards; folders of
-    this kind that killed processes left are removed first."""
+def private_dir(purpose: str) -> Iterator[str]:
+    """A temporary folder ``<tmp>/submitgen-<pid>-<purpose>-XXXX`` (its path, as
+    ``tempfile.TemporaryDirectory`` gives it), removed afterwards; folders of this kind that killed
+    processes left are removed first."""
     tmp = Path(tempfile.gettempdir())
     clean_stale(tmp, _PRIVATE_PREFIX, dirs=True)
-    path = Path(tempfile.mkdtemp(prefix=f"{_PRIVATE_PREFIX}{os.getpid()}-{purpose}-", dir=tmp))
+    path = tempfile.mkdtemp(prefix=f"{_PRIVATE_PREFIX}{os.getpid()}-{purpose}-", dir=tmp)
     try:
         yield path
     finally:

@@ -102,7 +102,7 @@ def test_stale_temp_files_of_killed_builds_are_removed(project, tmp_path):
     r = run("-o", "s.py")
     assert r.exit_code == 0, r.output
     with files.private_dir("test") as d:
-        assert d.name.startswith(f"submitgen-{os.getpid()}-test-")
+        assert Path(d).name.startswith(f"submitgen-{os.getpid()}-test-")
     assert not stale.exists() and alive.exists() and other.exists() and not stale_dir.exists()
 
 
