@@ -198,8 +198,6 @@ def load_project(root: Path | str) -> KernelProject:
     if clash:
         raise PlanError(f"{plan_path}: {', '.join(map(repr, clash))} is both in KERNELS and a TRITON key")
     sources = _sources(root, tree, plan_path) if kernels else ()
-    if kernels and not sources:
-        raise PlanError(f"{plan_path}: KERNELS names kernels, but {root} has no device sources")
     data = tuple(_read(s, "source") for s in sources)
     return KernelProject(root, sources, plan_path, text, kernels, data, triton)
 

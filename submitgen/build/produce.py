@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 from ..backends import Image
-from ..errors import ValidationError
+from ..errors import PlanError, ValidationError
 from .values import EmbeddedObject, KernelBinding, Prepared
 
 
@@ -18,6 +18,9 @@ def _images(p: Prepared) -> tuple[Image, ...]:
     if opts.code_objects:
         return tuple(p.backend.load_prebuilt(path, p.arch) for path in opts.code_objects)
     if not p.project.sources:
+        if p.project.kernels:
+            raise PlanError(f"{p.project.plan_path}: KERNELS names kernels, but {p.project.root} has no "
+                            "device sources (and no --co object was given)")
         return ()
     image = p.backend.compile(p.project.sources, p.arch, label=f"{p.project.root.name} ({p.arch})",
                               compiler=opts.compiler, use_cache=opts.use_cache)
