@@ -49,7 +49,8 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
         co = objects[layout.blob].code_object
         kernel = next(k for k in co.kernels if k.name == layout.symbol_name)
         block = blocks.get(layout.name, 0)
-        occupancy = p.backend.occupancy_text(co, kernel, block, dyn.get(layout.name, 0))
+        occupancy = (p.backend.occupancy_text(co, kernel, block, dyn.get(layout.name, 0)) if block
+                     else "not launched by the plan")
         out.append(KernelSummary(
             kernel.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
             kernel.vgpr_spill_count + kernel.sgpr_spill_count, kernel.group_segment_fixed_size,
