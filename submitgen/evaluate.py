@@ -1,5 +1,5 @@
 """``submitgen test`` and ``submitgen bench``: run a single-file submission on this machine the way
-the leaderboard's evaluator does (reference/leaderboards.md §5).
+the leaderboard's evaluator does (docs/rules.md, "Evaluation").
 
 Process model. The submission is copied as ``submission.py`` next to the problem's ``task.py`` in
 a fresh temporary folder, and ONE fresh Python process (:mod:`submitgen.evaluate_worker`) imports it

@@ -3,7 +3,7 @@
 On MI355X the binding size limit is not the 1 MB file limit but GitHub's ``workflow_dispatch``
 input cap: kernelbot sends ``base64(zlib(json(config)))`` where ``config`` holds every file of the
 problem (task.py, reference.py, utils.py, eval.py, ...) plus the submission, and GitHub refuses
-inputs over 65,535 characters (reference/leaderboards.md §6).
+inputs over 65,535 characters (docs/rules.md, "Dispatch payload").
 
 We do not ship the problem files, so the estimate is::
 

@@ -38,7 +38,7 @@ class KernelLayout:
 
 
 # Hidden (code object v5) arguments an AQL dispatcher of its own fills, and those it cannot honour
-# (codeobject.md §2.5): without HIP's hostcall/heap/multigrid machinery these get 0.
+# (docs/launch.md): without HIP's hostcall/heap/multigrid machinery these get 0.
 AQL_FILLED = frozenset({
     "hidden_block_count_x", "hidden_block_count_y", "hidden_block_count_z",
     "hidden_group_size_x", "hidden_group_size_y", "hidden_group_size_z",

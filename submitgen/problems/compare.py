@@ -1,5 +1,5 @@
-"""The leaderboards' correctness rules, written from reference-kernels' ``utils.py`` as described in
-leaderboards.md §2-§3:
+"""The leaderboards' correctness rules, written from reference-kernels' ``utils.py``
+(docs/rules.md, "Evaluation"):
 
 - ``verbose_allclose``: shapes must match; an element mismatches when ``|out - ref| > atol + rtol *
   |ref|`` (the tolerance computed in the reference's dtype, as utils does), or when exactly one side

@@ -1,4 +1,4 @@
-"""amd-mixed-mla: MLA decode attention, one query token per sequence (leaderboards.md §3).
+"""amd-mixed-mla: MLA decode attention, one query token per sequence (docs/rules.md).
 
 Inputs, in order: ``q`` (T, 16, 576) bf16; ``kv_data`` = {"bf16": (T_kv, 1, 576) bf16, "fp8": (e4m3fn
 (T_kv, 1, 576), float32 scale [1]), "mxfp4": (fp4x2 (T_kv, 1, 288), e8m0 scales [pad256(T_kv), 24]
@@ -48,7 +48,7 @@ BENCHMARKS = (
 RTOL = ATOL = 0.1
 MAX_MISMATCH_RATIO = 0.05
 STRICT_REL_L2 = 0.2
-"""``check_strict`` bound on the relative L2 error. Measured (leaderboards.md §3): fp8 Q and KV score
+"""``check_strict`` bound on the relative L2 error. Measured here: fp8 Q and KV score
 0.03-0.04, mxfp4 KV 0.065-0.12, an all-zero output 1.0."""
 
 _CHUNK_ROWS = 1 << 15

@@ -1,7 +1,7 @@
 """The MXFP4 format as the leaderboards use it: e2m1 values in packed pairs, one e8m0 scale per
 32 elements, and aiter's two layouts (the 16x16 weight pre-shuffle and the e8m0 scale shuffle).
 
-Facts (../shared/reference/leaderboards.md §2, §3):
+Facts (sources in docs/rules.md, "Problems"):
 
 - e2m1 codes 0..7 are {0, .5, 1, 1.5, 2, 3, 4, 6}; bit 3 is the sign. Two codes per byte, the
   even element in the low nibble.

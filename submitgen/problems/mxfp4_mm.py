@@ -1,4 +1,4 @@
-"""amd-mxfp4-mm: C[m, n] = A[m, k] @ B[n, k]^T with both operands in MXFP4 (leaderboards.md §2).
+"""amd-mxfp4-mm: C[m, n] = A[m, k] @ B[n, k]^T with both operands in MXFP4 (docs/rules.md).
 
 Inputs, in order: A bf16 [m, k]; B bf16 [n, k]; B_q fp4x2 [n, k/2] (B quantized with round-half-to-
 even); B_shuffle, the 16x16 pre-shuffle of B_q; B_scale_sh, B's e8m0 scales shuffled and zero-padded

@@ -241,7 +241,7 @@ static __device__ inline float sg_atomic_add_f32(float* p, float v) { return ato
 
 #endif /* SUBMITGEN_DEVICE_H */
 
-/* ==== appended by the default-kernels owner (kernels/mxfp4_mm, kernels/mixed_mla) ============== */
+/* ==== helpers the default kernels use (kernels/mxfp4_mm, kernels/mixed_mla) ===================== */
 #ifndef SG_DEFAULT_KERNELS_APPENDIX
 #define SG_DEFAULT_KERNELS_APPENDIX
 /* Natural logarithm (split-KV log-sum-exp). */
