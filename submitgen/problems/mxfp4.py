@@ -9,6 +9,9 @@ Facts (sources in docs/rules.md, "Problems"):
 - Scale rule of both aiter quantizers: ``amax' = (bits(amax) + 0x200000) & 0xFF800000`` (amax
   rounded up to the next power of two when its mantissa is >= 1.75), ``scale_exp =
   floor(log2(amax')) - 2`` clamped to [-127, 127], byte ``scale_exp + 127``, data ``x * 2^-scale_exp``.
+- moe-mxfp4's weights use another scale rule (aiter ``per_1x32_f4_quant``, docs/moe-mxfp4.md):
+  ``amax / 4`` converted to e8m0 by taking its exponent and adding one when the mantissa is >= 1.5
+  (``scale_rule="per_1x32"``); the data is then rounded to nearest even.
 - Rounding onto the grid: ``ties="even"`` is aiter's Triton ``dynamic_mxfp4_quant`` (the
   mxfp4-mm leaderboard since reference-kernels #120); ``ties="up"`` is the older
   ``aiter.utility.fp4_utils.dynamic_mxfp4_quant`` (the mixed-mla KV cache). Both saturate to 6.
@@ -62,12 +65,29 @@ def scale_exponents(amax: torch.Tensor) -> torch.Tensor:
     return exp.clamp(-127, 127)
 
 
+def per_1x32_scale_exponents(amax: torch.Tensor) -> torch.Tensor:
+    """The unbiased scale exponent (int32) aiter's ``per_1x32_f4_quant`` gives blocks of absolute
+    maximum ``amax``: e8m0 of ``amax / 4``, i.e. floor(log2(amax)) - 2, plus one when the mantissa
+    of amax is >= 1.5 (``frexp``'s f >= 0.75). A zero block gets byte 0 (2^-127)."""
+    amax = amax.float()
+    f, e = torch.frexp(amax)
+    exp = e.to(torch.int32) - 1 + (f >= 0.75).to(torch.int32) - 2
+    exp = torch.where(amax == 0, -127, exp)
+    exp = torch.where(torch.isfinite(amax), exp, 128)  # inf/NaN: byte 0xFF (NaN)
+    return exp.clamp(-127, 128)
+
+
+_SCALE_RULES = {"dynamic": scale_exponents, "per_1x32": per_1x32_scale_exponents}
+
+
 def _magnitude_codes(a: torch.Tensor, ties: str) -> torch.Tensor:
     if ties not in ("even", "up"):
         raise ProblemError(f"mxfp4 rounding: ties must be 'even' or 'up', got {ties!r}")
     codes = torch.zeros(a.shape, dtype=torch.uint8, device=a.device)
+    above = torch.empty(a.shape, dtype=torch.bool, device=a.device)
     for i, mid in enumerate(_MIDPOINTS):
-        codes += (a >= mid) if ties == "up" or i % 2 == 1 else (a > mid)
+        (torch.ge if ties == "up" or i % 2 == 1 else torch.gt)(a, mid, out=above)
+        codes.add_(above.view(torch.uint8))
     return codes
 
 
@@ -92,18 +112,21 @@ def unpack_nibbles(packed: torch.Tensor) -> torch.Tensor:
     return torch.stack([b & 0xF, b >> 4], dim=-1).flatten(-2)
 
 
-def quantize(x: torch.Tensor, ties: str = "even", out: tuple[torch.Tensor, torch.Tensor] | None = None
-             ) -> tuple[torch.Tensor, torch.Tensor]:
-    """MXFP4-quantize a 2-D tensor [M, K] (K a multiple of 32).
+def quantize(x: torch.Tensor, ties: str = "even", out: tuple[torch.Tensor, torch.Tensor] | None = None,
+             scale_rule: str = "dynamic") -> tuple[torch.Tensor, torch.Tensor]:
+    """MXFP4-quantize a 2-D tensor [M, K] (K a multiple of 32). ``scale_rule``: "dynamic" (the
+    ``+0x200000`` rule of :func:`scale_exponents`) or "per_1x32" (:func:`per_1x32_scale_exponents`).
 
     Returns (packed uint8 [M, K/2], e8m0 bytes uint8 [M, K/32]), both unpadded and row-major.
     With ``out`` the results are written into those two uint8 tensors instead."""
     if x.dim() != 2 or x.shape[1] % BLOCK:
         raise ProblemError(f"mxfp4 quantize: expected a 2-D tensor with K % 32 == 0, got shape {tuple(x.shape)}")
+    if scale_rule not in _SCALE_RULES:
+        raise ProblemError(f"mxfp4 quantize: scale_rule must be one of {sorted(_SCALE_RULES)}, got {scale_rule!r}")
     m, k = x.shape
     blocks = x.float().reshape(m, k // BLOCK, BLOCK)
     mag = blocks.abs()
-    exp = scale_exponents(mag.amax(dim=-1))
+    exp = _SCALE_RULES[scale_rule](mag.amax(dim=-1))
     mag *= torch.exp2(-exp.float()).unsqueeze(-1)
     codes = (_magnitude_codes(mag, ties) | (torch.signbit(blocks).to(torch.uint8) << 3)).reshape(m, k)
     if out is None:
