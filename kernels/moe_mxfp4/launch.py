@@ -1,0 +1,94 @@
+"""Launch plan of the default amd-moe-mxfp4 kernels (moe_mxfp4.py, Triton).
+
+Per call, four launches in order on the same queue, none of which waits for the host:
+route (slots grouped by expert, counts, accumulator zeroed) -> gate_up (stage 1, re-quantized
+intermediate) -> down (stage 2, routing weight, atomic sum per token) -> to_bf16.
+
+Grids depend on shapes only: gate_up and down have one program per (expert, column tile, row
+split); a program loops over the row tiles of its expert that its split owns and returns at once
+for an expert no slot routes to. Row tiles are BM = 16 rows for up to 64 tokens, else 32.
+"""
+
+import torch
+
+BN_GATE_UP = 64  # d_expert columns per gate_up program (gate and up both)
+BN_DOWN = 64  # hidden columns per down program
+BK = 128  # K per dot_scaled step (d_hidden and d_expert are multiples of 256)
+ROUTE_BLOCK = 1024
+CAST_BLOCK = 1024
+MAX_ROW_SPLITS = 4
+
+
+def _sig(**types):
+    return types
+
+
+_GATE_UP_SIG = _sig(hidden_ptr="*bf16", w_ptr="*u8", w_scale_ptr="*u8", sorted_ptr="*i32", counts_ptr="*i32",
+                    a2_ptr="*u8", a2_scale_ptr="*u8", tokens="i32", hidden="i32", d_expert="i32", top_k="i32",
+                    row_splits="i32", BM="constexpr", BN="constexpr", BK="constexpr")
+_DOWN_SIG = _sig(a2_ptr="*u8", a2_scale_ptr="*u8", w_ptr="*u8", w_scale_ptr="*u8", sorted_ptr="*i32",
+                 counts_ptr="*i32", topk_weights_ptr="*fp32", acc_ptr="*fp32", tokens="i32", hidden="i32",
+                 d_expert="i32", top_k="i32", row_splits="i32", BM="constexpr", BN="constexpr", BK="constexpr")
+
+TRITON = {
+    "route": {
+        "source": "moe_mxfp4.py", "kernel": "moe_route",
+        "signature": _sig(topk_ids_ptr="*i32", sorted_ptr="*i32", counts_ptr="*i32", acc_ptr="*fp32", slots="i32",
+                          tokens="i32", acc_size="i32", acc_chunk="i32", BLOCK="constexpr"),
+        "constexprs": {"BLOCK": ROUTE_BLOCK}, "num_warps": 4, "num_stages": 1,
+    },
+    "to_bf16": {
+        "source": "moe_mxfp4.py", "kernel": "moe_to_bf16",
+        "signature": _sig(acc_ptr="*fp32", out_ptr="*bf16", size="i32", BLOCK="constexpr"),
+        "constexprs": {"BLOCK": CAST_BLOCK}, "num_warps": 4, "num_stages": 1,
+    },
+}
+for _bm in (16, 32):
+    TRITON[f"gate_up_m{_bm}"] = {
+        "source": "moe_mxfp4.py", "kernel": "moe_gate_up", "signature": _GATE_UP_SIG,
+        "constexprs": {"BM": _bm, "BN": BN_GATE_UP, "BK": BK}, "num_warps": 4, "num_stages": 2,
+    }
+    TRITON[f"down_m{_bm}"] = {
+        "source": "moe_mxfp4.py", "kernel": "moe_down", "signature": _DOWN_SIG,
+        "constexprs": {"BM": _bm, "BN": BN_DOWN, "BK": BK}, "num_warps": 4, "num_stages": 2,
+    }
+del _bm
+
+
+def _check(hidden, d_expert):
+    if hidden % 256 or d_expert % 256:
+        raise ValueError(f"moe_mxfp4 plan: need d_hidden and d_expert multiples of 256, got {hidden} and {d_expert}")
+
+
+def plan(data):
+    hidden_states, gate_up, down, gate_up_scale, down_scale = data[:5]
+    topk_weights, topk_ids = data[9], data[10]
+    tokens, hidden = hidden_states.shape
+    experts, two_d_expert, _ = gate_up.shape
+    d_expert = two_d_expert // 2
+    top_k = topk_ids.shape[1]
+    _check(hidden, d_expert)
+    dev = hidden_states.device
+    bm = 16 if tokens <= 64 else 32
+    splits = min(MAX_ROW_SPLITS, -(-tokens // bm))
+    slots = tokens * top_k
+    acc_size = tokens * hidden
+    acc_chunk = -(-acc_size // experts)
+    # workspaces, fully rewritten before they are read on every call
+    sorted_slots = torch.empty((experts * tokens,), dtype=torch.int32, device=dev)
+    counts = torch.empty((experts,), dtype=torch.int32, device=dev)
+    acc = torch.empty((acc_size,), dtype=torch.float32, device=dev)
+    a2 = torch.empty((slots, d_expert // 2), dtype=torch.uint8, device=dev)
+    a2_scale = torch.empty((slots, d_expert // 32), dtype=torch.uint8, device=dev)
+    out = torch.empty((tokens, hidden), dtype=torch.bfloat16, device=dev)
+    return out, [
+        ("route", (experts, 1, 1), None, None,
+         (topk_ids, sorted_slots, counts, acc, slots, tokens, acc_size, acc_chunk)),
+        (f"gate_up_m{bm}", (experts, d_expert // BN_GATE_UP, splits), None, None,
+         (hidden_states, gate_up, gate_up_scale, sorted_slots, counts, a2, a2_scale,
+          tokens, hidden, d_expert, top_k, splits)),
+        (f"down_m{bm}", (experts, hidden // BN_DOWN, splits), None, None,
+         (a2, a2_scale, down, down_scale, sorted_slots, counts, topk_weights, acc,
+          tokens, hidden, d_expert, top_k, splits)),
+        ("to_bf16", (-(-acc_size // CAST_BLOCK), 1, 1), None, None, (acc, out, acc_size)),
+    ]
