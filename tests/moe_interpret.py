@@ -1,0 +1,52 @@
+"""Run the default amd-moe-mxfp4 Triton project on the CPU with Triton's interpreter, through its own
+launch plan, on one shape given as JSON; print one JSON line comparing it with the reference.
+
+Triton reads TRITON_INTERPRET when it is imported (its own library functions are decorated then),
+so this runs in a process of its own: ``TRITON_INTERPRET=1 python tests/moe_interpret.py '{...}'``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import torch
+
+from submitgen.problems import moe_mxfp4 as moe
+from submitgen.resources import kernels_dir
+
+PROJECT = kernels_dir() / "moe_mxfp4"
+
+
+def _load(name: str, file: str):
+    spec = importlib.util.spec_from_file_location(name, PROJECT / file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _bytes(arg):
+    """The interpreter reads fp4x2 / e8m0 tensors as the uint8 the kernels declare."""
+    if isinstance(arg, torch.Tensor) and arg.dtype in (torch.float4_e2m1fn_x2, torch.float8_e8m0fnu):
+        return arg.view(torch.uint8)
+    return arg
+
+
+def main(spec: dict) -> dict:
+    torch.set_num_threads(1)
+    launch, kernels = _load("moe_launch", "launch.py"), _load("moe_kernels", "moe_mxfp4.py")
+    data = moe.generate_input(spec)
+    before = [_bytes(t).clone() for t in data[:11]]
+    out, launches = launch.plan(data)
+    for name, grid, block, lds, args in launches:
+        triton_spec = launch.TRITON[name]
+        assert block is None and lds is None, (name, block, lds)
+        getattr(kernels, triton_spec["kernel"])[grid](*map(_bytes, args), **triton_spec["constexprs"])
+    ref = moe.reference(data)
+    return {"launches": [name for name, *_ in launches], "equal": bool(torch.equal(out, ref)),
+            "max_abs_err": float((out.float() - ref.float()).abs().max()),
+            "inputs_unchanged": all(torch.equal(_bytes(a), b) for a, b in zip(data[:11], before))}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(json.loads(sys.argv[1]))))
