@@ -29,7 +29,7 @@ def run_one(kind: str, index: int, with_numpy: bool) -> dict:
 
     from submitgen.problems import moe_mxfp4 as moe
     from submitgen.problems.compare import Tolerance, compare
-    from submitgen.problems.moe_mxfp4_fallback import _sg_fallback
+    from submitgen.problems.fallbacks.moe_mxfp4 import _sg_fallback
 
     spec = (moe.TESTS if kind == "test" else moe.BENCHMARKS)[index]
     row: dict = {"shape": f"{kind} {index}: {moe.shape_label(spec)}"}

@@ -106,10 +106,10 @@ def test_lint_runs_first(tmp_path: Path):
     assert e.value.lines == (f"{bad}:1: header: unknown leaderboard 'amd-mixed-mlaa' (fix: use one of "
                              "amd-mxfp4-mm, amd-mixed-mla, amd-moe-mxfp4, amd-identity, amd-fp8-mm, "
                              "amd-mixture-of-experts, amd-mla-decode, amd-all2all, amd-gemm-rs, amd-ag-gemm)",)
-    known_without_problem = tmp_path / "moe.py"
-    known_without_problem.write_text("#!POPCORN leaderboard amd-moe-mxfp4\n#!POPCORN gpu MI355X\n"
+    known_without_problem = tmp_path / "fp8.py"
+    known_without_problem.write_text("#!POPCORN leaderboard amd-fp8-mm\n#!POPCORN gpu MI300\n"
                                      "def custom_kernel(d):\n    return d\n")
-    with pytest.raises(EvaluateError, match="'amd-moe-mxfp4' has no local problem"):
+    with pytest.raises(EvaluateError, match="'amd-fp8-mm' has no local problem"):
         run_test(known_without_problem)
 
 

@@ -14,9 +14,10 @@ from submitgen.problems import PROBLEMS, CheckResult, Problem, Tolerance, fallba
 
 
 def test_registry_names_and_lookup():
-    assert set(PROBLEMS) == {"mxfp4-mm", "mixed-mla"}
+    assert set(PROBLEMS) == {"mxfp4-mm", "mixed-mla", "moe-mxfp4"}
     for name, leaderboard, kernel_dir in (("mxfp4-mm", "amd-mxfp4-mm", "mxfp4_mm"),
-                                          ("mixed-mla", "amd-mixed-mla", "mixed_mla")):
+                                          ("mixed-mla", "amd-mixed-mla", "mixed_mla"),
+                                          ("moe-mxfp4", "amd-moe-mxfp4", "moe_mxfp4")):
         p = get_problem(name)
         assert isinstance(p, Problem)
         assert get_problem(leaderboard) is p

@@ -12,7 +12,7 @@ from submitgen.errors import ProblemError
 from submitgen.problems import moe_mxfp4 as moe
 from submitgen.problems import mxfp4
 from submitgen.problems.compare import Tolerance, compare
-from submitgen.problems.moe_mxfp4_fallback import _sg_fallback, _sg_moe_act
+from submitgen.problems.fallbacks.moe_mxfp4 import _sg_fallback, _sg_moe_act
 
 TOL = Tolerance(rtol=moe.RTOL, atol=moe.ATOL)
 
@@ -152,3 +152,45 @@ def test_reference_refuses_bad_options_and_data():
         moe.reference((None,) * 12, routing_stage=3)
     with pytest.raises(ProblemError, match=r"expected the 12-tuple"):
         moe.reference((1, 2))
+
+
+MOE_CUSTOM = ("dhidden=512,dexpert=256,nroutedexperts=8,nexpertspertoken=2,nsharedexperts=1,bs=16,seed=3",
+              "dhidden=256,dexpert=512,nroutedexperts=32,nexpertspertoken=8,nsharedexperts=1,bs=4,seed=4")
+
+
+def _fallback_file(tmp_path, name, body):
+    from submitgen.problems import get_problem
+
+    problem = get_problem("moe-mxfp4")
+    path = tmp_path / name
+    path.write_text("\n".join(problem.header_lines()) + "\n" + problem.fallback_source + "\n\n" + body)
+    return path
+
+
+@pytest.fixture
+def one_thread_worker(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # small tensors: see one_thread above
+
+
+def test_fallback_file_passes_submitgen_test(tmp_path, one_thread_worker):
+    from submitgen.evaluate import run_test
+
+    path = _fallback_file(tmp_path, "fallback.py", "def custom_kernel(data):\n    return _sg_fallback(data)\n")
+    report = run_test(path, custom=MOE_CUSTOM)
+    assert report.passed, [r.summary() for r in report.results]
+    assert [r.max_abs_err for r in report.results] == [0.0, 0.0]
+
+
+def test_writing_into_hidden_states_fails_submitgen_test_naming_it(tmp_path, one_thread_worker):
+    from submitgen.evaluate import format_test_report, run_test
+
+    body = ("def custom_kernel(data):\n"
+            "    out = _sg_fallback(data)\n"
+            "    data[0][0, 0] = 0.5 if float(data[0][0, 0]) != 0.5 else 0.25  # the output is right, the input is not\n"
+            "    return out\n")
+    path = _fallback_file(tmp_path, "mutates.py", body)
+    report = run_test(path, custom=MOE_CUSTOM[:1], lint=False)
+    [result] = report.results
+    assert not result.passed and result.mutated == ("data[0]",)
+    assert "INPUTS MUTATED: data[0]" in result.summary()
+    assert "custom_kernel changed its inputs (data[0])" in "\n".join(format_test_report(report))

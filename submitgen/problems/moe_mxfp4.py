@@ -22,14 +22,13 @@ import torch
 
 from submitgen.errors import ProblemError
 from submitgen.problems import mxfp4
+from submitgen.problems.compare import Tolerance
+from submitgen.problems.spec import ProblemSpec, frozen_specs
+from submitgen.resources import kernels_dir
 
 NAME = "moe-mxfp4"
 LEADERBOARD = "amd-moe-mxfp4"
-KERNEL_DIR = "moe_mxfp4"
 SPEC_KEYS = ("dhidden", "dexpert", "nroutedexperts", "nexpertspertoken", "nsharedexperts", "bs", "seed")
-PAYLOAD_BASELINE = 11_800
-"""Dispatch payload (chars) of the problem's files with an empty submission (submitgen/payload.py)."""
-EVAL_CLONES_INPUTS = False
 RTOL = ATOL = 5e-2
 
 
@@ -229,3 +228,28 @@ def reference(data: Any, **options: Any) -> torch.Tensor:
     from submitgen.problems.moe_mxfp4_ref import reference as run
 
     return run(data, **options)
+
+
+PROBLEM = ProblemSpec(
+    name=NAME,
+    leaderboard=LEADERBOARD,
+    gpu="MI355X",
+    arch="gfx950",
+    spec_keys=SPEC_KEYS,
+    tests=frozen_specs(TESTS),
+    benchmarks=frozen_specs(BENCHMARKS),
+    tolerance=Tolerance(rtol=RTOL, atol=ATOL),
+    payload_baseline=11_800,
+    leaves=_sg_leaves,
+    key=_sg_key,
+    input_names=INPUT_NAMES,
+    fallback_module="submitgen.problems.fallbacks.moe_mxfp4",
+    kernel_project=kernels_dir() / "moe_mxfp4",
+    task_source=TASK_SOURCE,
+    shape_label=shape_label,
+    generate_input=generate_input,
+    meta_input=meta_input,
+    reference=reference,
+    module=__name__,
+    eval_clones_inputs=False,
+)

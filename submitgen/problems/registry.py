@@ -36,9 +36,6 @@ ROUND_ORDER: tuple[str, ...] = ("amd-mxfp4-mm", "amd-mixed-mla", "amd-moe-mxfp4"
 this order, then any other registered problem in registration order."""
 
 OTHER_LEADERBOARDS: tuple[Leaderboard, ...] = (
-    # AMD Developer Challenge February 2026 (problems/amd_202602.yaml); payload baseline measured
-    # with an empty submission (see submitgen/payload.py)
-    Leaderboard("amd-moe-mxfp4", ("MI355X",), 11_800),
     # AMD Developer Challenge 2025 (problems/amd.yaml, problems/amd_distributed.yaml)
     Leaderboard("amd-identity", ("MI300",)),
     Leaderboard("amd-fp8-mm", ("MI300",)),
