@@ -5,8 +5,9 @@ route (slots grouped by expert, counts, accumulator zeroed) -> gate_up (stage 1,
 intermediate) -> down (stage 2, routing weight, atomic sum per token) -> to_bf16.
 
 Grids depend on shapes only: gate_up and down have one program per (expert, column tile, row
-split); a program loops over the row tiles of its expert that its split owns and returns at once
-for an expert no slot routes to. Row tiles are BM = 16 rows for up to 64 tokens, else 32.
+split); a program loops over the row tiles (BM = 16 slots) of its expert that its split owns and
+returns at once for an expert no slot routes to. One row-tile size keeps the code objects small:
+the payload limit counts every byte of them.
 """
 
 import torch
@@ -14,9 +15,10 @@ import torch
 BN_GATE_UP = 64  # d_expert columns per gate_up program (gate and up both)
 BN_DOWN = 64  # hidden columns per down program
 BK = 128  # K per dot_scaled step (d_hidden and d_expert are multiples of 256)
+BM = 16  # slots per row tile
 ROUTE_BLOCK = 1024
 CAST_BLOCK = 1024
-MAX_ROW_SPLITS = 4
+MAX_ROW_SPLITS = 8
 
 
 def _sig(**types):
@@ -43,16 +45,14 @@ TRITON = {
         "constexprs": {"BLOCK": CAST_BLOCK}, "num_warps": 4, "num_stages": 1,
     },
 }
-for _bm in (16, 32):
-    TRITON[f"gate_up_m{_bm}"] = {
-        "source": "moe_mxfp4.py", "kernel": "moe_gate_up", "signature": _GATE_UP_SIG,
-        "constexprs": {"BM": _bm, "BN": BN_GATE_UP, "BK": BK}, "num_warps": 4, "num_stages": 2,
-    }
-    TRITON[f"down_m{_bm}"] = {
-        "source": "moe_mxfp4.py", "kernel": "moe_down", "signature": _DOWN_SIG,
-        "constexprs": {"BM": _bm, "BN": BN_DOWN, "BK": BK}, "num_warps": 4, "num_stages": 2,
-    }
-del _bm
+TRITON["gate_up"] = {
+    "source": "moe_mxfp4.py", "kernel": "moe_gate_up", "signature": _GATE_UP_SIG,
+    "constexprs": {"BM": BM, "BN": BN_GATE_UP, "BK": BK}, "num_warps": 4, "num_stages": 2,
+}
+TRITON["down"] = {
+    "source": "moe_mxfp4.py", "kernel": "moe_down", "signature": _DOWN_SIG,
+    "constexprs": {"BM": BM, "BN": BN_DOWN, "BK": BK}, "num_warps": 4, "num_stages": 2,
+}
 
 
 def _check(hidden, d_expert):
@@ -69,8 +69,7 @@ def plan(data):
     top_k = topk_ids.shape[1]
     _check(hidden, d_expert)
     dev = hidden_states.device
-    bm = 16 if tokens <= 64 else 32
-    splits = min(MAX_ROW_SPLITS, -(-tokens // bm))
+    splits = min(MAX_ROW_SPLITS, -(-tokens // BM))
     slots = tokens * top_k
     acc_size = tokens * hidden
     acc_chunk = -(-acc_size // experts)
@@ -84,10 +83,10 @@ def plan(data):
     return out, [
         ("route", (experts, 1, 1), None, None,
          (topk_ids, sorted_slots, counts, acc, slots, tokens, acc_size, acc_chunk)),
-        (f"gate_up_m{bm}", (experts, d_expert // BN_GATE_UP, splits), None, None,
+        ("gate_up", (experts, d_expert // BN_GATE_UP, splits), None, None,
          (hidden_states, gate_up, gate_up_scale, sorted_slots, counts, a2, a2_scale,
           tokens, hidden, d_expert, top_k, splits)),
-        (f"down_m{bm}", (experts, hidden // BN_DOWN, splits), None, None,
+        ("down", (experts, hidden // BN_DOWN, splits), None, None,
          (a2, a2_scale, down, down_scale, sorted_slots, counts, topk_weights, acc,
           tokens, hidden, d_expert, top_k, splits)),
         ("to_bf16", (-(-acc_size // CAST_BLOCK), 1, 1), None, None, (acc, out, acc_size)),
