@@ -12,47 +12,42 @@ the payload limit counts every byte of them.
 
 import torch
 
-BN_GATE_UP = 64  # d_expert columns per gate_up program (gate and up both)
-BN_DOWN = 64  # hidden columns per down program
-BK = 128  # K per dot_scaled step (d_hidden and d_expert are multiples of 256)
-BM = 16  # slots per row tile
-ROUTE_BLOCK = 1024
-CAST_BLOCK = 1024
-MAX_ROW_SPLITS = 8
-
-
-def _sig(**types):
-    return types
-
-
-_GATE_UP_SIG = _sig(hidden_ptr="*bf16", w_ptr="*u8", w_scale_ptr="*u8", sorted_ptr="*i32", counts_ptr="*i32",
-                    a2_ptr="*u8", a2_scale_ptr="*u8", tokens="i32", hidden="i32", d_expert="i32", top_k="i32",
-                    row_splits="i32", BM="constexpr", BN="constexpr", BK="constexpr")
-_DOWN_SIG = _sig(a2_ptr="*u8", a2_scale_ptr="*u8", w_ptr="*u8", w_scale_ptr="*u8", sorted_ptr="*i32",
-                 counts_ptr="*i32", topk_weights_ptr="*fp32", acc_ptr="*fp32", tokens="i32", hidden="i32",
-                 d_expert="i32", top_k="i32", row_splits="i32", BM="constexpr", BN="constexpr", BK="constexpr")
-
+# Plain data (submitgen reads it without running the plan): launch name -> Triton specialization.
 TRITON = {
     "route": {
         "source": "moe_mxfp4.py", "kernel": "moe_route",
-        "signature": _sig(topk_ids_ptr="*i32", sorted_ptr="*i32", counts_ptr="*i32", acc_ptr="*fp32", slots="i32",
-                          tokens="i32", acc_size="i32", acc_chunk="i32", BLOCK="constexpr"),
-        "constexprs": {"BLOCK": ROUTE_BLOCK}, "num_warps": 4, "num_stages": 1,
+        "signature": {"topk_ids_ptr": "*i32", "sorted_ptr": "*i32", "counts_ptr": "*i32", "acc_ptr": "*fp32",
+                      "slots": "i32", "tokens": "i32", "acc_size": "i32", "acc_chunk": "i32",
+                      "BLOCK": "constexpr"},
+        "constexprs": {"BLOCK": 1024}, "num_warps": 4, "num_stages": 1,
+    },
+    "gate_up": {
+        "source": "moe_mxfp4.py", "kernel": "moe_gate_up",
+        "signature": {"hidden_ptr": "*bf16", "w_ptr": "*u8", "w_scale_ptr": "*u8", "sorted_ptr": "*i32",
+                      "counts_ptr": "*i32", "a2_ptr": "*u8", "a2_scale_ptr": "*u8", "tokens": "i32",
+                      "hidden": "i32", "d_expert": "i32", "top_k": "i32", "row_splits": "i32",
+                      "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"},
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128}, "num_warps": 4, "num_stages": 2,
+    },
+    "down": {
+        "source": "moe_mxfp4.py", "kernel": "moe_down",
+        "signature": {"a2_ptr": "*u8", "a2_scale_ptr": "*u8", "w_ptr": "*u8", "w_scale_ptr": "*u8",
+                      "sorted_ptr": "*i32", "counts_ptr": "*i32", "topk_weights_ptr": "*fp32", "acc_ptr": "*fp32",
+                      "tokens": "i32", "hidden": "i32", "d_expert": "i32", "top_k": "i32", "row_splits": "i32",
+                      "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"},
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128}, "num_warps": 4, "num_stages": 2,
     },
     "to_bf16": {
         "source": "moe_mxfp4.py", "kernel": "moe_to_bf16",
-        "signature": _sig(acc_ptr="*fp32", out_ptr="*bf16", size="i32", BLOCK="constexpr"),
-        "constexprs": {"BLOCK": CAST_BLOCK}, "num_warps": 4, "num_stages": 1,
+        "signature": {"acc_ptr": "*fp32", "out_ptr": "*bf16", "size": "i32", "BLOCK": "constexpr"},
+        "constexprs": {"BLOCK": 1024}, "num_warps": 4, "num_stages": 1,
     },
 }
-TRITON["gate_up"] = {
-    "source": "moe_mxfp4.py", "kernel": "moe_gate_up", "signature": _GATE_UP_SIG,
-    "constexprs": {"BM": BM, "BN": BN_GATE_UP, "BK": BK}, "num_warps": 4, "num_stages": 2,
-}
-TRITON["down"] = {
-    "source": "moe_mxfp4.py", "kernel": "moe_down", "signature": _DOWN_SIG,
-    "constexprs": {"BM": BM, "BN": BN_DOWN, "BK": BK}, "num_warps": 4, "num_stages": 2,
-}
+BM = TRITON["gate_up"]["constexprs"]["BM"]  # slots per row tile (the same in down)
+BN_GATE_UP = TRITON["gate_up"]["constexprs"]["BN"]  # d_expert columns per gate_up program
+BN_DOWN = TRITON["down"]["constexprs"]["BN"]  # hidden columns per down program
+CAST_BLOCK = TRITON["to_bf16"]["constexprs"]["BLOCK"]
+MAX_ROW_SPLITS = 8
 
 
 def _check(hidden, d_expert):
