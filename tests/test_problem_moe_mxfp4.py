@@ -194,3 +194,17 @@ def test_writing_into_hidden_states_fails_submitgen_test_naming_it(tmp_path, one
     assert not result.passed and result.mutated == ("data[0]",)
     assert "INPUTS MUTATED: data[0]" in result.summary()
     assert "custom_kernel changed its inputs (data[0])" in "\n".join(format_test_report(report))
+
+
+@pytest.mark.heavy
+def test_reference_matches_numpy_at_tolerance_on_a_real_test_shape():
+    """Test shape 2 (E = 65, H = 4096, d_expert = 1536, 128 tokens): about 15 minutes on two busy
+    cores, so not in the default run (``pytest -m heavy``). An intermediate can sit exactly on a
+    rounding tie in float32 and not in float64; that moves one whole token by more than an ulp while
+    staying inside the tolerance. Measured: 1 token of 128 differs, max abs err 0.0039."""
+    data = moe.generate_input(moe.TESTS[2])
+    ref = moe.reference(data)
+    want = torch.from_numpy(npref.bf16_round(npref.moe(data))).to(torch.bfloat16)
+    assert compare(ref, want, TOL).passed
+    assert int((ref != want).any(dim=1).sum()) <= 2
+    assert torch.equal(_sg_fallback(data), ref)
