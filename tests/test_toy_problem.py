@@ -40,7 +40,7 @@ def test_registered_toy_is_listed(toy):
     assert list(PROBLEMS)[-1] == "toy-add"
     assert leaderboards()["amd-toy-add"].gpus == ("MI355X",)
     usage = run("build", "--help").output
-    assert "{mxfp4-mm|mixed-mla|toy-add}" in usage
+    assert "{mxfp4-mm|mixed-mla|moe-mxfp4|toy-add}" in usage
 
 
 def test_toy_builds_from_its_default_project(built):
