@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -76,17 +77,20 @@ def many(root: Path, repeat: int) -> None:
     paths = sorted(str(p) for ext in ("*.co", "*.hsaco") for p in root.rglob(ext))
     if not paths:
         raise SystemExit(f"no *.co or *.hsaco under {root}")
-    times, out = [], b""
+    times, cpus, out = [], [], b""
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run([sys.executable, "-m", "submitgen", "inspect", "--json", *paths], capture_output=True,
                            env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         times.append(time.perf_counter() - t0)
+        cpus.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
         out = r.stdout
         if r.returncode not in (0, 1):
             raise SystemExit(r.stderr.decode()[-2000:])
     print(f"inspect --json over {len(paths)} objects under {root}: {len(out):,} bytes of JSON, "
-          f"best {min(times):.2f} s, median {statistics.median(times):.2f} s ({repeat} runs, fresh process each)")
+          f"wall best {min(times):.2f} s, median {statistics.median(times):.2f} s; CPU (the process and every "
+          f"child it ran, c++filt included) best {min(cpus):.2f} s ({repeat} runs, fresh process each)")
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def cli(ctx: click.Context, show_traceback: bool) -> None:
 
 
 def emit_json(obj) -> None:
-    click.echo(json.dumps(obj, indent=2, sort_keys=False))
+    click.echo(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False))
 
 
 @cli.command("inspect")
@@ -61,22 +61,29 @@ def emit_json(obj) -> None:
 @click.option("--kernel", "kernels", multiple=True, metavar="NAME",
               help="Show only this kernel (.name, .symbol or demangled name); repeatable.")
 @click.option("--block", type=click.IntRange(1, MAX_WORKGROUP_SIZE), default=None, metavar="N",
-              help="Block size for the occupancy estimate (default: each kernel's max workgroup size).")
+              help="Block size for the occupancy estimate (default: the kernel's .reqd_workgroup_size, "
+                   "else its max workgroup size).")
+@click.option("--lds", type=click.IntRange(0), default=None, metavar="BYTES",
+              help="Dynamic LDS per block for the occupancy estimate (default: the submission's "
+                   "provenance or a Triton .json sidecar, else 0).")
 @click.option("--arch", default=None, metavar="ARCH",
               help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
 def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...], block: int | None,
-                arch: str | None) -> None:
+                lds: int | None, arch: str | None) -> None:
     """Show what code objects hold: kernels, argument layouts, resources, occupancy, warnings.
 
     PATH is a code object (.co/.hsaco), a clang offload bundle, or a Python submission that
-    embeds one (read statically, never run)."""
-    from .report import inspect_sources, render_text, to_json
+    embeds one (read statically, never run). Exits 1 when any error-severity finding is shown
+    (a loader would refuse the object, or the kernel cannot launch as estimated)."""
+    from .report import exit_status, inspect_sources, render_text, to_json
 
-    items = inspect_sources(paths, arch=arch, kernels=kernels, block=block)
+    items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds)
     if as_json:
         emit_json(to_json(items))
     else:
         click.echo(render_text(items))
+    if exit_status(items):
+        raise SystemExit(exit_status(items))
 
 @cli.command("toolchain")
 @click.option("--json", "as_json", is_flag=True, help="Print the toolchains as JSON.")
@@ -338,17 +345,22 @@ def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | Non
 @click.option("--arch", default=None, metavar="ARCH",
               help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
 @click.option("--fail-on", "fail_on", default=None, callback=_fail_on_option, metavar="RULES",
-              help="Exit 1 if a listed measure got worse: spills,scratch,occupancy,lds,args.")
+              help="Exit 1 if a listed measure got worse (spills,scratch,occupancy,lds,args), "
+                   "or if nothing was compared.")
+@click.option("--pair", "pairs", multiple=True, metavar="OLD=NEW",
+              help="Compare kernel OLD of the first input with kernel NEW of the second; repeatable.")
 def diff_cmd(old: str, new: str, kernel: str | None, as_json: bool, show_all: bool, block: int | None,
-             arch: str | None, fail_on: tuple[str, ...]) -> None:
+             arch: str | None, fail_on: tuple[str, ...], pairs: tuple[str, ...]) -> None:
     """Show what changed between two builds: registers, spills, scratch, LDS, occupancy, code
-    size, kernarg layout, max workgroup size, target. Kernels are paired by name.
+    size, kernarg layout, max workgroup size, target. Kernels are paired by --pair, by name,
+    else one-to-one when each side holds one kernel.
 
     OLD and NEW are each a code object, a clang offload bundle, or a Python submission (read
     statically, never run). With --fail-on, exits 1 when a listed measure got worse."""
-    from .diff import diff_sources, render_text, to_json
+    from .diff import diff_sources, parse_pairs, render_text, to_json
 
-    result = diff_sources(old, new, kernel=kernel, block=block, arch=arch, fail_on=fail_on)
+    result = diff_sources(old, new, kernel=kernel, block=block, arch=arch, fail_on=fail_on,
+                          pairs=parse_pairs(pairs))
     if as_json:
         emit_json(to_json(result))
     else:

@@ -1,21 +1,15 @@
 """Where code objects come from: a bare ELF, a clang offload bundle, or a Python submission.
 
 ``load_code_objects(path_or_bytes, arch=...)`` returns every code object a source holds, each
-with its provenance (file, bundle entry, Python line and encoding). Python files are read
-statically with ``ast`` (never imported or run): every string literal - implicitly concatenated,
-triple-quoted over many lines, ``"a" + "b"`` or ``"".join([...])`` of literals - that decodes
-from base64, or from base64 of zlib/gzip/lzma/xz/bz2 data, to a code object or a bundle counts.
-Decompression is bounded (``MAX_DECODED_SIZE``), so a decompression bomb is an error, not a hang."""
+with its provenance (file, bundle entry, Python line and encoding). A path must name a regular
+file; it is read once, bounded before the read (``read_input``). Python files are read
+statically (``pysource``: never imported or run)."""
 
 from __future__ import annotations
 
 import ast
-import base64
-import binascii
-import bz2
-import lzma
 import os
-import re
+import stat
 import struct
 import zlib
 from dataclasses import dataclass
@@ -26,13 +20,20 @@ from .codeobject import EM_AMDGPU, parse_header, read_code_object
 from .cubin import EM_CUDA, parse_cubin_header, read_cubin
 from .errors import CodeObjectError, ContainerError
 from .kernelinfo import ObjectInfo
+from .pysource import (
+    BUNDLE_MAGIC,
+    CCOB_MAGIC,
+    MAX_DECODED_SIZE,
+    bounded,
+    decode_blob,
+    is_container,
+    python_literals,
+)
 
 ELF_MAGIC = elf.ELF_MAGIC
-BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
-CCOB_MAGIC = b"CCOB"
-MAX_DECODED_SIZE = 64 * 1024 * 1024  # bytes any one blob may decode or decompress to
 MAX_FILE_SIZE = 256 * 1024 * 1024
-_MIN_BLOB_CHARS = 24
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 # e_machine -> (header reader, object reader); anything else is read as an AMD code object,
 # whose reader names the machine it expected.
@@ -166,7 +167,7 @@ def decompress_ccob(data: bytes, source: str = "<bytes>", limit: int = MAX_DECOD
     if method != 0:
         raise ContainerError(f"{source}: compressed bundle method {method} (zstd) is not supported: "
                              "expected 0 (zlib); unbundle it with clang-offload-bundler")
-    out = _bounded(lambda: zlib.decompressobj(), data[hdr:], "zlib", source, limit)
+    out = bounded(zlib.decompressobj, data[hdr:], "zlib", source, limit)
     if out is None:
         raise ContainerError(f"{source}: compressed bundle: zlib data is corrupt")
     return out
@@ -186,130 +187,6 @@ def _from_bundle(data: bytes, path: str, arch: str | None, base: dict) -> list[L
     fields = {k: v for k, v in base.items() if not k.startswith("_")}
     return [LoadedCodeObject(data[e.offset:e.offset + e.size], path, bundle_entry=e.id,
                              **{"container": "bundle", **fields}) for e in picked]
-
-
-# --------------------------------------------------------------------------- python files
-
-
-@dataclass(frozen=True)
-class _Literal:
-    text: str
-    line: int
-
-
-def _literal_value(node: ast.AST) -> str | None:
-    """String value of a literal, ``"a" + "b"`` chain, or ``"sep".join([literals])``."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
-        v = node.value
-        return v if isinstance(v, str) else v.decode("latin-1")
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _literal_value(node.left), _literal_value(node.right)
-        if left is not None and right is not None:
-            return left + right
-        return None
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
-            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], (ast.List, ast.Tuple))):
-        sep = _literal_value(node.func.value)
-        parts = [_literal_value(e) for e in node.args[0].elts]
-        if sep is not None and all(p is not None for p in parts):
-            return sep.join(parts)  # type: ignore[arg-type]
-    return None
-
-
-def python_literals(text: str, source: str = "<python>") -> list[_Literal]:
-    """Every maximal string literal expression in a Python source, outermost first."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
-        line = getattr(e, "lineno", None)
-        where = f" (line {line})" if line else ""
-        raise ContainerError(f"{source}: not valid Python{where}: {getattr(e, 'msg', None) or e}") from None
-    out: list[_Literal] = []
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        v = _literal_value(node) if isinstance(node, (ast.Constant, ast.BinOp, ast.Call)) else None
-        if v is not None:
-            out.append(_Literal(v, getattr(node, "lineno", 0)))
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-    out.sort(key=lambda lit: lit.line)
-    return out
-
-
-_B64_RE = re.compile(r"[A-Za-z0-9+/_-]+=*")
-_WS = re.compile(r"\s+")
-
-
-def _bounded(make, payload: bytes, what: str, source: str, limit: int) -> bytes | None:
-    """Decompress with a cap; None if the data is corrupt; ContainerError if it exceeds ``limit``."""
-    d = make()
-    try:
-        out = d.decompress(payload, limit + 1)
-    except (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError):
-        return None
-    if len(out) > limit:
-        raise ContainerError(f"{source}: {what} data decompresses to more than {limit} bytes "
-                             "(the bound); refusing a possible decompression bomb")
-    return out
-
-
-def _looks_like_lzma_alone(blob: bytes) -> bool:
-    """The 13-byte .lzma header: a properties byte (pb*5 + lp)*9 + lc < 225, a 32-bit dictionary
-    size of 2^n or 2^n + 2^(n-1) (what encoders write), a 64-bit size (or all ones: unknown)."""
-    if len(blob) < 13 or blob[0] >= 225:
-        return False
-    d = int.from_bytes(blob[1:5], "little")
-    if d < 4096:
-        return False
-    top = 1 << (d.bit_length() - 1)
-    return d in (top, top | (top >> 1))
-
-
-def _decompress(blob: bytes, source: str, limit: int) -> tuple[str, bytes] | None:
-    if blob[:2] == b"\x1f\x8b":
-        r = _bounded(lambda: zlib.decompressobj(47), blob, "gzip", source, limit)
-        return ("gzip", r) if r is not None else None
-    if len(blob) >= 2 and blob[0] & 0x0F == 8 and (blob[0] << 8 | blob[1]) % 31 == 0:
-        r = _bounded(lambda: zlib.decompressobj(), blob, "zlib", source, limit)
-        return ("zlib", r) if r is not None else None
-    if blob[:6] == b"\xfd7zXZ\x00":
-        r = _bounded(lambda: lzma.LZMADecompressor(), blob, "xz", source, limit)
-        return ("lzma", r) if r is not None else None
-    if _looks_like_lzma_alone(blob):
-        r = _bounded(lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE), blob, "lzma", source, limit)
-        return ("lzma", r) if r is not None else None
-    if blob[:3] == b"BZh" and blob[3:4].isdigit():
-        r = _bounded(lambda: bz2.BZ2Decompressor(), blob, "bz2", source, limit)
-        return ("bz2", r) if r is not None else None
-    return None
-
-
-def _is_container(b: bytes) -> bool:
-    return b.startswith((ELF_MAGIC, BUNDLE_MAGIC, CCOB_MAGIC))
-
-
-def decode_blob(text: str, source: str = "<python>", limit: int | None = None) -> tuple[str, bytes] | None:
-    """(encoding, bytes) if ``text`` is base64 (of zlib/gzip/lzma/bz2 data) of a code object or
-    bundle; else None. Raises ContainerError for a decompression bomb."""
-    limit = MAX_DECODED_SIZE if limit is None else limit
-    compact = _WS.sub("", text)
-    if len(compact) < _MIN_BLOB_CHARS or len(compact) > limit * 4 // 3 + 8 or not _B64_RE.fullmatch(compact):
-        return None
-    compact += "=" * (-len(compact) % 4)
-    try:
-        if "-" in compact or "_" in compact:
-            raw = base64.urlsafe_b64decode(compact)
-        else:
-            raw = base64.b64decode(compact, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if _is_container(raw):
-        return "base64", raw
-    dec = _decompress(raw, source, limit)
-    if dec is not None and _is_container(dec[1]):
-        return f"{dec[0]}+base64", dec[1]
-    return None
 
 
 def _from_python(text: str, path: str, arch: str | None) -> list[LoadedCodeObject]:
@@ -361,29 +238,46 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict) -> list[Lo
                          f"starts with {data[:8].hex() or 'nothing (empty)'}")
 
 
+def read_input(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` (checked before reading). A FIFO,
+    a device (``/dev/zero``, ``/dev/stdin``), a socket or a folder is refused, never read: the file
+    is opened without blocking and checked with ``fstat`` on that very descriptor."""
+    limit = MAX_FILE_SIZE if limit is None else limit
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ContainerError(f"{path}: no such file") from None
+    except OSError as e:
+        raise ContainerError(f"{path}: cannot read: {e.strerror or e}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        os.close(fd)
+        if st.st_size > limit and stat.S_ISREG(st.st_mode):
+            raise ContainerError(f"{path}: {st.st_size} bytes is larger than the {limit}-byte limit")
+        kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a plain file")
+        raise ContainerError(f"{path}: not a regular file ({kind}): expected a code object, an offload "
+                             "bundle or a Python file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as e:
+            raise ContainerError(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise ContainerError(f"{path}: grew past the {limit}-byte limit while being read")
+    return data
+
+
 def load_code_objects(source: str | os.PathLike[str] | bytes, *, arch: str | None = None) -> list[LoadedCodeObject]:
     """Every code object that ``source`` (a path, or the bytes of a file) holds, filtered to
     those that run on ``arch`` when given. Raises ``ContainerError`` when there is none."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data, path, is_py = bytes(source), "<bytes>", False
     else:
-        p = Path(source)
         path = str(source)
-        try:
-            size = p.stat().st_size
-            if not p.is_file():
-                raise ContainerError(f"{path}: not a regular file")
-            if size > MAX_FILE_SIZE:
-                raise ContainerError(f"{path}: {size} bytes is larger than the {MAX_FILE_SIZE}-byte limit")
-            data = p.read_bytes()
-        except FileNotFoundError:
-            raise ContainerError(f"{path}: no such file") from None
-        except OSError as e:
-            raise ContainerError(f"{path}: cannot read: {e.strerror or e}") from None
-        is_py = p.suffix == ".py"
+        data, is_py = read_input(source), Path(source).suffix == ".py"
     if not data:
         raise ContainerError(f"{path}: empty file: expected an ELF code object, an offload bundle or a Python file")
-    if not is_py and _is_container(data):
+    if not is_py and is_container(data):
         return _from_bytes(data, path, arch, {})
     try:
         text = data.decode("utf-8")

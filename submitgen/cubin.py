@@ -94,9 +94,9 @@ class CudaKernel:
     attributes: tuple[int, ...] = ()  # every attribute id in .nv.info.NAME, in file order
     findings: tuple[Finding, ...] = ()
     sgpr_count: int = 0
-    agpr_count: int = 0
-    sgpr_spill_count: int = 0
-    vgpr_spill_count: int = 0
+    agpr_count: int | None = None  # a cubin records no AGPRs or spill counts: absent, not zero
+    sgpr_spill_count: int | None = None
+    vgpr_spill_count: int | None = None
     wavefront_size: int = 32
     kernarg_segment_align: int = 8
     language: str = "CUDA"
@@ -129,8 +129,8 @@ class CudaKernel:
             "kernarg_segment_size": self.kernarg_segment_size, "explicit_args_size": self.explicit_args_size,
             "group_segment_fixed_size": self.group_segment_fixed_size,
             "private_segment_fixed_size": self.private_segment_fixed_size,
-            "vgpr_count": self.vgpr_count, "sgpr_count": 0, "agpr_count": 0,
-            "sgpr_spill_count": 0, "vgpr_spill_count": 0,
+            "vgpr_count": self.vgpr_count, "sgpr_count": 0, "agpr_count": None,
+            "sgpr_spill_count": None, "vgpr_spill_count": None,
             "max_flat_workgroup_size": self.max_flat_workgroup_size,
             "reqd_workgroup_size": list(self.reqd_workgroup_size) if self.reqd_workgroup_size else None,
             "max_threads": list(self.max_threads) if self.max_threads else None,

@@ -1,10 +1,12 @@
 """``submitgen diff OLD NEW``: what changed between two builds of a kernel.
 
 OLD and NEW are each a code object, a clang offload bundle, or a ``.py`` submission (read
-statically, never run). Kernels are paired by metadata ``.name``; kernels only in NEW are
-"added", only in OLD "removed". For each pair ``diff_sources`` compares the fields in ``FIELDS``
-(registers, spills, scratch, static LDS, occupancy, code size, kernarg sizes, max workgroup size,
-wavefront, target) and the explicit arguments (offset, size, value kind, by index).
+statically, never run). Kernels are paired by ``--pair OLD=NEW``, then by metadata ``.name``,
+and when that pairs nothing and each side holds exactly one kernel, those two (``diffpair``);
+kernels left in NEW are "added", left in OLD "removed". For each pair ``diff_sources`` compares
+the fields in ``FIELDS`` (registers, spills, scratch, static LDS, occupancy, code size, kernarg
+sizes, max workgroup size, wavefront, target) and the explicit arguments, paired by name, else
+by offset and kind (insertions and removals shown as such).
 
 Occupancy is estimated (``targets.occupancy``) at one block size per side, chosen in this order:
 ``--block N``; else the block sizes the launch plan of a ``.py`` submission passes for that
@@ -12,42 +14,17 @@ kernel, when they can be read statically (a 5-tuple ``(name, grid, (x, y, z), ld
 block entries are integer literals, module-level integer constants or arithmetic on them; a
 launch whose kernel name is not a literal applies to every kernel without a literal launch; if
 only one side has a plan, its block is used for both; several sizes -> the largest); else each
-side's ``max_flat_workgroup_size``. The output says which block was used and why.
+side's ``.reqd_workgroup_size``, else its ``max_flat_workgroup_size``. Each side's occupancy uses
+its own processor's facts (or ``--arch``). The output says which block was used and why.
 
 ``--fail-on`` rules (a rule trips when the measure gets worse in any paired kernel):
 ``spills`` VGPR or SGPR spill count up; ``scratch`` private segment bytes up; ``occupancy`` waves
 per SIMD down (only when both sides have an estimate); ``lds`` static LDS bytes up; ``args`` any
-explicit argument's offset, size or kind changed, or an argument added or removed. Added or removed
-kernels trip nothing.
+explicit argument's name, offset, size or kind changed, or an argument inserted or removed. Added
+or removed kernels trip nothing, but with any ``--fail-on`` a diff that compared no kernel at all
+trips ``nothing-compared``.
 
-JSON (``to_json``), format_version 1. It always carries every field (``--all`` only affects text)::
-
-    {
-      "format_version": 1,
-      "old": {"source": PATH, "code_objects": [{"provenance": str, "target": TARGET_ID,
-                                                "sha256": str, "kernels": [NAME, ...]}]},
-      "new": {... same ...},
-      "arch": ARCH or null,                 # --arch
-      "added": [NAME, ...], "removed": [NAME, ...],
-      "kernels": [{                         # one per paired kernel, in NEW's order
-        "name": NAME, "demangled_name": str, "changed": bool,
-        "block": {"old": int, "new": int, "source": "option" | "launch plan" | "max workgroup size",
-                  "detail": str},
-        "occupancy_target": "gfx950" or null,  # facts used for occupancy; null: none known
-        "fields": [{"field": KEY, "label": str, "unit": str, "old": V, "new": V,
-                    "delta": int or null, "changed": bool, "worse": bool or null}, ...],
-        "occupancy": {"old": {"waves_per_simd", "limited_by", "launchable", "problems"} or null,
-                      "new": ... },
-        "args": [{"index": int, "old": ARG or null, "new": ARG or null}, ...]  # changed args only
-      }],                                   # ARG: {"name", "offset", "size", "value_kind"}
-      "fail_on": [RULE, ...],
-      "tripped": [{"rule": RULE, "kernel": NAME, "message": str}, ...],
-      "exit_code": 0 | 1                    # 1 when anything tripped
-    }
-
-``field`` KEYs are the ``Kernel`` attribute names (``vgpr_count``, ``private_segment_fixed_size``,
-...) plus ``target`` (the code object's target ID) and ``occupancy`` (waves per SIMD). ``worse``
-is set for the measures ``--fail-on`` knows (null for the others)."""
+JSON (``to_json``): docs/diff-json.md."""
 
 from __future__ import annotations
 
@@ -55,23 +32,24 @@ import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from . import targets
-from .containers import LoadedCodeObject, load_code_objects
+from .containers import LoadedCodeObject, load_code_objects, read_input
 from .demangle import demangle_many
+from .diffpair import ArgChange, KernelPair, pair_args, pair_kernels
 from .diffplan import plan_blocks
 from .difftext import JSON_FORMAT_VERSION, fmt_arg, render_text, to_json
-from .errors import CodeObjectError, DiffError
-from .kernelinfo import ArgInfo as KernelArg
+from .errors import CodeObjectError, ContainerError, DiffError
 from .kernelinfo import KernelInfo as Kernel
 from .kernelinfo import ObjectInfo as CodeObject
+from .occupancy import required_block
 from .targets import MAX_WORKGROUP_SIZE
 from .textfmt import WIDTH
 
-__all__ = ["FAIL_ON_RULES", "FIELDS", "JSON_FORMAT_VERSION", "WIDTH", "DiffError", "DiffResult", "diff_sides",
-           "diff_sources", "load_side", "parse_fail_on", "plan_blocks", "render_text", "to_json"]
+__all__ = ["FAIL_ON_RULES", "FIELDS", "JSON_FORMAT_VERSION", "WIDTH", "ArgChange", "DiffError", "DiffResult",
+           "diff_sides", "diff_sources", "load_side", "parse_fail_on", "parse_pairs", "plan_blocks", "render_text",
+           "to_json"]
 FAIL_ON_RULES = ("spills", "scratch", "occupancy", "lds", "args")
 
 # (Kernel attribute or special key, label, unit, fail-on rule that watches it, worse direction)
@@ -147,13 +125,6 @@ class FieldChange:
 
 
 @dataclass(frozen=True)
-class ArgChange:
-    index: int
-    old: KernelArg | None
-    new: KernelArg | None
-
-
-@dataclass(frozen=True)
 class BlockChoice:
     old: int
     new: int
@@ -163,14 +134,17 @@ class BlockChoice:
 
 @dataclass(frozen=True)
 class KernelDiff:
-    name: str
+    name: str  # NEW's kernel
     demangled: str
     block: BlockChoice
-    occupancy_target: str | None
+    occupancy_target: str | None  # NEW's facts
     old_occupancy: targets.Occupancy | None
     new_occupancy: targets.Occupancy | None
     fields: tuple[FieldChange, ...]
-    args: tuple[ArgChange, ...]  # changed explicit args only
+    args: tuple[ArgChange, ...]  # differing explicit args only
+    old_name: str = ""  # OLD's kernel (the same name unless paired one-to-one or by --pair)
+    pairing: str = "name"
+    old_target: str | None = None  # OLD's facts
 
     @property
     def changed(self) -> bool:
@@ -194,6 +168,10 @@ class DiffResult:
     kernels: tuple[KernelDiff, ...]
     fail_on: tuple[str, ...]
     tripped: tuple[Trip, ...]
+
+    @property
+    def compared(self) -> int:
+        return len(self.kernels)
 
     @property
     def exit_code(self) -> int:
@@ -224,6 +202,17 @@ def parse_fail_on(text: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def parse_pairs(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``("old_k=new_k", ...)`` -> ``(("old_k", "new_k"), ...)``."""
+    out = []
+    for v in values:
+        o, sep, n = v.partition("=")
+        if not sep or not o.strip() or not n.strip():
+            raise DiffError(f"--pair: expected OLD=NEW (two kernel names), got {v!r}")
+        out.append((o.strip(), n.strip()))
+    return tuple(out)
+
+
 # --------------------------------------------------------------------------- loading
 
 
@@ -246,8 +235,8 @@ def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Sid
     blocks: dict[str | None, tuple[int, ...]] = {}
     if loaded and loaded[0].container == "python":
         try:
-            blocks = plan_blocks(Path(source).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
+            blocks = plan_blocks(read_input(source).decode("utf-8"))
+        except (ContainerError, UnicodeDecodeError):
             blocks = {}
     return Side(str(source), loaded, cos, tuple(kernels), blocks)
 
@@ -274,10 +263,12 @@ def _choose_block(old: Side, new: Side, ko: Kernel, kn: Kernel, block: int | Non
         return BlockChoice(bo, bn, "launch plan", f"{shown} (launch plan{extra})")
 
     def cap(k: Kernel) -> int:
-        return min(k.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
+        return required_block(k) or min(k.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
 
     bo, bn = cap(ko), cap(kn)
     shown = f"block {bo}" if bo == bn else f"block {bo} -> {bn}"
+    if required_block(ko) or required_block(kn):
+        return BlockChoice(bo, bn, "required block", f"{shown} (.reqd_workgroup_size; no launch plan)")
     return BlockChoice(bo, bn, "max workgroup size", f"{shown} (max workgroup size; no launch plan)")
 
 
@@ -287,25 +278,9 @@ def _target_for(co: CodeObject, arch: str | None) -> targets.Target | None:
     return co.target()
 
 
-def _arg_changes(ko: Kernel, kn: Kernel) -> tuple[ArgChange, ...]:
-    a, b = ko.explicit_args, kn.explicit_args
+def _fields(ko: Kernel, kn: Kernel, co_o: CodeObject, co_n: CodeObject, occ_o: targets.Occupancy | None,
+            occ_n: targets.Occupancy | None) -> tuple[FieldChange, ...]:
     out = []
-    for i in range(max(len(a), len(b))):
-        x = a[i] if i < len(a) else None
-        y = b[i] if i < len(b) else None
-        if x is None or y is None or (x.offset, x.size, x.value_kind) != (y.offset, y.size, y.value_kind):
-            out.append(ArgChange(i, x, y))
-    return tuple(out)
-
-
-def _compare(old: Side, new: Side, name: str, demangled: str, arch: str | None, block: int | None) -> KernelDiff:
-    ko, co_o = old.get(name)  # type: ignore[misc]
-    kn, co_n = new.get(name)  # type: ignore[misc]
-    choice = _choose_block(old, new, ko, kn, block)
-    to, tn = _target_for(co_o, arch), _target_for(co_n, arch)
-    occ_o = targets.occupancy(ko, to, choice.old) if to is not None else None
-    occ_n = targets.occupancy(kn, tn, choice.new) if tn is not None else None
-    fields = []
     for key, label, unit, rule, direction in FIELDS:
         if key == "target":
             vo, vn = co_o.target_id, co_n.target_id
@@ -316,9 +291,21 @@ def _compare(old: Side, new: Side, name: str, demangled: str, arch: str | None, 
                 vo = vn = None  # nothing to compare
         else:
             vo, vn = getattr(ko, key), getattr(kn, key)
-        fields.append(FieldChange(key, label, unit, vo, vn, rule, direction))
-    occ_target = tn.name if tn is not None else (to.name if to is not None else None)
-    return KernelDiff(name, demangled, choice, occ_target, occ_o, occ_n, tuple(fields), _arg_changes(ko, kn))
+        out.append(FieldChange(key, label, unit, vo, vn, rule, direction))
+    return tuple(out)
+
+
+def _compare(old: Side, new: Side, pair: KernelPair, demangled: str, arch: str | None,
+             block: int | None) -> KernelDiff:
+    ko, co_o = old.get(pair.old)  # type: ignore[misc]
+    kn, co_n = new.get(pair.new)  # type: ignore[misc]
+    choice = _choose_block(old, new, ko, kn, block)
+    to, tn = _target_for(co_o, arch), _target_for(co_n, arch)
+    occ_o = targets.occupancy(ko, to, choice.old) if to is not None else None
+    occ_n = targets.occupancy(kn, tn, choice.new) if tn is not None else None
+    return KernelDiff(pair.new, demangled, choice, tn.name if tn is not None else None, occ_o, occ_n,
+                      _fields(ko, kn, co_o, co_n, occ_o, occ_n), pair_args(ko.explicit_args, kn.explicit_args),
+                      old_name=pair.old, pairing=pair.how, old_target=to.name if to is not None else None)
 
 
 def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
@@ -355,26 +342,40 @@ def _selected(old: Side, new: Side, kernel: str | None) -> tuple[tuple[str, ...]
     return tuple(n for n in old.names if n in picked), tuple(n for n in new.names if n in picked)
 
 
+def _resolve(side: Side, name: str, which: str) -> str:
+    """``--pair`` names a kernel by .name, .symbol or demangled name; the metadata name."""
+    for co in side.code_objects:
+        with contextlib.suppress(CodeObjectError):
+            return co.kernel(name).name
+    raise DiffError(f"--pair: no kernel named {name!r} in {which}; it has "
+                    f"{', '.join(repr(n) for n in side.names) or 'none'}")
+
+
 def diff_sides(old: Side, new: Side, *, kernel: str | None = None, block: int | None = None,
-               arch: str | None = None, fail_on: Sequence[str] = ()) -> DiffResult:
-    """Pair the kernels of two loaded inputs by name and compare them (see the module docstring)."""
+               arch: str | None = None, fail_on: Sequence[str] = (),
+               pairs: Sequence[tuple[str, str]] = ()) -> DiffResult:
+    """Pair the kernels of two loaded inputs and compare them (see the module docstring)."""
     if block is not None and not 1 <= block <= MAX_WORKGROUP_SIZE:
         raise DiffError(f"--block: expected 1..{MAX_WORKGROUP_SIZE} threads, got {block}")
     old_names, new_names = _selected(old, new, kernel)
-    paired = [n for n in new_names if n in old_names]
-    added = tuple(n for n in new_names if n not in old_names)
-    removed = tuple(n for n in old_names if n not in new_names)
-    demangled = dict(zip(paired, demangle_many(tuple(paired))))
-    diffs = [_compare(old, new, n, demangled.get(n, n), arch, block) for n in paired]
+    explicit = [(_resolve(old, o, "OLD"), _resolve(new, n, "NEW")) for o, n in pairs]
+    paired, added, removed = pair_kernels(old_names, new_names, explicit)
+    names = tuple(p.new for p in paired)
+    demangled = dict(zip(names, demangle_many(names)))
+    diffs = [_compare(old, new, p, demangled.get(p.new, p.new), arch, block) for p in paired]
     rules = tuple(fail_on)
-    tripped = tuple(t for kd in diffs for t in _trips(kd, rules))
-    return DiffResult(old, new, arch, added, removed, tuple(diffs), rules, tripped)
+    tripped = [t for kd in diffs for t in _trips(kd, rules)]
+    if rules and not diffs:
+        tripped.append(Trip("nothing-compared", "", "no kernel of OLD was compared with one of NEW "
+                                                    "(pair them with --pair OLD=NEW)"))
+    return DiffResult(old, new, arch, added, removed, tuple(diffs), rules, tuple(tripped))
 
 
 def diff_sources(old: str | os.PathLike[str], new: str | os.PathLike[str], *, kernel: str | None = None,
-                 block: int | None = None, arch: str | None = None, fail_on: Sequence[str] = ()) -> DiffResult:
+                 block: int | None = None, arch: str | None = None, fail_on: Sequence[str] = (),
+                 pairs: Sequence[tuple[str, str]] = ()) -> DiffResult:
     """Load OLD and NEW (code object, bundle or ``.py`` submission) and diff them."""
     return diff_sides(load_side(old, arch=arch), load_side(new, arch=arch), kernel=kernel, block=block,
-                      arch=arch, fail_on=fail_on)
+                      arch=arch, fail_on=fail_on, pairs=pairs)
 
 

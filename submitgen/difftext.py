@@ -1,4 +1,4 @@
-"""``submitgen diff``'s text report (100 columns) and JSON (format in ``diff``'s docstring)."""
+"""``submitgen diff``'s text report (100 columns) and JSON (docs/diff-json.md)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,16 @@ import textwrap
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from .textfmt import WIDTH
+from .textfmt import WIDTH, fit_call, fit_middle, fit_pair, jsonable
 
 if TYPE_CHECKING:
     from . import targets
-    from .diff import ArgChange, DiffResult, FieldChange, KernelDiff, Side
+    from .diff import DiffResult, FieldChange, KernelDiff, Side
+    from .diffpair import ArgChange
     from .kernelinfo import ArgInfo as KernelArg
 
 JSON_FORMAT_VERSION = 1
+_MOVED_RUN = 4  # this many consecutive args moved by the same offset collapse into one line
 
 
 @cache
@@ -30,29 +32,29 @@ def fmt_arg(a: KernelArg | None) -> str:
     return f"{a.value_kind} {a.size} B @{a.offset}"
 
 
-
-def _fit(s: str, width: int) -> str:
-    """``s`` shortened in the middle with ``...`` to at most ``width`` characters."""
-    if len(s) <= width:
-        return s
-    keep = width - 3
-    return s[: keep // 2] + "..." + s[len(s) - (keep - keep // 2):]
+def _val(v: Any, key: str) -> str:
+    """A field's value: ``-`` when the metadata does not record it, ``n/a`` for no occupancy."""
+    if v is None:
+        return "n/a" if key == "occupancy" else "-"
+    return str(v)
 
 
-def _val(v: Any) -> str:
-    return "n/a" if v is None else str(v)
+def _labelled(label: str, body: str) -> list[str]:
+    """``label`` in the label column and ``body`` after it; a label too long for the column gets
+    a line of its own, so that it never runs into the values."""
+    if len(label) < _lw():
+        return [fit_middle(f"  {label:<{_lw()}}{body}", WIDTH)]
+    return [fit_middle(f"  {label}", WIDTH), fit_middle(f"  {'':<{_lw()}}{body}", WIDTH)]
 
 
-def _field_line(f: FieldChange, kd: KernelDiff) -> str:
+def _field_lines(f: FieldChange, kd: KernelDiff) -> list[str]:
     unit = f" {f.unit}" if f.unit else ""
     if f.key == "target":
-        text = f"{f.old} -> {f.new}" if f.changed else str(f.new)
-        return _fit(f"  {f.label:<{_lw()}}{text}", WIDTH)
+        return _labelled(f.label, f"{f.old} -> {f.new}" if f.changed else str(f.new))
     if f.changed:
-        body = f"{_val(f.old):>8} -> {_val(f.new)}{unit if f.new is not None else ''}"
+        body = f"{_val(f.old, f.key):>8} -> {_val(f.new, f.key)}{unit if f.new is not None else ''}"
     else:
-        body = f"{_val(f.new):>8}{unit if f.new is not None else ''}"
-    line = f"  {f.label:<{_lw()}}{body}"
+        body = f"{_val(f.new, f.key):>8}{unit if f.new is not None else ''}"
     notes = []
     if f.changed and f.delta is not None:
         notes.append(f"{f.delta:+d}" + (" (worse)" if f.worse else ""))
@@ -64,64 +66,132 @@ def _field_line(f: FieldChange, kd: KernelDiff) -> str:
             notes.append("cannot launch: " + "; ".join(occ.problems))
         elif occ is not None:
             notes.append(f"limited by {', '.join(occ.limited_by)}")
+    line = f"  {f.label:<{_lw()}}{body}"
     if not notes:
-        return _fit(line, WIDTH)
+        return [fit_middle(line, WIDTH)]
     indent = _lw() + 2 + 32
     line = f"{line:<{indent - 2}}  {'; '.join(notes)}"
-    return "\n".join(textwrap.wrap(line, WIDTH, subsequent_indent=" " * indent, drop_whitespace=True))
+    return textwrap.wrap(line, WIDTH, subsequent_indent=" " * indent, drop_whitespace=True)
 
 
-def _arg_line(c: ArgChange) -> str:
-    ref = c.new or c.old
-    name = f" {ref.name}" if ref is not None and ref.name else ""
-    return _fit(f"  {('arg ' + str(c.index) + name):<{_lw()}}{fmt_arg(c.old)} -> {fmt_arg(c.new)}", WIDTH)
+def _arg_body(c: ArgChange) -> list[str]:
+    if c.old is None:
+        return [f"inserted: {fmt_arg(c.new)}"]
+    if c.new is None:
+        return [f"removed: {fmt_arg(c.old)}"]
+    body = [f"{fmt_arg(c.old)} -> {fmt_arg(c.new)}"]
+    if c.old.name != c.new.name:
+        body.append(f"(name {c.old.name or '-'} -> {c.new.name or '-'})")
+    return body
 
 
-def _side_lines(tag: str, side: Side) -> list[str]:
+def _moved_runs(args: tuple[ArgChange, ...]) -> list[tuple[int, int]]:
+    """[start, end) spans of ``args`` that are consecutive moves by one offset delta."""
+    spans, i = [], 0
+    while i < len(args):
+        j = i
+        delta = args[i].new.offset - args[i].old.offset if args[i].status == "moved" else None  # type: ignore[union-attr]
+        while (delta is not None and j + 1 < len(args) and args[j + 1].status == "moved"
+               and args[j + 1].index == args[j].index + 1
+               and args[j + 1].new.offset - args[j + 1].old.offset == delta):  # type: ignore[union-attr]
+            j += 1
+        spans.append((i, j + 1))
+        i = j + 1
+    return spans
+
+
+def _arg_lines(args: tuple[ArgChange, ...]) -> list[str]:
+    lines: list[str] = []
+    for i, j in _moved_runs(args):
+        if j - i >= _MOVED_RUN:
+            first, last = args[i], args[j - 1]
+            delta = first.new.offset - first.old.offset  # type: ignore[union-attr]
+            lines += _labelled(f"args {first.index}..{last.index}",
+                               f"{j - i} args moved by {delta:+d} B, otherwise unchanged")
+            continue
+        for c in args[i:j]:
+            ref = c.new or c.old
+            first, *more = _arg_body(c)
+            lines += _labelled(f"arg {c.index}" + (f" {ref.name}" if ref is not None and ref.name else ""), first)
+            lines += [fit_middle(f"  {'':<{_lw()}}{extra}", WIDTH) for extra in more]
+    return lines
+
+
+def _side_lines(tag: str, side: Side, paths: list[str]) -> list[str]:
     lines = []
-    for lo, co in zip(side.loaded, side.code_objects):
-        lines.append(_fit(f"{tag}  {lo.provenance}", WIDTH))
-        lines.append(_fit(f"     {co.target_id}, {co.version_label}, {len(co.kernels)} "
-                          f"kernel{'s' if len(co.kernels) != 1 else ''}, sha256 {co.sha256[:16]}", WIDTH))
+    for co, shown in zip(side.code_objects, paths):
+        lines.append(fit_middle(f"{tag}  {shown}", WIDTH))
+        lines.append(fit_middle(f"     {co.target_id}, {co.version_label}, {len(co.kernels)} "
+                                f"kernel{'s' if len(co.kernels) != 1 else ''}, sha256 {co.sha256[:16]}", WIDTH))
+    return lines
+
+
+def _sides(result: DiffResult) -> list[str]:
+    old = [lo.provenance for lo in result.old.loaded]
+    new = [lo.provenance for lo in result.new.loaded]
+    for i in range(min(len(old), len(new))):
+        old[i], new[i] = fit_pair(old[i], new[i], WIDTH - 5)
+    return _side_lines("old", result.old, old) + _side_lines("new", result.new, new)
+
+
+def _kernel_head(kd: KernelDiff, suffix: str = "") -> list[str]:
+    width = WIDTH - len(suffix)
+    if kd.old_name not in ("", kd.name):  # paired across names: show both, keeping where they differ
+        old, new = fit_pair(kd.old_name, kd.name, (width - len("kernel  -> ")) // 2)
+        head = [f"kernel {old} -> {new}{suffix}"]
+        why = "one-to-one: each side holds one kernel and no name matches" if kd.pairing == "one-to-one" \
+            else "by --pair"
+        return head + [f"  paired {why}"]
+    if kd.demangled != kd.name:
+        return [fit_call(f"kernel {kd.name}", kd.demangled, width) + suffix]
+    return [fit_middle(f"kernel {kd.name}", width) + suffix]
+
+
+def _occupancy_head(kd: KernelDiff) -> list[str]:
+    old_t, new_t = kd.old_target, kd.occupancy_target
+    if old_t == new_t or old_t is None or new_t is None:
+        where = f"{new_t or old_t}, " if (new_t or old_t) else ""
+    else:
+        where = f"{old_t} (old) and {new_t} (new), "
+    return textwrap.wrap(f"occupancy estimated for {where}{kd.block.detail}", WIDTH, initial_indent="  ",
+                         subsequent_indent="      ")
+
+
+def _kernel_lines(kd: KernelDiff, show_all: bool) -> list[str]:
+    if not kd.changed and not show_all:
+        return _kernel_head(kd, ": unchanged")
+    lines = ["", *_kernel_head(kd), *_occupancy_head(kd)]
+    for f in kd.fields:
+        if f.changed or show_all:
+            lines += _field_lines(f, kd)
+    if kd.args:
+        lines += _arg_lines(kd.args)
+    elif show_all:
+        lines.append(f"  {'explicit args':<{_lw()}}unchanged")
     return lines
 
 
 def render_text(result: DiffResult, *, show_all: bool = False) -> str:
     """The human report: every line at most 100 columns."""
-    lines = _side_lines("old", result.old) + _side_lines("new", result.new)
+    lines = _sides(result)
     changed = sum(1 for kd in result.kernels if kd.changed)
     lines.append(f"kernels: {len(result.kernels)} paired, {changed} changed, {len(result.added)} added, "
                  f"{len(result.removed)} removed")
-    for n in result.added:
-        lines.append(_fit(f"added    kernel {n}", WIDTH))
-    for n in result.removed:
-        lines.append(_fit(f"removed  kernel {n}", WIDTH))
+    if not result.kernels:
+        lines += textwrap.wrap("nothing compared: no kernel of OLD pairs with one of NEW by name, and the sides "
+                               "do not hold exactly one kernel each; pair them with --pair OLD=NEW", WIDTH)
+    lines += [fit_middle(f"added    kernel {n}", WIDTH) for n in result.added]
+    lines += [fit_middle(f"removed  kernel {n}", WIDTH) for n in result.removed]
     for kd in result.kernels:
-        head = f"kernel {kd.name}"
-        if kd.demangled != kd.name:
-            head += f" ({kd.demangled})"
-        if not kd.changed and not show_all:
-            lines.append(_fit(f"{head}: unchanged", WIDTH))
-            continue
-        lines.append("")
-        lines.append(_fit(head, WIDTH))
-        where = f"{kd.occupancy_target}, " if kd.occupancy_target else ""
-        lines.append(_fit(f"  occupancy estimated for {where}{kd.block.detail}", WIDTH))
-        for f in kd.fields:
-            if f.changed or show_all:
-                lines.append(_field_line(f, kd))
-        if kd.args:
-            lines.extend(_arg_line(c) for c in kd.args)
-        elif show_all:
-            lines.append(f"  {'explicit args':<{_lw()}}unchanged")
+        lines += _kernel_lines(kd, show_all)
     if result.fail_on:
         lines.append("")
         rules = ",".join(result.fail_on)
         if result.tripped:
             for t in result.tripped:
-                lines.append(_fit(f"fail-on {t.rule}: tripped: {t.message}", WIDTH))
+                lines += textwrap.wrap(f"fail-on {t.rule}: tripped: {t.message}", WIDTH, subsequent_indent="    ")
         else:
-            lines.append(_fit(f"fail-on {rules}: passed (no listed measure got worse)", WIDTH))
+            lines.append(fit_middle(f"fail-on {rules}: passed (no listed measure got worse)", WIDTH))
     return "\n".join(lines)
 
 
@@ -148,28 +218,30 @@ def _side_json(side: Side) -> dict[str, Any]:
         for lo, co in zip(side.loaded, side.code_objects)]}
 
 
-def to_json(result: DiffResult) -> dict[str, Any]:
-    """The documented JSON structure (module docstring)."""
+def _kernel_json(kd: KernelDiff) -> dict[str, Any]:
     return {
+        "name": kd.name, "old_name": kd.old_name or kd.name, "pairing": kd.pairing,
+        "demangled_name": kd.demangled, "changed": kd.changed,
+        "block": {"old": kd.block.old, "new": kd.block.new, "source": kd.block.source, "detail": kd.block.detail},
+        "occupancy_target": kd.occupancy_target,
+        "occupancy_targets": {"old": kd.old_target, "new": kd.occupancy_target},
+        "fields": [{"field": f.key, "label": f.label, "unit": f.unit, "old": f.old, "new": f.new,
+                    "delta": f.delta, "changed": f.changed, "worse": f.worse} for f in kd.fields],
+        "occupancy": {"old": _occ_json(kd.old_occupancy), "new": _occ_json(kd.new_occupancy)},
+        "args": [{"index": c.index, "status": c.status, "old": _arg_json(c.old), "new": _arg_json(c.new)}
+                 for c in kd.args],
+    }
+
+
+def to_json(result: DiffResult) -> dict[str, Any]:
+    """The documented JSON structure (docs/diff-json.md), as strict JSON values."""
+    return jsonable({
         "format_version": JSON_FORMAT_VERSION,
-        "old": _side_json(result.old),
-        "new": _side_json(result.new),
-        "arch": result.arch,
-        "added": list(result.added),
-        "removed": list(result.removed),
-        "kernels": [{
-            "name": kd.name,
-            "demangled_name": kd.demangled,
-            "changed": kd.changed,
-            "block": {"old": kd.block.old, "new": kd.block.new, "source": kd.block.source,
-                      "detail": kd.block.detail},
-            "occupancy_target": kd.occupancy_target,
-            "fields": [{"field": f.key, "label": f.label, "unit": f.unit, "old": f.old, "new": f.new,
-                        "delta": f.delta, "changed": f.changed, "worse": f.worse} for f in kd.fields],
-            "occupancy": {"old": _occ_json(kd.old_occupancy), "new": _occ_json(kd.new_occupancy)},
-            "args": [{"index": c.index, "old": _arg_json(c.old), "new": _arg_json(c.new)} for c in kd.args],
-        } for kd in result.kernels],
+        "old": _side_json(result.old), "new": _side_json(result.new), "arch": result.arch,
+        "added": list(result.added), "removed": list(result.removed),
+        "kernels": [_kernel_json(kd) for kd in result.kernels],
         "fail_on": list(result.fail_on),
         "tripped": [{"rule": t.rule, "kernel": t.kernel, "message": t.message} for t in result.tripped],
+        "compared": result.compared,
         "exit_code": result.exit_code,
-    }
+    })

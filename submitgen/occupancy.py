@@ -77,7 +77,9 @@ class _Launch:
     wpw: int  # waves per workgroup
 
     def per_simd(self, wgs_per_cu: int) -> int:
-        return min(self.t.max_waves_per_simd, (wgs_per_cu * self.wpw) // self.t.simds_per_cu)
+        """Waves on the busiest SIMD when ``wgs_per_cu`` workgroups share a CU: their waves spread
+        over the SIMDs, rounded up (LLVM ``getOccupancyWithWorkGroupSizes``: ``divideCeil``)."""
+        return min(self.t.max_waves_per_simd, -(-(wgs_per_cu * self.wpw) // self.t.simds_per_cu))
 
 
 # Each resource: (its limit, the workgroups per CU it allows, why the block cannot run or None).
@@ -131,6 +133,12 @@ def _slots(x: _Launch) -> _Result:
     return OccupancyLimit("workgroup_slots", x.per_simd(w_wgs), detail), w_wgs, None
 
 
+def required_block(kernel: KernelResources) -> int | None:
+    """Threads per block ``.reqd_workgroup_size`` fixes (x * y * z), or None."""
+    reqd = getattr(kernel, "reqd_workgroup_size", None)
+    return math.prod(reqd) if reqd else None
+
+
 def _block_problems(kernel: KernelResources, t: Target, block_size: int) -> list[str]:
     problems = []
     if block_size > t.max_workgroup_size:
@@ -144,13 +152,15 @@ def _block_problems(kernel: KernelResources, t: Target, block_size: int) -> list
 def occupancy(
     kernel: KernelResources, target: Target | str, block_size: int | None = None, *, dynamic_lds: int = 0
 ) -> Occupancy:
-    """Waves per SIMD for ``kernel`` launched with ``block_size`` threads (default: its
-    ``max_flat_workgroup_size``, capped at the target's 1024) and ``dynamic_lds`` extra LDS bytes."""
+    """Waves per SIMD for ``kernel`` launched with ``block_size`` threads (default: the block its
+    ``.reqd_workgroup_size`` fixes, else its ``max_flat_workgroup_size`` capped at the target's
+    1024) and ``dynamic_lds`` extra LDS bytes."""
     from .targets import get_target  # noqa: PLC0415  (targets imports this module)
 
     t = get_target(target) if isinstance(target, str) else target
     if block_size is None:
-        block_size = min(kernel.max_flat_workgroup_size or t.max_workgroup_size, t.max_workgroup_size)
+        cap = min(kernel.max_flat_workgroup_size or t.max_workgroup_size, t.max_workgroup_size)
+        block_size = required_block(kernel) or cap
     if block_size < 1:
         raise SubmitgenError(f"block size: expected a positive number of threads, got {block_size}")
     problems = _block_problems(kernel, t, block_size)

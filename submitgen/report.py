@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from . import targets, textfmt
 from .containers import LoadedCodeObject, load_code_objects
 from .demangle import demangle_many
 from .errors import CodeObjectError
+from .inspectsrc import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
 from .kernelinfo import Finding, KernelInfo, ObjectInfo
+from .occupancy import required_block
 
 WIDTH = textfmt.WIDTH
 JSON_FORMAT_VERSION = 1
@@ -31,48 +33,21 @@ class Inspected:
     occupancy: Mapping[str, targets.Occupancy]  # kernel name -> estimate
     demangled: Mapping[str, str]
     submission: SubmissionInfo | None = None  # for code objects found in a .py submission
+    dynamic_lds: Mapping[str, DynamicLds] = field(default_factory=lambda: MappingProxyType({}))
+
+    def kernel_findings(self, k: KernelInfo) -> list[Finding]:
+        return _kernel_findings(k, self.occupancy.get(k.name))
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding inspect shows for this object: its own, then each shown kernel's."""
+        own = [f for f in self.code_object.findings if f.kernel is None]
+        return own + [f for k in self.kernels for f in self.kernel_findings(k)]
 
 
-@dataclass(frozen=True)
-class SubmissionInfo:
-    """What a .py submission says of itself: its directives and submitgen's provenance line."""
-
-    leaderboard: str | None
-    gpus: tuple[str, ...]
-    provenance: Mapping[str, str] | None  # None: not built by submitgen (or the line was removed)
-    matches_provenance: bool | None  # the embedded object's sha256 is one the provenance records
-
-    def to_json(self) -> dict[str, Any]:
-        return {"leaderboard": self.leaderboard, "gpus": list(self.gpus),
-                "provenance": dict(self.provenance) if self.provenance is not None else None,
-                "matches_provenance": self.matches_provenance}
-
-    def text(self) -> str:
-        where = f"{self.leaderboard or 'no leaderboard directive'} on {', '.join(self.gpus) or 'no gpu directive'}"
-        if self.provenance is None:
-            return f"submission for {where}; no submitgen provenance line"
-        p = self.provenance
-        built = (f"built by submitgen {p.get('version', '?')} for {p.get('arch', '?')} (launcher "
-                 f"{p.get('launcher', '?')}, {p.get('compress', '?')}), sources sha256 {p.get('sources', '?')[:12]}")
-        verdict = ("this code object is the one it records" if self.matches_provenance
-                   else "WARNING: this code object's sha256 is not the one it records (edited after the build?)")
-        return f"submission for {where}; {built}; {verdict}"
-
-
-def _submission_info(path: str | os.PathLike[str] | bytes, sha256: str) -> SubmissionInfo | None:
-    if isinstance(path, (bytes, bytearray, memoryview)):
-        return None
-    from . import provenance
-    from .lint import read_header
-
-    try:
-        text = Path(path).read_text(errors="replace")
-    except OSError:
-        return None
-    header = read_header(text)
-    prov = provenance.read(text)
-    return SubmissionInfo(header.leaderboard, tuple(header.gpus), prov.fields if prov else None,
-                          (sha256 in prov.code_objects) if prov else None)
+def exit_status(items: Sequence[Inspected]) -> int:
+    """inspect's exit status: 1 when any error-severity finding is shown, else 0."""
+    return 1 if any(f.severity == "error" for item in items for f in item.findings) else 0
 
 
 def _pick(co: ObjectInfo, kernels: Sequence[str], found: set[str]) -> list[KernelInfo]:
@@ -90,16 +65,29 @@ def _pick(co: ObjectInfo, kernels: Sequence[str], found: set[str]) -> list[Kerne
     return picked
 
 
+def _lds_for(p: str | os.PathLike[str] | bytes, loaded: LoadedCodeObject, sub: SubmissionInfo | None,
+             lds: int | None, names: Sequence[str]) -> dict[str, DynamicLds]:
+    """Dynamic LDS per kernel: ``--lds``, else the submission's provenance, else a sidecar."""
+    if lds is not None:
+        return {n: DynamicLds(lds, "--lds") for n in names}
+    if sub is not None:
+        return sub.dynamic_lds()
+    side = sidecar_lds(p) if loaded.container == "elf" else None
+    return {n: side for n in names} if side is not None else {}
+
+
 def inspect_sources(
     paths: Iterable[str | os.PathLike[str] | bytes],
     *,
     arch: str | None = None,
     kernels: Sequence[str] = (),
     block: int | None = None,
+    lds: int | None = None,
 ) -> list[Inspected]:
     """Load and read every code object in ``paths``; keep the kernels named in ``kernels`` (all if
-    empty); estimate occupancy for ``block`` threads (default: each kernel's max workgroup size).
-    Names are demangled in one call for the whole run."""
+    empty); estimate occupancy for ``block`` threads (default: the kernel's required block, else
+    its max workgroup size) with ``lds`` bytes of dynamic LDS (default: what the submission's
+    provenance or a Triton sidecar says, else none). Names are demangled in one call per run."""
     read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
     for p in paths:
         read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
@@ -116,9 +104,12 @@ def inspect_sources(
     out: list[Inspected] = []
     for (p, loaded, co), picked in zip(read, picks):
         tgt = targets.TARGETS.get(arch.split(":", 1)[0].lower()) if arch else co.target()
-        occ = {k.name: targets.occupancy(k, tgt, block) for k in picked} if tgt is not None else {}
-        sub = _submission_info(p, co.sha256) if loaded.container == "python" else None
-        out.append(Inspected(loaded, co, tuple(picked), tgt, occ, {k.name: dem[k.name] for k in picked}, sub))
+        sub = submission_info(p, co.sha256) if loaded.container == "python" else None
+        dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
+        occ = {k.name: targets.occupancy(k, tgt, block, dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
+               for k in picked} if tgt is not None else {}
+        out.append(Inspected(loaded, co, tuple(picked), tgt, occ, {k.name: dem[k.name] for k in picked}, sub,
+                             MappingProxyType(dyn)))
     return out
 
 
@@ -137,6 +128,11 @@ def _occupancy(o: targets.Occupancy) -> dict[str, Any]:
 
 def _kernel_findings(k: KernelInfo, occ: targets.Occupancy | None) -> list[Finding]:
     fs = list(k.findings)
+    need = required_block(k)
+    if occ is not None and need is not None and occ.block_size != need:
+        fs.append(Finding("error", "block-mismatch", f"a block of {occ.block_size} threads contradicts "
+                                                     f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} "
+                                                     f"({need} threads)", k.name))
     if occ is not None and not occ.launchable:
         have = {f.message for f in fs}
         for p in occ.problems:
@@ -146,9 +142,13 @@ def _kernel_findings(k: KernelInfo, occ: targets.Occupancy | None) -> list[Findi
     return fs
 
 
-def kernel_to_json(k: KernelInfo, occ: targets.Occupancy | None = None, demangled: str | None = None) -> dict[str, Any]:
+def kernel_to_json(k: KernelInfo, occ: targets.Occupancy | None = None, demangled: str | None = None,
+                   dyn: DynamicLds | None = None) -> dict[str, Any]:
     d = k.to_json(demangled if demangled is not None else k.demangled_name)
     d["occupancy"] = _occupancy(occ) if occ else None
+    if d["occupancy"] is not None:
+        d["occupancy"]["dynamic_lds"] = dyn.bytes if dyn else 0
+        d["occupancy"]["dynamic_lds_source"] = dyn.source if dyn else None
     d["findings"] = [f.to_json() for f in _kernel_findings(k, occ)]
     return d
 
@@ -160,14 +160,19 @@ def code_object_to_json(item: Inspected) -> dict[str, Any]:
         "python_line": ld.python_line, "encoding": ld.encoding,
         **co.header_json(),
         "occupancy_target": item.target.name if item.target else None,
-        "kernels": [kernel_to_json(k, item.occupancy.get(k.name), item.demangled.get(k.name)) for k in item.kernels],
+        "kernels": [kernel_to_json(k, item.occupancy.get(k.name), item.demangled.get(k.name),
+                                   item.dynamic_lds.get(k.name)) for k in item.kernels],
         "findings": [f.to_json() for f in co.findings if f.kernel is None],
         "submission": item.submission.to_json() if item.submission else None,
     }
 
 
 def to_json(items: Sequence[Inspected]) -> dict[str, Any]:
-    return {"format_version": JSON_FORMAT_VERSION, "code_objects": [code_object_to_json(i) for i in items]}
+    """The documented structure (docs/inspect-json.md). Values taken from the metadata as they
+    are (unknown keys) pass through ``textfmt.jsonable``; every other value is typed, so the whole
+    is strict JSON (no NaN, no infinities, string keys only)."""
+    return {"format_version": JSON_FORMAT_VERSION, "code_objects": [code_object_to_json(i) for i in items],
+            "exit_status": exit_status(items)}
 
 
 # --------------------------------------------------------------------------- text
@@ -177,7 +182,9 @@ def _occupancy_lines(item: Inspected, k: KernelInfo, occ: targets.Occupancy | No
     if occ is None:
         note = item.code_object.occupancy_note() if item.target is None else None
         return textfmt.wrap(note) if note else []
-    head = f"occupancy on {occ.target}, block {occ.block_size}: "
+    dyn = item.dynamic_lds.get(k.name)
+    lds = f", dynamic LDS {dyn.bytes} B ({dyn.source})" if dyn else ""
+    head = f"occupancy on {occ.target}, block {occ.block_size}{lds}: "
     if not occ.launchable:
         return textfmt.wrap(head + "cannot launch")
     per = ", ".join(f"{lim.resource} {lim.waves_per_simd}" for lim in occ.limits if lim.resource != "hardware")
@@ -193,7 +200,7 @@ def _kernel_text(item: Inspected, k: KernelInfo) -> list[str]:
     lines += k.text_lines()
     occ = item.occupancy.get(k.name)
     lines += _occupancy_lines(item, k, occ)
-    for f in _kernel_findings(k, occ):
+    for f in item.kernel_findings(k):
         lines += textfmt.wrap(f"{f.severity}: {f.message}")
     return lines
 

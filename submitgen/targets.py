@@ -22,6 +22,10 @@ MAX_WORKGROUP_SIZE = 1024  # threads per workgroup on every AMD processor (and e
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65536
 MAX_GLOBAL_X = 2**32 - 1
+# Loader and hardware bounds every GFX9 kernel must respect (docs/readers.md, "Limits").
+MAX_SGPRS_PER_WAVE_GFX9 = 112  # 102 addressable + VCC, FLAT_SCRATCH, XNACK_MASK, in granules of 16
+MAX_SCRATCH_PER_LANE = 8191 * 1024 // 64  # COMPUTE_TMPRING_SIZE.WAVESIZE: 13 bits of 1 KiB per wave64
+POINTER_SIZE = 8  # a global_buffer argument is a 64-bit address
 
 # EF_AMDGPU_MACH values (LLVM llvm/include/llvm/BinaryFormat/ELF.h; AMDGPUUsage "AMDGPU ELF Header").
 MACH_NAMES: dict[int, str] = {

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 WIDTH = 100
+_PLAIN = frozenset({int, str, bool, type(None)})
 
 
 def wrap(text: str, indent: str = "  ", sub: str | None = None, width: int = WIDTH) -> list[str]:
@@ -23,10 +24,13 @@ def cut(s: str, n: int = WIDTH) -> str:
 
 
 def jsonable(v: Any) -> Any:
-    """A value from a code object's metadata as strict JSON: map keys as strings (bytes as hex),
-    bytes as hex, tuples as lists, NaN and infinities as null, anything else as its text."""
+    """A value from a code object's metadata as strict JSON: map keys as strings (bytes decoded
+    as UTF-8 with escapes), byte strings as hex, tuples as lists, NaN and infinities as null, a
+    msgpack Timestamp as ISO 8601, anything else as its text."""
+    if type(v) in _PLAIN:
+        return v
     if isinstance(v, Mapping):
-        return {_key(k): jsonable(x) for k, x in v.items()}
+        return {json_key(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [jsonable(x) for x in v]
     if isinstance(v, (bytes, bytearray, memoryview)):
@@ -35,10 +39,61 @@ def jsonable(v: Any) -> Any:
         return v if math.isfinite(v) else None
     if v is None or isinstance(v, (bool, int, str)):
         return v
+    to_datetime = getattr(v, "to_datetime", None)  # a msgpack Timestamp
+    if callable(to_datetime):
+        try:
+            return to_datetime().isoformat()
+        except (OverflowError, ValueError, OSError):
+            pass
     return str(v)
 
 
-def _key(k: Any) -> str:
+def json_key(k: Any) -> str:
     if isinstance(k, (bytes, bytearray)):
-        return bytes(k).hex()
-    return str(k)
+        return bytes(k).decode("utf-8", "backslashreplace")
+    return k if isinstance(k, str) else str(jsonable(k))
+
+
+def fit_middle(s: str, width: int) -> str:
+    """``s`` shortened in the middle with ``...`` to at most ``width`` characters."""
+    if len(s) <= width:
+        return s
+    keep = max(width - 3, 0)
+    return s[: keep // 2] + "..." + s[len(s) - (keep - keep // 2):]
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def fit_pair(a: str, b: str, width: int, context: int = 8) -> tuple[str, str]:
+    """Two strings (e.g. OLD's and NEW's path) shortened to ``width`` so that the part where they
+    differ stays readable: the common beginning is cut first (keeping ``context`` characters
+    before the difference), then the common end; only then the rest, in the middle."""
+    if max(len(a), len(b)) <= width:
+        return a, b
+    p = _common_prefix(a, b)
+    s = _common_prefix(a[p:][::-1], b[p:][::-1])
+    over = max(len(a), len(b)) - width
+    if p > context + 3:
+        cut = min(over + 3, p - context)
+        a, b, over = "..." + a[cut:], "..." + b[cut:], over - (cut - 3)
+    if over > 0 and s > context + 3:
+        cut = min(over + 3, s - context)
+        a, b = a[: len(a) - cut] + "...", b[: len(b) - cut] + "..."
+    return fit_middle(a, width), fit_middle(b, width)
+
+
+def fit_call(name: str, inner: str, width: int) -> str:
+    """``name (inner)`` in at most ``width`` characters: the parts are shortened in their middle,
+    and the parentheses are always kept."""
+    full = f"{name} ({inner})"
+    if len(full) <= width:
+        return full
+    name = fit_middle(name, max(width // 2, width - len(inner) - 3))
+    return f"{name} ({fit_middle(inner, max(width - len(name) - 3, 5))})"

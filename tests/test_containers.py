@@ -11,7 +11,7 @@ import zlib
 import pytest
 from conftest import make_bundle
 
-from submitgen import containers
+from submitgen import pysource
 from submitgen.containers import list_bundle, load_code_objects
 from submitgen.errors import ContainerError
 
@@ -104,7 +104,7 @@ def test_python_without_blob(tmp_path):
 
 
 def test_decompression_bomb_is_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(containers, "MAX_DECODED_SIZE", 1 << 20)
+    monkeypatch.setattr(pysource, "MAX_DECODED_SIZE", 1 << 20)
     b64 = base64.b64encode(zlib.compress(b"\0" * (4 << 20))).decode()
     p = tmp_path / "bomb.py"
     p.write_text(f'B = "{b64}"\n')

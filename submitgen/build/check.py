@@ -40,6 +40,12 @@ def layouts(objects: Sequence[EmbeddedObject], wanted: Sequence[str]) -> tuple[K
     return tuple(found[n] for n in wanted)
 
 
+def _spills(kernel) -> int | None:
+    """VGPR + SGPR spills; None when the metadata records neither (absent is not zero)."""
+    counts = [c for c in (kernel.vgpr_spill_count, kernel.sgpr_spill_count) if c is not None]
+    return sum(counts) if counts else None
+
+
 def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[KernelLayout],
                plan: PlanCheck) -> tuple[KernelSummary, ...]:
     blocks = plan.block_sizes()
@@ -53,7 +59,7 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
                      else "not launched by the plan")
         out.append(KernelSummary(
             kernel.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
-            kernel.vgpr_spill_count + kernel.sgpr_spill_count, kernel.group_segment_fixed_size,
+            _spills(kernel), kernel.group_segment_fixed_size,
             kernel.private_segment_fixed_size, block, occupancy,
         ))
     return tuple(out)

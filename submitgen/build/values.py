@@ -70,9 +70,9 @@ class EmbeddedObject:
 class KernelSummary:
     name: str
     vgprs: int
-    agprs: int
+    agprs: int | None  # None: the metadata does not say
     sgprs: int
-    spills: int
+    spills: int | None
     static_lds: int
     scratch: int
     block: int

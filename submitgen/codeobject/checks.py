@@ -24,20 +24,31 @@ EXPLICIT_VALUE_KINDS = frozenset(
 Add = Callable[[str, str, str], None]
 
 
+def note_target(target: str) -> tuple[str, frozenset[str]]:
+    """(processor, features) of an ``amdhsa.target`` string in either spelling LLVM writes:
+    ``amdgcn-amd-amdhsa--gfx950:sramecc+`` or newer ``amdgpu9.50-amd-amdhsa-unknown-gfx950``
+    (arch-vendor-os-environment-processor; the processor may itself hold dashes, as in
+    ``gfx9-4-generic``). A bare ``gfx950[:features]`` is taken as the target ID."""
+    parts = target.split("-", 4)
+    tid = parts[4] if len(parts) == 5 and parts[0].startswith(("amdgcn", "amdgpu")) else target
+    proc, *features = tid.split(":")
+    return proc, frozenset(features)
+
+
 def object_findings(header: ElfHeader, metadata: Metadata) -> list[Finding]:
     """Findings about the object as a whole (header and metadata root)."""
     out: list[Finding] = []
+    if header.program_header_problem:
+        out.append(Finding("error", "no-program-headers", header.program_header_problem))
     if header.elf_type == "ET_REL":
         out.append(Finding("error", "not-linked", "ELF type is ET_REL (unlinked compiler output); the loader "
                                                   "needs ET_DYN: link it with ld.lld -shared"))
     if metadata.version[0] != 1:
         out.append(Finding("warning", "metadata-version", f"amdhsa.version is {list(metadata.version)}, "
                                                           "expected major 1"))
-    if metadata.target is not None:
-        note_proc = metadata.target.rsplit("--", 1)[-1] if "--" in metadata.target else metadata.target
-        if note_proc != header.target_id.rsplit("--", 1)[-1]:
-            out.append(Finding("warning", "target-mismatch",
-                               f"amdhsa.target is {metadata.target!r}, e_flags say {header.target_id!r}"))
+    if metadata.target is not None and note_target(metadata.target) != note_target(header.target_id):
+        out.append(Finding("warning", "target-mismatch",
+                           f"amdhsa.target is {metadata.target!r}, e_flags say {header.target_id!r}"))
     if header.processor.startswith("unknown"):
         out.append(Finding("warning", "unknown-processor",
                            f"e_flags 0x{header.e_flags:x}: unknown EF_AMDGPU_MACH 0x{header.mach:02x}"))
@@ -62,6 +73,7 @@ def kernel_findings(meta: KernelMeta, kd: KernelDescriptor | None, header: ElfHe
         _descriptor_fields(kd, header, add)
         _entry(kd, header, func, add)
     _resources(meta, header, add)
+    _registers_and_align(meta, header, add)
     _arg_layout(meta, add)
     return out
 
@@ -131,13 +143,25 @@ def _resources(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
     if tgt is not None and lds > tgt.lds_per_workgroup:
         add("error", "lds-over-limit",
             f"static LDS {lds} bytes exceeds {tgt.name}'s {tgt.lds_per_workgroup} bytes per workgroup")
-    if meta.private_segment_fixed_size:
+    if meta.private_segment_fixed_size > targets.MAX_SCRATCH_PER_LANE:
+        add("error", "scratch-over-limit", f".private_segment_fixed_size is {meta.private_segment_fixed_size} bytes, "
+                                           f"expected at most {targets.MAX_SCRATCH_PER_LANE} per work-item")
+    elif meta.private_segment_fixed_size:
         add("warning", "scratch", f"uses {meta.private_segment_fixed_size} bytes of scratch per work-item")
     if meta.uses_dynamic_stack:
         add("warning", "dynamic-stack", "uses a dynamic stack (scratch size unknown at compile time)")
     spills = [f"{n} {label}" for n, label in ((meta.vgpr_spill_count, "VGPR"), (meta.sgpr_spill_count, "SGPR")) if n]
     if spills:
         add("warning", "spills", "spills " + " and ".join(spills) + " registers")
+
+
+def _registers_and_align(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
+    if header.processor.startswith("gfx9") and meta.sgpr_count > targets.MAX_SGPRS_PER_WAVE_GFX9:
+        add("error", "sgpr-over-limit", f".sgpr_count is {meta.sgpr_count}, expected at most "
+                                        f"{targets.MAX_SGPRS_PER_WAVE_GFX9} on {header.processor}")
+    align = meta.kernarg_segment_align
+    if align == 0 or align & (align - 1):
+        add("error", "kernarg-align", f".kernarg_segment_align is {align}, expected a power of two")
 
 
 def _arg_layout(meta: KernelMeta, add: Add) -> None:
@@ -159,4 +183,7 @@ def _arg_layout(meta: KernelMeta, add: Add) -> None:
                 add("warning", "arg-layout", f"{label} is an explicit argument after hidden ones")
             if a.value_kind not in EXPLICIT_VALUE_KINDS:
                 add("warning", "arg-kind", f"{label} has unknown .value_kind {a.value_kind!r}")
+            elif a.value_kind == "global_buffer" and a.size != targets.POINTER_SIZE:
+                add("error", "arg-size", f"{label} is a global_buffer of .size {a.size}, expected "
+                                         f"{targets.POINTER_SIZE} (a 64-bit address)")
         prev_end = max(prev_end, a.end)

@@ -67,11 +67,11 @@ class KernelMeta:
     wavefront_size: int
     sgpr_count: int
     vgpr_count: int
-    agpr_count: int
+    agpr_count: int | None  # None: the metadata does not say (optional key)
     max_flat_workgroup_size: int
-    sgpr_spill_count: int = 0
-    vgpr_spill_count: int = 0
-    uniform_work_group_size: bool = False
+    sgpr_spill_count: int | None = None  # None: absent, not zero
+    vgpr_spill_count: int | None = None
+    uniform_work_group_size: bool | None = None
     uses_dynamic_stack: bool | None = None
     workgroup_processor_mode: bool | None = None
     language: str | None = None
@@ -217,10 +217,10 @@ def _parse_kernel_meta(raw: Any, index: int, source: str) -> KernelMeta:
         group_segment_fixed_size=m.int(".group_segment_fixed_size", True),
         private_segment_fixed_size=m.int(".private_segment_fixed_size", True),
         wavefront_size=m.int(".wavefront_size", True), sgpr_count=m.int(".sgpr_count", True),
-        vgpr_count=m.int(".vgpr_count", True), agpr_count=m.int(".agpr_count", default=0),
+        vgpr_count=m.int(".vgpr_count", True), agpr_count=m.int(".agpr_count"),
         max_flat_workgroup_size=m.int(".max_flat_workgroup_size", True),
-        sgpr_spill_count=m.int(".sgpr_spill_count", default=0), vgpr_spill_count=m.int(".vgpr_spill_count", default=0),
-        uniform_work_group_size=bool(m.int(".uniform_work_group_size", default=0)),
+        sgpr_spill_count=m.int(".sgpr_spill_count"), vgpr_spill_count=m.int(".vgpr_spill_count"),
+        uniform_work_group_size=m.bool(".uniform_work_group_size"),
         uses_dynamic_stack=m.bool(".uses_dynamic_stack"), workgroup_processor_mode=m.bool(".workgroup_processor_mode"),
         language=m.str(".language"), language_version=m.ints(".language_version"), kind=m.str(".kind"),
         reqd_workgroup_size=m.ints(".reqd_workgroup_size", 3), workgroup_size_hint=m.ints(".workgroup_size_hint", 3),

@@ -14,6 +14,7 @@ from .descriptor import KernelDescriptor
 from .header import ElfHeader
 from .metadata import ArgMeta, KernelMeta, Metadata
 
+_ALWAYS = ("agpr_count", "sgpr_spill_count", "vgpr_spill_count", "uniform_work_group_size")  # null when absent
 _META_JSON_KEYS = (
     "name", "symbol", "language", "language_version", "kind", "kernarg_segment_size", "kernarg_segment_align",
     "group_segment_fixed_size", "private_segment_fixed_size", "wavefront_size", "sgpr_count", "vgpr_count",
@@ -42,12 +43,22 @@ class Kernel(KernelMeta):
     def demangled_name(self) -> str:
         return demangle(self.name)
 
+    @property
+    def agpr_count_derived(self) -> int | None:
+        """AGPRs the descriptor allocates above ``accum_offset`` in the unified VGPR file, when
+        the metadata has no ``.agpr_count`` (None otherwise, or without a unified file)."""
+        kd = self.descriptor
+        if self.agpr_count is not None or kd is None or kd.accum_offset is None:
+            return None
+        return max(0, kd.vgpr_alloc - kd.accum_offset)
+
     def to_json(self, demangled: str) -> dict[str, Any]:
         d: dict[str, Any] = {}
         for key in _META_JSON_KEYS:
             v = getattr(self, key)
-            if v is not None:
+            if v is not None or key in _ALWAYS:
                 d[key] = textfmt.jsonable(v)
+        d["agpr_count_derived"] = self.agpr_count_derived
         if self.max_num_workgroups is not None:
             for axis, v in zip("xyz", self.max_num_workgroups):
                 d[f"max_num_workgroups_{axis}"] = v
@@ -73,9 +84,10 @@ class Kernel(KernelMeta):
                               f"align {self.kernarg_segment_align}")
         lines += textfmt.wrap(
             f"LDS {self.group_segment_fixed_size} B   scratch {self.private_segment_fixed_size} B   "
-            f"VGPR {self.vgpr_count}   AGPR {self.agpr_count}   SGPR {self.sgpr_count}   "
-            f"spills {self.vgpr_spill_count} VGPR {self.sgpr_spill_count} SGPR   "
+            f"VGPR {self.vgpr_count}   AGPR {self._agpr_text()}   SGPR {self.sgpr_count}   "
+            f"spills {_opt(self.vgpr_spill_count)} VGPR {_opt(self.sgpr_spill_count)} SGPR   "
             f"wave{self.wavefront_size}   max block {self.max_flat_workgroup_size}"
+            + (f"   required block {self.reqd_workgroup_size}" if self.reqd_workgroup_size else "")
         )
         kd = self.descriptor
         if kd is not None:
@@ -88,6 +100,17 @@ class Kernel(KernelMeta):
                 f"rsrc2 {kd.compute_pgm_rsrc2:#010x} rsrc3 {kd.compute_pgm_rsrc3:#010x}"
             )
         return lines
+
+    def _agpr_text(self) -> str:
+        derived = self.agpr_count_derived
+        if derived is not None:
+            return f"{derived} (derived from the descriptor)"
+        return _opt(self.agpr_count)
+
+
+def _opt(v: int | None) -> str:
+    """An optional metadata count as inspect shows it: ``-`` when the metadata does not say."""
+    return "-" if v is None else str(v)
 
 
 # The reader's argument type under its older name.
@@ -135,8 +158,9 @@ class CodeObject(KernelLookup):
                             f"{n} kernel{'s' if n != 1 else ''}   sha256 {self.sha256[:12]}")
 
 
-def _unknown(target: dict[str, Any], unknown: Mapping[str, Any]) -> None:
-    for k, v in unknown.items():
+def _unknown(target: dict[str, Any], unknown: Mapping[Any, Any]) -> None:
+    for raw, v in unknown.items():
+        k = textfmt.json_key(raw)
         key = k[1:] if k.startswith(".") else k
         target[key if key not in target else k] = textfmt.jsonable(v)
 

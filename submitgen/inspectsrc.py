@@ -1,0 +1,91 @@
+"""What inspect learns from around a code object: a ``.py`` submission's own directives and
+provenance line, and the dynamic LDS a kernel is launched with (``--lds``, the provenance's
+``lds`` field, or a Triton ``.json`` sidecar's ``shared``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .containers import read_input
+from .errors import ContainerError
+
+MAX_SIDECAR_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class DynamicLds:
+    bytes: int
+    source: str  # "--lds", "provenance", "sidecar k.json"
+
+
+@dataclass(frozen=True)
+class SubmissionInfo:
+    """What a .py submission says of itself: its directives and submitgen's provenance line."""
+
+    leaderboard: str | None
+    gpus: tuple[str, ...]
+    provenance: Mapping[str, str] | None  # None: not built by submitgen (or the line was removed)
+    matches_provenance: bool | None  # the embedded object's sha256 is one the provenance records
+
+    def to_json(self) -> dict[str, Any]:
+        return {"leaderboard": self.leaderboard, "gpus": list(self.gpus),
+                "provenance": dict(self.provenance) if self.provenance is not None else None,
+                "matches_provenance": self.matches_provenance}
+
+    def text(self) -> str:
+        where = f"{self.leaderboard or 'no leaderboard directive'} on {', '.join(self.gpus) or 'no gpu directive'}"
+        if self.provenance is None:
+            return f"submission for {where}; no submitgen provenance line"
+        p = self.provenance
+        built = (f"built by submitgen {p.get('version', '?')} for {p.get('arch', '?')} (launcher "
+                 f"{p.get('launcher', '?')}, {p.get('compress', '?')}), sources sha256 {p.get('sources', '?')[:12]}")
+        verdict = ("this code object is the one it records" if self.matches_provenance
+                   else "WARNING: this code object's sha256 is not the one it records (edited after the build?)")
+        return f"submission for {where}; {built}; {verdict}"
+
+    def dynamic_lds(self) -> dict[str, DynamicLds]:
+        """The provenance's ``lds=NAME:BYTES,...`` field (dynamic LDS per launched kernel), if any."""
+        out: dict[str, DynamicLds] = {}
+        for item in (self.provenance or {}).get("lds", "").split(","):
+            name, _, value = item.rpartition(":")
+            if name and value.isdigit():
+                out[name] = DynamicLds(int(value), "provenance")
+        return out
+
+
+def submission_info(path: str | os.PathLike[str] | bytes, sha256: str) -> SubmissionInfo | None:
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        return None
+    from . import provenance
+    from .lint import read_header
+
+    try:
+        text = read_input(path).decode("utf-8", errors="replace")
+    except ContainerError:
+        return None
+    header = read_header(text)
+    prov = provenance.read(text)
+    return SubmissionInfo(header.leaderboard, tuple(header.gpus), prov.fields if prov else None,
+                          (sha256 in prov.code_objects) if prov else None)
+
+
+def sidecar_lds(path: str | os.PathLike[str] | bytes) -> DynamicLds | None:
+    """``shared`` of the Triton ``.json`` beside a bare ``.hsaco``/``.co`` (None without one)."""
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        return None
+    side = Path(path).with_suffix(".json")
+    if not side.is_file():
+        return None
+    try:
+        doc = json.loads(read_input(side, MAX_SIDECAR_BYTES))
+    except (ContainerError, ValueError, RecursionError):
+        return None
+    shared = doc.get("shared") if isinstance(doc, dict) else None
+    if isinstance(shared, int) and not isinstance(shared, bool) and shared >= 0:
+        return DynamicLds(shared, f"sidecar {side.name}")
+    return None
