@@ -85,6 +85,7 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
     if exit_status(items):
         raise SystemExit(exit_status(items))
 
+
 @cli.command("toolchain")
 @click.option("--json", "as_json", is_flag=True, help="Print the toolchains as JSON.")
 @click.option("--compiler", default=None, metavar="PATH", help="Also probe this compiler (listed first).")

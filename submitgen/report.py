@@ -65,6 +65,21 @@ def _pick(co: ObjectInfo, kernels: Sequence[str], found: set[str]) -> list[Kerne
     return picked
 
 
+def _picked(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]],
+            kernels: Sequence[str]) -> list[list[KernelInfo]]:
+    """Each object's kernels named by ``--kernel`` (all without it); an error for a name no
+    object has."""
+    found: set[str] = set()
+    picks = [_pick(co, kernels, found) for _, _, co in read]
+    missing = [k for k in kernels if k not in found]
+    if missing:
+        all_names = [k.name for _, _, co in read for k in co.kernels]
+        raise CodeObjectError(
+            f"no kernel named {missing[0]!r}; available: {', '.join(repr(n) for n in all_names) or 'none'}"
+        )
+    return picks
+
+
 def _lds_for(p: str | os.PathLike[str] | bytes, loaded: LoadedCodeObject, sub: SubmissionInfo | None,
              lds: int | None, names: Sequence[str]) -> dict[str, DynamicLds]:
     """Dynamic LDS per kernel: ``--lds``, else the submission's provenance, else a sidecar."""
@@ -91,14 +106,7 @@ def inspect_sources(
     read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
     for p in paths:
         read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
-    found: set[str] = set()
-    picks = [_pick(co, kernels, found) for _, _, co in read]
-    missing = [k for k in kernels if k not in found]
-    if missing:
-        all_names = [k.name for _, _, co in read for k in co.kernels]
-        raise CodeObjectError(
-            f"no kernel named {missing[0]!r}; available: {', '.join(repr(n) for n in all_names) or 'none'}"
-        )
+    picks = _picked(read, kernels)
     every = tuple(k.name for picked in picks for k in picked)
     dem = dict(zip(every, demangle_many(every)))
     out: list[Inspected] = []
