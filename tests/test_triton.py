@@ -4,6 +4,7 @@ back with the project's readers; the content cache; and every way a specializati
 from __future__ import annotations
 
 import importlib.util
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from submitgen.codeobject import read_code_object
 from submitgen.cubin import read_cubin
 from submitgen.errors import TritonCompileError
-from submitgen.toolchain.triton import TritonSpec, compile_triton
+from submitgen.toolchain.triton import TritonSpec, cache_key, compile_triton, triton_version
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
                                 reason="triton is not installed (pip install 'submitgen[triton]')")
@@ -89,6 +90,20 @@ def test_sm90_cubin_reads_back(tmp_path):
     cub = read_cubin(art.image, source="add.cubin")
     (k,) = cub.kernels
     assert k.name == "add_kernel" and len(k.args) == 6 and k.kernarg_segment_size == 48
+    # no line info by default: Triton's -lineinfo would embed the whole PTX text in the cubin
+    from elftools.elf.elffile import ELFFile
+    sections = {s.name for s in ELFFile(io.BytesIO(art.image)).iter_sections()}
+    assert ".nv_debug_ptx_txt" not in sections and ".nv_debug_line_sass" not in sections
+
+
+def test_line_info_default_is_keyed_and_the_user_can_turn_it_on(tmp_path, monkeypatch):
+    spec = spec_of(tmp_path)
+    version, where = triton_version()
+    default = cache_key(spec, "sm_90", version, where)
+    monkeypatch.setenv("TRITON_DISABLE_LINE_INFO", "1")
+    assert cache_key(spec, "sm_90", version, where) == default
+    monkeypatch.setenv("TRITON_DISABLE_LINE_INFO", "0")
+    assert cache_key(spec, "sm_90", version, where) != default
 
 
 def test_cache_hit_and_what_makes_a_miss(tmp_path, _cache):
@@ -171,7 +186,7 @@ class Block(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Block())
 from pathlib import Path
 from submitgen.errors import TritonMissingError
-from submitgen.toolchain.triton import TritonSpec, compile_triton
+from submitgen.toolchain.triton import TritonSpec, cache_key, compile_triton, triton_version
 p = Path(sys.argv[1])
 try:
     compile_triton(TritonSpec("add", p, p.read_bytes(), "add_kernel", (), ()), "gfx950")

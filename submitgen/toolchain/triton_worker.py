@@ -19,7 +19,7 @@ import msgpack
 
 from ..errors import SubmitgenError, TritonCompileError, TritonMissingError
 from .process import run_tool
-from .triton import TritonArtifact, TritonSpec
+from .triton import TritonArtifact, TritonSpec, triton_env
 
 _FIELDS = ("image", "kind", "symbol", "shared", "num_warps", "warp_size", "global_scratch", "profile_scratch",
            "triton_version")
@@ -30,7 +30,7 @@ _MAX_RESULT_BYTES = 1 << 30
 def compile_in_child(specs: Sequence[TritonSpec], arch: str, version: str, timeout: float) -> list[TritonArtifact]:
     """Compile ``specs`` in one child process; raises the first error it reports."""
     root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    env = {**os.environ, **triton_env(), "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     names = ", ".join(s.name for s in specs)
     with tempfile.TemporaryDirectory(prefix="submitgen-triton-job-") as d:
         request, result = Path(d) / "request.pickle", Path(d) / "result.msgpack"
