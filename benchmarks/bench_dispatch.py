@@ -1,24 +1,32 @@
 """Host cost of one custom_kernel call, in ns, for every mxfp4-mm benchmark shape, measured in
-one process beside two baselines:
+one process beside baselines:
 
-- hand-written: the pattern people write by hand today: a raw base64 code object, a ctypes
-  launch function with declared argtypes, the kernel arguments packed with struct.pack_into on
-  every call, a fresh output tensor;
+- seed replica: an honest replica of a hand-written seed's per-call path: a per-shape cache keyed
+  by (m, n, k) from A's and B's shapes, the three input pointers written into the shape's prebuilt
+  kernarg buffer with one struct.pack_into, one argtypes-declared hipModuleLaunchKernel call, and
+  the shape's preallocated output returned (so it never allocates);
+- submitgen (a fresh output per call) and submitgen --reuse-output (one output per shape, like the
+  seed), with their ratio to the seed replica;
+- the fresh output alone: torch.empty_like of the output, which a fresh-output launcher pays on
+  every call and the seed never does;
+- the problem's shape key alone (``_sg_key``, pasted from the problem: every input's shape),
+  which the emitted launcher computes on every call where the seed reads two shapes;
 - bare launch: one pre-converted ctypes call of the launch function (the floor for any
   Python-side launcher);
 - (cuda only) a one-op torch call (torch.neg on A), for scale.
 
-The same one-kernel project (examples/my_gemm) is used for submitgen and the hand-written
-pattern, so the launches are identical; submitgen's default kernels (one or two launches per
-shape) are listed too. Runtime "hip-stand-in" (default) uses the stand-in libamdhip64 and CPU
-tensors; runtime "cuda" builds the cubin and launches on a real NVIDIA GPU.
+The same one-kernel project (examples/my_gemm) is used for submitgen and the seed replica, so the
+launches are identical; submitgen's default kernels (one or two launches per shape) are listed
+too. Each figure is the best, over many short loops taken in turn (every variant once per round),
+of the mean ns per call: other processes on the machine only ever add time. Runtime
+"hip-stand-in" (default) uses the stand-in libamdhip64 and CPU tensors; runtime "cuda" builds
+the cubin and launches on a real NVIDIA GPU.
 
-usage: python benchmarks/bench_dispatch.py [--runtime hip-stand-in|cuda] [--calls 2000] [--json]"""
+usage: python benchmarks/bench_dispatch.py [--runtime hip-stand-in|cuda] [--calls 500] [--rounds 40] [--json]"""
 
 from __future__ import annotations
 
 import argparse
-import base64
 import ctypes
 import importlib.util
 import os
@@ -37,13 +45,12 @@ from submitgen.problems import get_problem
 EXAMPLE = REPO / "examples" / "my_gemm"
 
 
-class HandWritten:
-    """custom_kernel the way it is written by hand (see the module docstring)."""
+class SeedReplica:
+    """custom_kernel as a hand-written seed does it (see the module docstring)."""
 
-    def __init__(self, lib, image_b64: str, runtime: str):
+    def __init__(self, lib, image: bytes, runtime: str):
         self.cuda = runtime == "cuda"
         self.library = lib._name
-        image = base64.b64decode(image_b64)
         self._image = image
         module, fn = ctypes.c_void_p(), ctypes.c_void_p()
         load = lib.cuModuleLoadData if self.cuda else lib.hipModuleLoadData
@@ -54,19 +61,27 @@ class HandWritten:
         self.launch = lib.cuLaunchKernel if self.cuda else lib.hipModuleLaunchKernel
         self.launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
         self.launch.restype = ctypes.c_int
-        self.args = ctypes.create_string_buffer(48)
-        self.size = ctypes.c_size_t(44)
-        end = 0 if self.cuda else 3
-        self.extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(self.args), 2, ctypes.addressof(self.size), end)
+        self.end = 0 if self.cuda else 3
+        self.cache = {}
+
+    def _prepare(self, m, n, k, device):
+        out = torch.empty((m, n), dtype=torch.bfloat16, device=device)
+        args = ctypes.create_string_buffer(48)
+        struct.pack_into("<QQQQiii", args, 0, 0, 0, 0, out.data_ptr(), m, n, k)
+        size = ctypes.c_size_t(44)
+        extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(args), 2, ctypes.addressof(size), self.end)
+        return args, (n + 255) // 256, m, extra, out, size
 
     def __call__(self, data):
         a, b, b_q, b_shuffle, b_scale = data
         m, k = a.shape
         n = b.shape[0]
-        out = torch.empty((m, n), dtype=torch.bfloat16, device=a.device)
-        struct.pack_into("<QQQQiii", self.args, 0, a.data_ptr(), b_q.data_ptr(), b_scale.data_ptr(),
-                         out.data_ptr(), m, n, k)
-        if self.launch(self.fn, (n + 255) // 256, m, 1, 256, 1, 1, 0, None, None, self.extra):
+        entry = self.cache.get((m, n, k))
+        if entry is None:
+            entry = self.cache[(m, n, k)] = self._prepare(m, n, k, a.device)
+        args, gx, gy, extra, out, _ = entry
+        struct.pack_into("<QQQ", args, 0, a.data_ptr(), b_q.data_ptr(), b_scale.data_ptr())
+        if self.launch(self.fn, gx, gy, 1, 256, 1, 1, 0, None, None, extra):
             raise RuntimeError("launch failed")
         return out
 
@@ -74,29 +89,32 @@ class HandWritten:
         """A single pre-converted ctypes call for this input (arguments packed once)."""
         # a separate handle of the same function without argtypes: every argument is already ctypes
         raw = getattr(ctypes.CDLL(self.library), self.launch.__name__)
-        a, b = data[0], data[1]
-        m, n = a.shape[0], b.shape[0]
-        args = (self.fn, ctypes.c_uint((n + 255) // 256), ctypes.c_uint(m), ctypes.c_uint(1), ctypes.c_uint(256),
-                ctypes.c_uint(1), ctypes.c_uint(1), ctypes.c_uint(0), None, None, self.extra)
+        self(data)
+        args, gx, gy, extra, _, _ = self.cache[(data[0].shape[0], data[1].shape[0], data[0].shape[1])]
+        call = (self.fn, ctypes.c_uint(gx), ctypes.c_uint(gy), ctypes.c_uint(1), ctypes.c_uint(256),
+                ctypes.c_uint(1), ctypes.c_uint(1), ctypes.c_uint(0), None, None, extra)
 
-        def call(_data):
-            return raw(*args)
+        def launch(_data):
+            return raw(*call)
 
-        return call
+        return launch
 
 
-def per_call_ns(fn, data, calls: int, repeats: int = 5, sync=None) -> float:
-    """Best, over ``repeats`` loops of ``calls`` calls, of the mean ns per call."""
-    for _ in range(50):
-        fn(data)
-    best = float("inf")
-    for _ in range(repeats):
-        if sync:
-            sync()
-        t0 = time.perf_counter_ns()
-        for _ in range(calls):
+def per_call_ns(fns: dict, data, calls: int, rounds: int, sync=None) -> dict[str, float]:
+    """For each function, the best over ``rounds`` loops of ``calls`` calls of the mean ns per
+    call; every round times each function once, in turn."""
+    for fn in fns.values():
+        for _ in range(50):
             fn(data)
-        best = min(best, (time.perf_counter_ns() - t0) / calls)
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            if sync:
+                sync()
+            t0 = time.perf_counter_ns()
+            for _ in range(calls):
+                fn(data)
+            best[name] = min(best[name], (time.perf_counter_ns() - t0) / calls)
     if sync:
         sync()
     return best
@@ -112,7 +130,8 @@ def load_module(path: Path):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runtime", choices=["hip-stand-in", "cuda"], default="hip-stand-in")
-    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--calls", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     cuda = args.runtime == "cuda"
@@ -122,14 +141,12 @@ def main() -> None:
         lib = ctypes.CDLL("libcuda.so.1")
         sync = torch.cuda.synchronize
         calls = min(args.calls, 200)  # stay well inside the launch queue so the host never waits
-        repeats = 25  # short loops: take the best of more of them
     else:
         os.environ["SUBMITGEN_HIP_LIBRARY"] = str(fake_hip())
         os.environ.pop("SUBMITGEN_FAKEHIP_LOG", None)
         lib = ctypes.CDLL(os.environ["SUBMITGEN_HIP_LIBRARY"])
         sync = None
         calls = args.calls
-        repeats = 5
     target = dict(target="cuda", arch="sm_{}{}".format(*torch.cuda.get_device_capability())) if cuda else {}
     problem = get_problem("mxfp4-mm")
     with tempfile.TemporaryDirectory() as d:
@@ -142,30 +159,33 @@ def main() -> None:
         build(BuildOptions(problem="mxfp4-mm", output=default_path, **target))
         subs["default"] = load_module(default_path)
         (image,) = load_code_objects(Path(d) / "my_gemm_fresh.py")
-        hand = HandWritten(lib, base64.b64encode(image.data).decode(), "cuda" if cuda else "hip")
+        seed = SeedReplica(lib, image.data, "cuda" if cuda else "hip")
         backend = subs["fresh"].SUBMITGEN_BACKEND
         assert backend == ("cuda" if cuda else "dry-run"), backend
         rows = []
         for spec in problem.benchmarks:
             data = problem.empty_input(spec, device)
-            hand_ns = per_call_ns(hand, data, calls, repeats, sync)
-            fresh = per_call_ns(subs["fresh"].custom_kernel, data, calls, repeats, sync)
-            reuse = per_call_ns(subs["reuse"].custom_kernel, data, calls, repeats, sync)
-            bare = per_call_ns(hand.bare(data), data, calls, repeats, sync)
-            dflt = per_call_ns(subs["default"].custom_kernel, data, calls, repeats, sync)
-            launches = len(subs["default"].plan(data)[1])
-            row = [problem.shape_label(spec), f"{hand_ns:.0f}", f"{fresh:.0f}", f"{fresh / hand_ns:.2f}",
-                   f"{reuse:.0f}", f"{reuse / hand_ns:.2f}", f"{bare:.0f}", f"{dflt:.0f} ({launches})"]
+            like = subs["fresh"].custom_kernel(data)
+            fns = {"seed": seed, "fresh": subs["fresh"].custom_kernel, "reuse": subs["reuse"].custom_kernel,
+                   "empty": lambda _d, like=like: torch.empty_like(like), "bare": seed.bare(data),
+                   "key": subs["fresh"]._sg_key,
+                   "default": subs["default"].custom_kernel}
             if cuda:
-                a = data[0]
-                row.append(f"{per_call_ns(lambda x: torch.neg(x[0]), data, calls, repeats, sync):.0f}")
-                del a
+                fns["neg"] = lambda x: torch.neg(x[0])
+            t = per_call_ns(fns, data, calls, args.rounds, sync)
+            launches = len(subs["default"].plan(data)[1])
+            row = [problem.shape_label(spec), f"{t['seed']:.0f}", f"{t['fresh']:.0f}", f"{t['fresh'] / t['seed']:.2f}",
+                   f"{t['reuse']:.0f}", f"{t['reuse'] / t['seed']:.2f}", f"{t['empty']:.0f}",
+                   f"{(t['fresh'] - t['empty']) / t['seed']:.2f}", f"{t['key']:.0f}", f"{t['bare']:.0f}",
+                   f"{t['default']:.0f} ({launches})"]
+            if cuda:
+                row.append(f"{t['neg']:.0f}")
             rows.append(row)
-    header = ["shape", "hand-written", "submitgen", "ratio", "reuse-output", "ratio", "bare launch",
-              "default kernels (launches)"]
+    header = ["shape", "seed replica", "submitgen", "ratio", "reuse-output", "ratio", "torch.empty_like",
+              "ratio less empty", "problem's _sg_key", "bare launch", "default kernels (launches)"]
     if cuda:
         header.append("torch.neg")
-    print_table(f"Host ns per custom_kernel call, runtime {args.runtime} (best of {repeats} x {calls} calls)",
+    print_table(f"Host ns per custom_kernel call, runtime {args.runtime} (best of {args.rounds} rounds x {calls} calls)",
                 header, rows, args.json)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from . import elf, targets
 from .codeobject import EM_AMDGPU, parse_header, read_code_object
 from .cubin import EM_CUDA, parse_cubin_header, read_cubin
+from .embed import split_joined
 from .errors import CodeObjectError, ContainerError
 from .kernelinfo import ObjectInfo
 from .pysource import (
@@ -222,6 +223,9 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict) -> list[Lo
     label = base.get("_label", path)
     fields = {k: v for k, v in base.items() if not k.startswith("_")}
     if data.startswith(ELF_MAGIC):
+        joined = split_joined(data)  # a submission may embed several code objects in one text
+        if len(joined) > 1:
+            return [obj for image in joined for obj in _from_bytes(image, path, arch, base)]
         if arch is not None:
             try:
                 proc = _reader(data)[0](data, label).processor

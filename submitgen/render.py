@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any
 
 import jinja2
 
-from .embed import Blob
 from .errors import RenderError
 from .hoist import assemble
 from .render_context import AqlEntry, KernelEntry, Pasted, RenderContext
 from .resources import templates_dir
 from .runtime import pack
 
-__all__ = ["AqlEntry", "KernelEntry", "Pasted", "RenderContext", "SubmissionContext", "render", "py_literal"]
+__all__ = ["AqlEntry", "KernelEntry", "Pasted", "RenderContext", "render", "py_literal"]
 
 CPP_SOURCE = "launcher/cpp_host.cpp"
 
@@ -56,51 +54,6 @@ class _PastedCode:
     plan: str
 
 
-@dataclass(frozen=True)
-class SubmissionContext:
-    """The earlier, flat context (kept while the build moves to :class:`RenderContext`): kernels
-    and aql are the build's layouts (``name, blob, explicit_bytes, layout`` and the AQL fields)."""
-
-    header_lines: tuple[str, ...]
-    provenance: str
-    version: str
-    project: str
-    command: str
-    leaderboard: str
-    target_id: str
-    arch: str
-    runtime: str
-    launcher: str
-    compress: str
-    blobs: tuple[Blob, ...]
-    kernels: tuple[Any, ...]
-    leaves_source: str
-    fallback_source: str
-    plan_name: str
-    plan_source: str
-    allow_fallback: bool
-    reuse_output: bool = False
-    aql: tuple[Any, ...] = ()
-
-    def to_render_context(self) -> RenderContext:
-        return RenderContext(
-            header_lines=self.header_lines, provenance=self.provenance, version=self.version,
-            project=self.project, command=self.command, leaderboard=self.leaderboard,
-            target_id=self.target_id, arch=self.arch,
-            runtime="hsa" if str(self.launcher) == "aql" else str(self.runtime), launcher=str(self.launcher),
-            compress=str(self.compress), blobs=self.blobs,
-            kernels=tuple(
-                KernelEntry(k.name, k.blob, getattr(k, "symbol_name", k.name), k.explicit_bytes, tuple(k.layout))
-                for k in self.kernels
-            ),
-            pasted=Pasted(self.leaves_source, self.fallback_source, self.plan_source, self.plan_name),
-            allow_fallback=self.allow_fallback, reuse_output=self.reuse_output,
-            aql=tuple(AqlEntry(a.name, a.symbol, a.kernarg_segment_size, a.kernarg_segment_align,
-                               a.group_segment_fixed_size, a.private_segment_fixed_size, tuple(a.hidden))
-                      for a in self.aql),
-        )
-
-
 def pack_source() -> str:
     return inspect.getsource(pack).strip()
 
@@ -127,9 +80,7 @@ def _cpp_source(env: jinja2.Environment) -> str:
     return source
 
 
-def render(ctx: RenderContext | SubmissionContext) -> str:
-    if isinstance(ctx, SubmissionContext):
-        ctx = ctx.to_render_context()
+def render(ctx: RenderContext) -> str:
     env = _environment()
     template = env.get_template(f"launcher/{ctx.launcher}.py.j2")
     pasted = _PastedCode(

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from .embed import COMPRESSORS, Blob
 from .errors import RenderError
 
+# Dynamic shared memory a CUDA kernel gets without opting in (cuFuncSetAttribute), bytes.
+CUDA_DEFAULT_DYNAMIC_SHARED = 48 * 1024
+
 # Which runtime templates each launcher can be rendered with.
 LAUNCHER_RUNTIMES = {"ctypes": ("hip", "cuda"), "cpp": ("hip",), "aql": ("hsa",)}
 
@@ -21,7 +24,11 @@ class KernelEntry:
     image: int  # index of the code object that holds it
     symbol: str  # its function symbol in that code object
     explicit_bytes: int
-    args: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name)
+    args: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name), every explicit one
+    # a Triton kernel's launch facts for runtime/pack.py's sg_triton_launch: (block threads, shared
+    # bytes, global scratch bytes, profile scratch bytes); None for other kernels
+    triton: tuple[int, int, int, int] | None = None
+    dynamic_shared: int = 0  # the most dynamic shared memory (LDS) any launch of it asks for
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,20 @@ class RenderContext:
             raise RenderError(
                 f"launcher {self.launcher} renders with runtime {' or '.join(allowed)}, got {self.runtime!r}"
             )
+
+    @property
+    def images(self) -> tuple[tuple[str, int], ...]:
+        """(sha256, size) of every embedded code object, in the order the kernels index them."""
+        return tuple(part for blob in self.blobs for part in blob.images)
+
+    @property
+    def triton(self) -> tuple[KernelEntry, ...]:
+        return tuple(k for k in self.kernels if k.triton is not None)
+
+    @property
+    def large_shared(self) -> tuple[KernelEntry, ...]:
+        """Kernels whose launches ask for more dynamic shared memory than CUDA gives by default."""
+        return tuple(k for k in self.kernels if k.dynamic_shared > CUDA_DEFAULT_DYNAMIC_SHARED)
 
     @property
     def runtime_name(self) -> str:

@@ -58,7 +58,7 @@ def main(path, problem_name, result_path):
             "out_shape": list(out.shape),
             "launches": [
                 {"kernel": k, "grid": list(g) if not isinstance(g, int) else [g],
-                 "block": list(b) if not isinstance(b, int) else [b], "lds": lds,
+                 "block": b if b is None else list(b) if not isinstance(b, int) else [b], "lds": lds,
                  "args": [describe(a, leaves, plan_out, workspaces) for a in args]}
                 for k, g, b, lds, args in launches
             ],

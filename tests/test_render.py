@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.build import BuildOptions, build, emit
 from submitgen.errors import RenderError
-from submitgen.render import RenderContext, SubmissionContext, comment_text, py_literal, render
+from submitgen.render import RenderContext, comment_text, py_literal
 
 TESTS = Path(__file__).resolve().parent
 
@@ -32,24 +31,6 @@ def test_py_literal_refuses_other_types():
 def test_comment_text_stays_on_its_line():
     assert comment_text("mm_basic") == "mm_basic"
     assert comment_text("a\nimport os") == "'a\\nimport os'"
-
-
-def test_the_earlier_flat_context_renders_as_its_render_context(tmp_path, monkeypatch):
-    seen: list = []
-
-    def spy(ctx):
-        seen.append(ctx)
-        return render(ctx)
-
-    monkeypatch.setattr(emit, "render", spy)
-    built = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py", kernels=TESTS / "projects" / "mm_basic",
-                               code_objects=(TESTS / "golden" / "mm_basic.co",), launcher="aql", allow_own_queue=True))
-    (flat,) = seen
-    assert isinstance(flat, SubmissionContext)
-    ctx = flat.to_render_context()
-    assert (ctx.runtime, ctx.launcher) == ("hsa", "aql")
-    assert [(k.name, k.image, k.symbol) for k in ctx.kernels] == [("mm_tile", 0, "mm_tile"), ("mm_reduce", 0, "mm_reduce")]
-    assert render(ctx) == built.text
 
 
 def test_a_launcher_renders_only_with_its_runtimes():

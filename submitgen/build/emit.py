@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
-from ..embed import Blob, embed
+from ..embed import Blob, embed_images
 from ..options import Launcher
 from ..provenance import format_line
-from ..render import SubmissionContext, render
+from ..render import AqlEntry, KernelEntry, Pasted, RenderContext, render
 from .values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
 
 
@@ -55,10 +55,21 @@ def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Che
     return format_line(fields)
 
 
+def kernel_entries(checked: Checked) -> tuple[KernelEntry, ...]:
+    """What the templates need of each name the plan launches: its object and symbol, its explicit
+    arguments, a Triton kernel's launch facts, and its largest dynamic LDS."""
+    dynamic = checked.plan.max_dynamic_lds()
+    return tuple(
+        KernelEntry(k.name, k.blob, k.symbol_name, k.explicit_bytes, k.layout, triton=k.triton,
+                    dynamic_shared=dynamic.get(k.name, 0))
+        for k in checked.layouts
+    )
+
+
 def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked) -> Rendered:
     opts = p.options
-    blobs = tuple(embed(o.image, opts.compress) for o in objects)
-    ctx = SubmissionContext(
+    blobs = embed_images([o.image for o in objects], str(opts.compress)).blobs
+    ctx = RenderContext(
         header_lines=tuple(p.problem.header_lines()),
         provenance=provenance_line(p, objects, checked, blobs),
         version=__version__,
@@ -67,17 +78,21 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
         leaderboard=p.problem.leaderboard,
         target_id=checked.target_id,
         arch=p.arch,
-        runtime=p.backend.runtime,
+        runtime="hsa" if opts.launcher == Launcher.AQL else p.backend.runtime,
         launcher=str(opts.launcher),
         compress=str(opts.compress),
         blobs=blobs,
-        kernels=checked.layouts,
-        leaves_source=p.problem.leaves_source,
-        fallback_source=p.problem.fallback_source,
-        plan_name=f"{p.project.root.name}/{p.project.plan_path.name}",
-        plan_source=p.project.plan_source,
+        kernels=kernel_entries(checked),
+        pasted=Pasted(
+            leaves=p.problem.leaves_source,
+            fallback=p.problem.fallback_source,
+            plan=p.project.plan_source,
+            plan_name=f"{p.project.root.name}/{p.project.plan_path.name}",
+        ),
         allow_fallback=opts.allow_fallback,
         reuse_output=opts.reuse_output,
-        aql=checked.aql,
+        aql=tuple(AqlEntry(a.name, a.symbol, a.kernarg_segment_size, a.kernarg_segment_align,
+                           a.group_segment_fixed_size, a.private_segment_fixed_size, a.hidden)
+                  for a in checked.aql),
     )
     return Rendered(ctx, render(ctx))

@@ -13,7 +13,7 @@ from ..options import Compress, Launcher, Target
 from ..payload import PayloadEstimate
 from ..plan import KernelProject
 from ..problems import Problem
-from ..render import SubmissionContext
+from ..render import RenderContext
 from ..validate import AqlLayout, KernelLayout, PlanCheck
 
 
@@ -92,7 +92,7 @@ class Checked:
 
 @dataclass(frozen=True)
 class Rendered:
-    context: SubmissionContext
+    context: RenderContext
     text: str
 
 

@@ -28,11 +28,13 @@ import sys
 
 import torch
 
-# ---- embedded code objects: (sha256, bytes, lzma + base64) ----
+# ---- embedded code objects: ((sha256, bytes) of each code object it holds, back to back,
+# lzma + base64) ----
 _SG_BLOBS = (
     (
-        "a9e2931153de0b0b6fcff59dc792aad6b18b8114083996b5c4dff41f67d81ffc",
-        8168,
+        (
+            ("a9e2931153de0b0b6fcff59dc792aad6b18b8114083996b5c4dff41f67d81ffc", 8168),
+        ),
         (
             "AAAgAAD//////////wA/kdbV/T4SO+QgV/skeNgSRwrQ/ZKQO78B7YyNS7XeNIWIBUpUP6ojhDhnD8M5m2zFZ1lWnuY04S6r7tWI"
             "Uu00GAUX5mYKSrGoJSS5thxJ6KTXPTLzY0nAtGTLmR7TvUMNR+6NuDDdH19USBXXGd9awFrtlLaCLMQKmW0fKFSr4q8sn6gEiOD3"
@@ -89,6 +91,10 @@ _SG_KERNELS = {
             (0, 32, 'by_value', ''),
         ),
     ),
+}
+# Triton kernels: name -> (block threads, shared bytes, global and profile scratch bytes per block),
+# what sg_triton_launch fills in and appends
+_SG_TRITON = {
 }
 # ---- AQL: name -> (symbol, .kernarg_segment_size, .kernarg_segment_align, static LDS (group segment),
 # private segment, hidden args ((offset, size, value_kind), ...)), from the same metadata ----
@@ -565,11 +571,17 @@ _SG_HSA_PROTOTYPES = {
 
 def _sg_decode():
     images = []
-    for sha, size, text in _SG_BLOBS:
-        image = lzma.decompress(base64.b64decode(text))
-        if len(image) != size or hashlib.sha256(image).hexdigest() != sha:
-            raise ImportError("submitgen: the embedded code object is corrupt (sha256 mismatch)")
-        images.append(image)
+    for parts, text in _SG_BLOBS:
+        data = lzma.decompress(base64.b64decode(text))
+        if len(data) != sum(size for _, size in parts):
+            raise ImportError("submitgen: the embedded code objects are corrupt (size mismatch)")
+        start = 0
+        for sha, size in parts:
+            image = data[start:start + size]
+            start += size
+            if hashlib.sha256(image).hexdigest() != sha:
+                raise ImportError("submitgen: an embedded code object is corrupt (sha256 mismatch)")
+            images.append(image)
     return images
 
 
@@ -743,6 +755,9 @@ def _sg_prepare(data):
     prepared = []
     keep = []
     for launch in launches:
+        facts = _SG_TRITON.get(launch[0]) if _SG_TRITON else None
+        if facts is not None:
+            launch = sg_triton_launch(launch, facts, out)
         packed = sg_pack(_SG_KERNELS, launch, leaves, out)
         kernarg_size, hidden = _SG_AQL[packed.kernel][1], _SG_AQL[packed.kernel][5]
         kernel_object, align, static_lds, private = _SG_SYMBOLS[packed.kernel]

@@ -20,11 +20,13 @@ import zlib
 
 import torch
 
-# ---- embedded code objects: (sha256, bytes, zlib + base64) ----
+# ---- embedded code objects: ((sha256, bytes) of each code object it holds, back to back,
+# zlib + base64) ----
 _SG_BLOBS = (
     (
-        "a9e2931153de0b0b6fcff59dc792aad6b18b8114083996b5c4dff41f67d81ffc",
-        8168,
+        (
+            ("a9e2931153de0b0b6fcff59dc792aad6b18b8114083996b5c4dff41f67d81ffc", 8168),
+        ),
         (
             "eNrtWX2MG0cVfzse+9Z75zsnEJQGCZw2ghSSxUkTcq1K5UKuF6SEhFaVglRpu/au7c35i137eqkUe6/5/CPAcX/w8Q+phEoCoV8E"
             "+qGKOwNCKhIVyv2BinRClRCif5Q/QOJLQllmdmft3b3dOztHkZAyp/W7+c178+bNzJt9b7YzdfQRxHE5DE6JwTvAQb/kGL32YYce"
@@ -84,6 +86,10 @@ _SG_KERNELS = {
             (0, 32, 'by_value', ''),
         ),
     ),
+}
+# Triton kernels: name -> (block threads, shared bytes, global and profile scratch bytes per block),
+# what sg_triton_launch fills in and appends
+_SG_TRITON = {
 }
 
 # ---- argument packing (submitgen/runtime/pack.py, verbatim) ----
@@ -438,11 +444,17 @@ _SG_PARAM_END = 3  # HIP_LAUNCH_PARAM_END
 
 def _sg_decode():
     images = []
-    for sha, size, text in _SG_BLOBS:
-        image = zlib.decompress(base64.b64decode(text))
-        if len(image) != size or hashlib.sha256(image).hexdigest() != sha:
-            raise ImportError("submitgen: the embedded code object is corrupt (sha256 mismatch)")
-        images.append(image)
+    for parts, text in _SG_BLOBS:
+        data = zlib.decompress(base64.b64decode(text))
+        if len(data) != sum(size for _, size in parts):
+            raise ImportError("submitgen: the embedded code objects are corrupt (size mismatch)")
+        start = 0
+        for sha, size in parts:
+            image = data[start:start + size]
+            start += size
+            if hashlib.sha256(image).hexdigest() != sha:
+                raise ImportError("submitgen: an embedded code object is corrupt (sha256 mismatch)")
+            images.append(image)
     return images
 
 
@@ -508,7 +520,7 @@ def _sg_build_extension(library):
 
     folder, name = os.path.split(os.path.realpath(library))
     return load_inline(
-        name="submitgen_" + _SG_BLOBS[0][0][:16],
+        name="submitgen_" + _SG_BLOBS[0][0][0][0][:16],
         cpp_sources=[_SG_CPP],
         functions=["sg_load", "sg_function", "sg_launch"],
         extra_cflags=["-O2"],
@@ -550,6 +562,9 @@ def _sg_prepare(data):
     out, launches = plan(data)
     out_cells, leaf_cells, calls, keep = [], [], [], []
     for launch in launches:
+        facts = _SG_TRITON.get(launch[0]) if _SG_TRITON else None
+        if facts is not None:
+            launch = sg_triton_launch(launch, facts, out)
         packed = sg_pack(_SG_KERNELS, launch, leaves, out)
         kernarg = (ctypes.c_char * max(8, len(packed.kernarg))).from_buffer_copy(
             bytes(packed.kernarg).ljust(8, b"\0")
