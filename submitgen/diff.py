@@ -125,6 +125,15 @@ class FieldChange:
 
 
 @dataclass(frozen=True)
+class Trip:
+    """A ``--fail-on`` rule that tripped: which, on which kernel, and why."""
+
+    rule: str
+    kernel: str
+    message: str
+
+
+@dataclass(frozen=True)
 class BlockChoice:
     old: int
     new: int
@@ -152,14 +161,9 @@ class KernelDiff:
 
 
 @dataclass(frozen=True)
-class Trip:
-    rule: str
-    kernel: str
-    message: str
-
-
-@dataclass(frozen=True)
 class DiffResult:
+    """Everything ``diff`` found: both inputs, the pairs compared, and what tripped."""
+
     old: Side
     new: Side
     arch: str | None
