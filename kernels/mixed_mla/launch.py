@@ -1,54 +1,59 @@
-"""Launch plan of the default amd-mixed-mla kernels (mixed_mla.hip).
+"""Launch plan of the default amd-mixed-mla kernels (mixed_mla.py, Triton).
 
-mla_decode_split takes one struct by value (MlaParams below mirrors the C struct mla_params field by
-field); each block handles one (split, sequence) pair for all 16 heads. The number of splits is
-picked per config so that batch * splits fills the GPU, with at least MIN_TILES_PER_SPLIT tiles of
-16 tokens per split. mla_reduce then merges the splits into the bf16 output (T, 16, 512).
+mla_decode reads the fp8 KV copy (e4m3fn + per-tensor scale): each program decodes one
+(split, sequence) pair for all 16 heads in tiles of BN tokens, Q.K^T and P.V on the matrix units.
+mla_reduce merges the splits' normalised outputs by their log-sum-exp into the bf16 output.
+
+Splits per config: enough (split, sequence) programs for about TARGET_PROGRAMS, each split at
+least MIN_TILES_PER_SPLIT tiles long so that the Q load and the partial-output write stay small
+next to the KV it reads (docs/mixed-mla-kernels.md has the measurements).
 """
-
-import ctypes
 
 import torch
 
-SOURCES = ("mixed_mla.hip",)
-KERNELS = ("mla_decode_split", "mla_reduce")
-
-KV_FORMAT = "fp8"  # "fp8" (kv_data["fp8"], e4m3 + per-tensor scale) or "bf16" (kv_data["bf16"])
 HEADS = 16
 DK = 576
 DV = 512
-TILE = 16  # tokens per shared-memory tile (MLA_TILE)
-THREADS = 128
-TARGET_BLOCKS = 512  # two blocks per CU on MI355X (256 CUs)
+BN = 32  # KV tokens per tile
+Q_FP8 = True
+TARGET_PROGRAMS = 528
 MIN_TILES_PER_SPLIT = 2
+MAX_SPLITS = 64  # mla_reduce's SPLITS bound (a power of two)
+
+TRITON = {
+    "mla_decode": {
+        "source": "mixed_mla.py",
+        "kernel": "mla_decode_kernel",
+        "signature": {"q_ptr": "*bf16", "kv_ptr": "*fp8e4nv", "kv_scale_ptr": "*fp32", "po_ptr": "*fp32",
+                      "plse_ptr": "*fp32", "kv_len": "i32", "split_len": "i32", "sm_scale": "fp32",
+                      "BN": "constexpr", "Q_FP8": "constexpr"},
+        "constexprs": {"BN": BN, "Q_FP8": Q_FP8},
+        "num_warps": 4,
+        "num_stages": 1,
+    },
+    "mla_reduce": {
+        "source": "mixed_mla.py",
+        "kernel": "mla_reduce_kernel",
+        "signature": {"po_ptr": "*fp32", "plse_ptr": "*fp32", "out_ptr": "*bf16", "n_splits": "i32",
+                      "SPLITS": "constexpr"},
+        "constexprs": {"SPLITS": MAX_SPLITS},
+        "num_warps": 4,
+        "num_stages": 1,
+    },
+}
+KERNELS = ()
 
 
-class MlaParams(ctypes.Structure):
-    """By-value argument of mla_decode_split (struct mla_params, natural alignment, 64 bytes)."""
-
-    _fields_ = [
-        ("q", ctypes.c_void_p),
-        ("kv", ctypes.c_void_p),
-        ("kv_scale", ctypes.c_void_p),
-        ("part_o", ctypes.c_void_p),
-        ("part_lse", ctypes.c_void_p),
-        ("batch", ctypes.c_int32),
-        ("kv_len", ctypes.c_int32),
-        ("num_splits", ctypes.c_int32),
-        ("split_len", ctypes.c_int32),
-        ("kv_fp8", ctypes.c_int32),
-        ("sm_scale", ctypes.c_float),
-    ]
+def _cdiv(a, b):
+    return (a + b - 1) // b
 
 
 def split_for(batch, kv_len):
-    """(num_splits, split_len in tokens) for one config."""
-    tiles = -(-kv_len // TILE)
-    want = max(1, -(-TARGET_BLOCKS // batch))
-    splits = max(1, min(want, tiles // MIN_TILES_PER_SPLIT))
-    tiles_per_split = -(-tiles // splits)
-    splits = -(-tiles // tiles_per_split)  # no empty split
-    return splits, tiles_per_split * TILE
+    """(splits, split_len in tokens, a multiple of BN) for one config; no split is empty."""
+    tiles = _cdiv(kv_len, BN)
+    splits = max(1, min(_cdiv(TARGET_PROGRAMS, batch), tiles // MIN_TILES_PER_SPLIT, MAX_SPLITS))
+    split_len = _cdiv(tiles, splits) * BN
+    return _cdiv(kv_len, split_len), split_len
 
 
 def plan(data):
@@ -59,12 +64,7 @@ def plan(data):
         raise ValueError(f"mla plan: only q_seq_len 1 is supported, got q {tuple(q.shape)} for batch {batch}")
     if tuple(q.shape[1:]) != (HEADS, DK):
         raise ValueError(f"mla plan: q must be (T, {HEADS}, {DK}), got {tuple(q.shape)}")
-    kv_fp8 = KV_FORMAT == "fp8"
-    if kv_fp8:
-        kv, kv_scale = kv_data["fp8"]
-    else:
-        kv = kv_data["bf16"]
-        kv_scale = kv_data["fp8"][1]  # not read by the kernel when kv_fp8 = 0
+    kv, kv_scale = kv_data["fp8"]
     if kv.shape[0] != batch * kv_len or kv.shape[-1] != DK:
         raise ValueError(f"mla plan: kv must be ({batch * kv_len}, 1, {DK}), got {tuple(kv.shape)}")
     splits, split_len = split_for(batch, kv_len)
@@ -73,20 +73,9 @@ def plan(data):
     # workspaces, fully overwritten every call
     part_o = torch.empty((batch, splits, HEADS, DV), dtype=torch.float32, device=dev)
     part_lse = torch.empty((batch, splits, HEADS), dtype=torch.float32, device=dev)
-    params = {
-        "q": q,
-        "kv": kv,
-        "kv_scale": kv_scale,
-        "part_o": part_o,
-        "part_lse": part_lse,
-        "batch": batch,
-        "kv_len": kv_len,
-        "num_splits": splits,
-        "split_len": split_len,
-        "kv_fp8": 1 if kv_fp8 else 0,
-        "sm_scale": float(config["sm_scale"]),
-    }
+    sm_scale = float(config["sm_scale"])
     return out, [
-        ("mla_decode_split", (splits, batch, 1), (THREADS, 1, 1), 0, ((MlaParams, params),)),
-        ("mla_reduce", (batch * HEADS, 1, 1), (DV // 4, 1, 1), 0, (part_o, part_lse, out, splits)),
+        ("mla_decode", (splits, batch, 1), None, None,
+         (q, kv, kv_scale, part_o, part_lse, kv_len, split_len, sm_scale)),
+        ("mla_reduce", (batch, HEADS, 1), None, None, (part_o, part_lse, out, splits)),
     ]

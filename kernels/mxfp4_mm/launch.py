@@ -1,49 +1,131 @@
-"""Launch plan of the default amd-mxfp4-mm kernels (mxfp4_mm.hip).
+"""Launch plan of the default amd-mxfp4-mm kernels (mxfp4_mm.py, Triton).
 
-One GEMM block computes 64 output columns x BM rows (BM = 16, 32 or 64, picked from m) over a
-range of k chunks (64 values each). When the (column, row) blocks alone cannot fill the GPU, k is
-split: each split writes fp32 partial sums into a workspace and mxfp4_mm_reduce adds them up.
+mxfp4_mm_kernel computes one BM x BN output tile over a range of k on tl.dot_scaled (e2m1 x e2m1;
+the MXFP4 MFMA on gfx950), reading B_shuffle and B_scale_sh un-shuffled by address arithmetic.
+A is quantized in the GEMM (m <= 32) or once by mxfp4_quant_kernel (m > 32, where every one of
+the n / BN column blocks would otherwise quantize the same A tiles again). When the (m, n) tiles
+alone cannot fill the GPU, k is split: each split writes fp32 partial sums to a workspace and
+mm_reduce adds them in order.
+
+Choices (docs/mxfp4-mm-kernels.md has the measurements behind them):
+- BM: the smallest of 16/32/64 that covers m (the MFMA tile is 16 or 32 rows; rows beyond m are
+  zero work that still costs a full MFMA).
+- BK = 128: two 16x16x128 (or one 32x32x64 pair) MFMA steps per sub-tile, 8 KiB of B per 64
+  columns in flight; measured faster than 256 on every shape.
+- BN = 64 for m <= 32 (more column blocks for the narrow shapes); 128 when the A pre-pass is on
+  (fewer blocks re-reading A) or k >= 4096 (fewer, longer splits).
+- Every GEMM writes fp32 partial sums and mm_reduce casts them to bf16, also with one split: one
+  code object per tile instead of two keeps the submission's payload small.
+- splits: the smallest divisor of the k steps giving at least TARGET_BLOCKS blocks, at most
+  steps / MIN_STEPS_PER_SPLIT; TARGET_BLOCKS = 180 is about 0.7 of MI355X's 256 CUs: the reduce
+  launch and each split's prologue cost more than the last CUs would gain (measured on the H200's
+  132 SMs, where the same counts won; no MI355X was available).
+- 4 warps (one wave per SIMD on gfx950); 2 stages: the k loops are 1..4 steps long.
 """
 
 import torch
 
-SOURCES = ("mxfp4_mm.hip",)
-KERNELS = ("mxfp4_mm_m16", "mxfp4_mm_m32", "mxfp4_mm_m64", "mxfp4_mm_reduce")
+TARGET_BLOCKS = 180
+MIN_STEPS_PER_SPLIT = 1
+BK = 128
+QUANT_ROWS = 16  # rows per mxfp4_quant_kernel block
+QUANT_K = 256  # k per mxfp4_quant_kernel block
+REDUCE_BLOCK = 1024
 
-BN = 64  # output columns per block
-KC = 64  # k per chunk
-THREADS = 256
-TARGET_BLOCKS = 256  # MI355X has 256 CUs
-MIN_CHUNKS_PER_SPLIT = 2
+_MM_SIG = {"a_ptr": "*bf16", "as_ptr": "*u8", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*bf16", "M": "i32",
+           "N": "i32", "K": "i32", "SN": "i32", "k_split": "i32", "BM": "constexpr", "BN": "constexpr",
+           "BK": "constexpr", "PARTIAL": "constexpr", "A_PREQ": "constexpr"}
 
 
-def tiles(m, n, k):
-    """(kernel name, BM, grid, chunks per split, splits) for one shape."""
-    if k % KC or n % 16:
-        raise ValueError(f"mxfp4_mm plan: need k % {KC} == 0 and n % 16 == 0, got m={m} n={n} k={k}")
-    bm = 16 if m <= 16 else 32 if m <= 32 else 64
-    gx = (n + BN - 1) // BN
-    gy = (m + bm - 1) // bm
-    nchunks = k // KC
-    want = max(1, -(-TARGET_BLOCKS // (gx * gy)))
-    splits = max(1, min(want, nchunks // MIN_CHUNKS_PER_SPLIT))
-    per_split = -(-nchunks // splits)
-    splits = -(-nchunks // per_split)  # no empty split
-    return f"mxfp4_mm_m{bm}", bm, (gx, gy, splits), per_split, splits
+def _mm(bm, bn, partial, preq):
+    sig = dict(_MM_SIG)
+    if partial:
+        sig["c_ptr"] = "*fp32"
+    if preq:
+        sig["a_ptr"] = "*u8"
+    return {
+        "source": "mxfp4_mm.py",
+        "kernel": "mxfp4_mm_kernel",
+        "signature": sig,
+        "constexprs": {"BM": bm, "BN": bn, "BK": BK, "PARTIAL": partial, "A_PREQ": preq},
+        "num_warps": 4,
+        "num_stages": 2,
+    }
+
+
+# specialization -> (BM, BN, A pre-quantized). Every GEMM writes fp32 partial sums and mm_reduce
+# casts them (also with one split): one object per tile instead of two keeps the payload small.
+TILES = {
+    "mm_16x64": (16, 64, False),
+    "mm_16x128": (16, 128, False),
+    "mm_32x64": (32, 64, False),
+    "mm_64x128_q": (64, 128, True),
+}
+TRITON = {name: _mm(bm, bn, True, preq) for name, (bm, bn, preq) in TILES.items()}
+TRITON["mm_quant_a"] = {
+    "source": "mxfp4_mm.py",
+    "kernel": "mxfp4_quant_kernel",
+    "signature": {"a_ptr": "*bf16", "aq_ptr": "*u8", "as_ptr": "*u8", "M": "i32", "K": "i32",
+                  "BR": "constexpr", "BK": "constexpr"},
+    "constexprs": {"BR": QUANT_ROWS, "BK": QUANT_K},
+    "num_warps": 4,
+    "num_stages": 1,
+}
+TRITON["mm_reduce"] = {
+    "source": "mxfp4_mm.py",
+    "kernel": "mxfp4_mm_reduce",
+    "signature": {"ws_ptr": "*fp32", "c_ptr": "*bf16", "MN": "i32", "splits": "i32", "BLOCK": "constexpr"},
+    "constexprs": {"BLOCK": REDUCE_BLOCK},
+    "num_warps": 4,
+    "num_stages": 1,
+}
+KERNELS = ()
+
+
+def _cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def config(m, n, k):
+    """(specialization, BM, BN, splits) for one shape."""
+    if m <= 16:
+        name = "mm_16x128" if k >= 4096 else "mm_16x64"
+    elif m <= 32:
+        name = "mm_32x64"
+    else:
+        name = "mm_64x128_q"
+    bm, bn, _ = TILES[name]
+    steps = k // BK
+    tiles = _cdiv(m, bm) * _cdiv(n, bn)
+    splits = 1
+    for s in range(1, steps // MIN_STEPS_PER_SPLIT + 1):
+        if steps % s == 0:
+            splits = s
+            if tiles * s >= TARGET_BLOCKS:
+                break
+    return name, bm, bn, splits
 
 
 def plan(data):
     A, _B, _B_q, B_shuffle, B_scale_sh = data
     m, k = A.shape
     n = B_shuffle.shape[0]
-    name, _bm, grid, per_split, splits = tiles(m, n, k)
-    out = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)
-    if splits == 1:
-        return out, [(name, grid, (THREADS, 1, 1), 0, (A, B_shuffle, B_scale_sh, out, out, m, n, k, per_split))]
-    # workspace: fp32 partial sums, one [m, n] slice per split (fully overwritten every call)
-    ws = torch.empty((splits, m, n), dtype=torch.float32, device=A.device)
-    mn = m * n
-    return out, [
-        (name, grid, (THREADS, 1, 1), 0, (A, B_shuffle, B_scale_sh, out, ws, m, n, k, per_split)),
-        ("mxfp4_mm_reduce", ((mn + 255) // 256, 1, 1), (256, 1, 1), 0, (ws, out, mn, splits)),
-    ]
+    if k % 256 or n % 16:
+        raise ValueError(f"mxfp4_mm plan: need k % 256 == 0 and n % 16 == 0, got m={m} n={n} k={k}")
+    name, bm, bn, splits = config(m, n, k)
+    dev = A.device
+    out = torch.empty((m, n), dtype=torch.bfloat16, device=dev)
+    launches = []
+    a_arg, as_arg = A, None
+    if TILES[name][2]:
+        # A quantized once: packed e2m1 [m, k/2] and e8m0 [m, k/32] (fully overwritten every call)
+        a_arg = torch.empty((m, k // 2), dtype=torch.uint8, device=dev)
+        as_arg = torch.empty((m, k // 32), dtype=torch.uint8, device=dev)
+        launches.append(("mm_quant_a", (_cdiv(m, QUANT_ROWS), k // QUANT_K, 1), None, None, (A, a_arg, as_arg, m, k)))
+    # fp32 partial sums, one [m, n] slice per split (fully overwritten every call)
+    ws = torch.empty((splits, m, n), dtype=torch.float32, device=dev)
+    grid = (_cdiv(n, bn), _cdiv(m, bm), splits)
+    args = (a_arg, as_arg, B_shuffle, B_scale_sh, ws, m, n, k, B_scale_sh.shape[1], k // splits)
+    launches.append((name, grid, None, None, args))
+    launches.append(("mm_reduce", (_cdiv(m * n, REDUCE_BLOCK), 1, 1), None, None, (ws, out, m * n, splits)))
+    return out, launches

@@ -1,0 +1,64 @@
+"""Registers, LDS, scratch, spills, occupancy and matrix instructions of every Triton
+specialization of the default projects and examples/triton_mxfp4_mm, compiled for gfx950 with the
+installed Triton (statically: no MI355X is needed, or was used).
+
+    python benchmarks/triton_gfx950_resources.py
+
+Occupancy is submitgen's (submitgen.targets.occupancy) at the plan's block (num_warps x 64) and
+dynamic LDS (Triton's ``shared``); the matrix instructions are counted in the assembly Triton
+emitted for the object (``asm["amdgcn"]``), per mnemonic.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from submitgen import targets  # noqa: E402
+from submitgen.codeobject import read_code_object  # noqa: E402
+
+PROJECTS = (ROOT / "kernels" / "mxfp4_mm", ROOT / "kernels" / "mixed_mla", ROOT / "examples" / "triton_mxfp4_mm")
+
+
+def _module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def main() -> None:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    print(f"# gfx950, triton {triton.__version__}")
+    print("project specialization: kernel | VGPR (of which AGPR) | SGPR | LDS B | scratch B | spills v/s | "
+          "waves/SIMD (limited by) | matrix instructions in the assembly")
+    for folder in PROJECTS:
+        launch = _module(folder / "launch.py", f"_res_launch_{folder.name}")
+        for name, e in launch.TRITON.items():
+            kmod = _module(folder / e["source"], f"_res_src_{folder.name}")
+            src = ASTSource(fn=getattr(kmod, e["kernel"]), signature=dict(e["signature"]),
+                            constexprs=dict(e["constexprs"]))
+            ck = triton.compile(src, target=GPUTarget("hip", "gfx950", 64),
+                                options={"num_warps": e["num_warps"], "num_stages": e["num_stages"],
+                                         **e.get("options", {})})
+            (k,) = read_code_object(ck.asm["hsaco"]).kernels
+            occ = targets.occupancy(k, "gfx950", e["num_warps"] * 64, dynamic_lds=ck.metadata.shared)
+            mfma = collections.Counter(re.findall(r"^\s+(v_mfma\w*)", ck.asm["amdgcn"], re.MULTILINE))
+            print(f"{folder.name} {name}: {k.name} | {k.vgpr_count} ({k.agpr_count}) | {k.sgpr_count} | "
+                  f"{ck.metadata.shared} | {k.private_segment_fixed_size} | {k.vgpr_spill_count}/{k.sgpr_spill_count} | "
+                  f"{occ.waves_per_simd} ({','.join(occ.limited_by)}) | "
+                  f"{', '.join(f'{n} x{c}' for n, c in sorted(mfma.items())) or '-'}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""amd-mxfp4-mm in Triton: C = A @ B^T with A quantized to MXFP4 in the kernel and B read in
+aiter's pre-shuffled layout, on ``tl.dot_scaled`` (e2m1 x e2m1).
+
+On gfx950 Triton's AMD backend turns the ``dot_scaled`` into the MXFP4 matrix instruction
+(``v_mfma_scale_f32_*_f8f6f4``). On Hopper there is no fp4 matrix unit: Triton unpacks both
+operands to bf16 in registers, applies the scales and uses the bf16 tensor cores, so the same
+source runs (and is checked) on an H200 at bf16 matrix speed.
+
+The layouts and the quantization rule are in docs/mxfp4.md.
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _quant_e2m1(x, BM: tl.constexpr, BK: tl.constexpr):
+    """fp32 [BM, BK] -> (packed e2m1 uint8 [BM, BK // 2], e8m0 uint8 [BM, BK // 32]).
+
+    The leaderboard's rule: amax of each 32-block rounded up by adding 0x200000 to its bits and
+    dropping the mantissa; scale exponent = its exponent - 2, clamped to [-127, 127]; values
+    divided by 2^exp, rounded to the e2m1 grid with ties to even, saturated at 6."""
+    xb = tl.reshape(x, (BM, BK // 32, 32))
+    amax = tl.max(tl.abs(xb), axis=2)
+    bits = (amax.to(tl.uint32, bitcast=True) + 0x200000) & 0xFF800000
+    e = ((bits >> 23) & 0xFF).to(tl.int32) - 129
+    e = tl.minimum(tl.maximum(e, -127), 127)
+    # 2^-e as float bits; e <= 126 for any finite bf16 input, so the exponent field stays >= 1
+    inv = ((127 - e) << 23).to(tl.float32, bitcast=True)
+    q = xb * inv[:, :, None]
+    a = tl.abs(q)
+    # code = number of grid midpoints below |q|; a tie counts when the code above it is even
+    # (0.75 -> 1.0, 1.75 -> 2.0, 3.5 -> 4.0), so ties go to the even code; >5 saturates to 6.0
+    code = ((a > 0.25).to(tl.int32) + (a >= 0.75).to(tl.int32) + (a > 1.25).to(tl.int32)
+            + (a >= 1.75).to(tl.int32) + (a > 2.5).to(tl.int32) + (a >= 3.5).to(tl.int32)
+            + (a > 5.0).to(tl.int32))
+    code = code | ((q.to(tl.uint32, bitcast=True) >> 28) & 8).to(tl.int32)
+    lo, hi = tl.split(tl.reshape(code, (BM, BK // 2, 2)))
+    packed = (lo | (hi << 4)).to(tl.uint8)
+    return packed, (e + 127).to(tl.uint8)
+
+
+@triton.jit
+def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, M, N, K, SN, k_split,
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PARTIAL: tl.constexpr,
+                    A_PREQ: tl.constexpr):
+    """One (BM x BN) output tile over k in [pid_k * k_split, (pid_k + 1) * k_split).
+
+    a_ptr: A bf16 [M, K] row-major (A_PREQ: A already quantized by mxfp4_quant_kernel, packed
+    bytes [M, K/2], and as_ptr its e8m0 bytes [M, K/32]; else as_ptr is not read). b_ptr: B_shuffle bytes [N, K/2]. bs_ptr: B_scale_sh bytes
+    [pad256(N), SN]. PARTIAL: c_ptr is an fp32 [splits, M, N] workspace, else the bf16 output.
+    Needs K % BK == 0, k_split % BK == 0, N % 16 == 0 (the plan checks)."""
+    pid_n = tl.program_id(0)
+    pid_m = tl.program_id(1)
+    pid_k = tl.program_id(2)
+    KB = K // 2
+    offs_m = pid_m * BM + tl.arange(0, BM)
+    offs_n = pid_n * BN + tl.arange(0, BN)
+    m_ok = offs_m < M
+    n_ok = offs_n < N
+    # B_shuffle: byte (n, j) lives at (n//16)*16*KB + (j//16)*256 + (n%16)*16 + j%16
+    b_row = (offs_n // 16) * (16 * KB) + (offs_n % 16) * 16
+    # B_scale_sh: scale (n, c) lives at (n//32)*32*SN + (c//8)*256 + (c%4)*64 + (n%16)*4
+    #             + ((c//4)%2)*2 + (n//16)%2
+    s_row = (offs_n // 32) * (32 * SN) + (offs_n % 16) * 4 + (offs_n // 16) % 2
+    offs_ak = tl.arange(0, BK)
+    offs_bj = tl.arange(0, BK // 2)
+    offs_sc = tl.arange(0, BK // 32)
+    if A_PREQ:
+        a_rows = a_ptr + offs_m[:, None] * KB
+        offs_ak = tl.arange(0, BK // 2)
+        as_rows = as_ptr + offs_m[:, None] * (K // 32)
+    else:
+        a_rows = a_ptr + offs_m[:, None] * K
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    k0 = pid_k * k_split
+    for kk in range(k0, k0 + k_split, BK):
+        if A_PREQ:
+            a_q = tl.load(a_rows + (kk // 2 + offs_ak)[None, :], mask=m_ok[:, None], other=0)
+            a_s = tl.load(as_rows + (kk // 32 + offs_sc)[None, :], mask=m_ok[:, None], other=0)
+        else:
+            a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
+            a_q, a_s = _quant_e2m1(a.to(tl.float32), BM, BK)
+        j = kk // 2 + offs_bj
+        j = (j // 16) * 256 + j % 16
+        c = kk // 32 + offs_sc
+        b_s = tl.load(bs_ptr + s_row[:, None] + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)[None, :],
+                      mask=n_ok[:, None], other=0)
+        b = tl.load(b_ptr + b_row[None, :] + j[:, None], mask=n_ok[None, :], other=0)
+        # fast_math: no NaN check of the scales (0xFF never occurs: A's are <= 254 by construction)
+        acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
+    c_off = offs_m[:, None] * N + offs_n[None, :]
+    c_mask = m_ok[:, None] & n_ok[None, :]
+    if PARTIAL:
+        tl.store(c_ptr + pid_k * M * N + c_off, acc, mask=c_mask)
+    else:
+        tl.store(c_ptr + c_off, acc.to(tl.bfloat16), mask=c_mask)
+
+
+@triton.jit
+def mxfp4_quant_kernel(a_ptr, aq_ptr, as_ptr, M, K, BR: tl.constexpr, BK: tl.constexpr):
+    """A bf16 [M, K] -> packed e2m1 bytes [M, K/2] and e8m0 bytes [M, K/32], row-major.
+    grid (cdiv(M, BR), K / BK)."""
+    offs_r = tl.program_id(0) * BR + tl.arange(0, BR)
+    offs_k = tl.program_id(1) * BK + tl.arange(0, BK)
+    ok = (offs_r < M)[:, None]
+    x = tl.load(a_ptr + offs_r[:, None] * K + offs_k[None, :], mask=ok, other=0.0)
+    q, s = _quant_e2m1(x.to(tl.float32), BR, BK)
+    tl.store(aq_ptr + offs_r[:, None] * (K // 2) + (tl.program_id(1) * (BK // 2) + tl.arange(0, BK // 2))[None, :],
+             q, mask=ok)
+    tl.store(as_ptr + offs_r[:, None] * (K // 32) + (tl.program_id(1) * (BK // 32) + tl.arange(0, BK // 32))[None, :],
+             s, mask=ok)
+
+
+@triton.jit
+def mxfp4_mm_reduce(ws_ptr, c_ptr, MN, splits, BLOCK: tl.constexpr):
+    """out[i] = bf16(sum over s of ws[s, i]), i < MN; the splits are added in order."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < MN
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for s in range(splits):
+        acc += tl.load(ws_ptr + s * MN + offs, mask=ok, other=0.0)
+    tl.store(c_ptr + offs, acc.to(tl.bfloat16), mask=ok)

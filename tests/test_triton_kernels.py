@@ -1,0 +1,152 @@
+"""The Triton kernel projects (kernels/mxfp4_mm, kernels/mixed_mla, examples/triton_mxfp4_mm).
+
+- Every specialization compiles for gfx950 with the installed Triton; the code object has no
+  scratch and no spills, and runs at least 2 waves per SIMD at the plan's block (num_warps x 64)
+  and dynamic LDS (Triton's ``shared``); the GEMMs are on the MXFP4 MFMA (``v_mfma_scale_*``
+  only) and the MLA decode on MFMA, counted in the assembly Triton emitted for that object.
+- Every plan, on every test and benchmark shape, launches only specializations it declares,
+  with block and LDS left to the compiler and one argument per non-constexpr parameter.
+- On CPU (Triton's interpreter): the in-kernel A quantization is byte-identical to the
+  reference quantizer on tie and saturation cases, and both mxfp4-mm plans match the reference.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from submitgen import targets
+from submitgen.codeobject import read_code_object
+from submitgen.problems import get_problem
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECTS = {
+    "mxfp4_mm": (ROOT / "kernels" / "mxfp4_mm", "mxfp4-mm"),
+    "mixed_mla": (ROOT / "kernels" / "mixed_mla", "mixed-mla"),
+    "triton_mxfp4_mm": (ROOT / "examples" / "triton_mxfp4_mm", "mxfp4-mm"),
+}
+# kernel -> the matrix instructions it must use (a regex over the mnemonics) and must not use
+MFMA_RULES = {
+    "mxfp4_mm_kernel": (r"v_mfma_scale_f32_\w+_f8f6f4", r"v_mfma_(?!scale)"),
+    "mla_decode_kernel": (r"v_mfma_\w+", None),
+}
+
+
+def _module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _specs():
+    for proj, (folder, _problem) in PROJECTS.items():
+        launch = _module(folder / "launch.py", f"_tk_launch_{proj}")
+        for name in launch.TRITON:
+            yield pytest.param(proj, name, id=f"{proj}-{name}")
+
+
+def _compile_gfx950(folder: Path, entry: dict):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    kmod = _module(folder / entry["source"], f"_tk_src_{folder.name}")
+    fn = getattr(kmod, entry["kernel"])
+    src = ASTSource(fn=fn, signature=dict(entry["signature"]), constexprs=dict(entry["constexprs"]))
+    opts = {"num_warps": entry["num_warps"], "num_stages": entry["num_stages"], **entry.get("options", {})}
+    return triton.compile(src, target=GPUTarget("hip", "gfx950", 64), options=opts)
+
+
+@pytest.mark.parametrize("proj,name", list(_specs()))
+def test_gfx950_specialization_resources(proj: str, name: str) -> None:
+    folder, _ = PROJECTS[proj]
+    entry = _module(folder / "launch.py", f"_tk_launch_{proj}").TRITON[name]
+    compiled = _compile_gfx950(folder, entry)
+    co = read_code_object(compiled.asm["hsaco"], source=f"{proj}:{name}")
+    (kernel,) = co.kernels
+    assert kernel.name == entry["kernel"]
+    assert (kernel.private_segment_fixed_size, kernel.vgpr_spill_count, kernel.sgpr_spill_count) == (0, 0, 0)
+    block = entry["num_warps"] * 64
+    occ = targets.occupancy(kernel, "gfx950", block, dynamic_lds=compiled.metadata.shared)
+    assert occ.launchable and occ.waves_per_simd >= 2, (name, kernel.vgpr_count, compiled.metadata.shared, occ.limits)
+    want, refuse = MFMA_RULES.get(entry["kernel"], (None, None))
+    mnemonics = re.findall(r"^\s+(v_mfma\w*)", compiled.asm["amdgcn"], re.MULTILINE)
+    if want:
+        assert mnemonics and all(re.fullmatch(want, m) for m in mnemonics), (name, sorted(set(mnemonics)))
+    if refuse:
+        assert not [m for m in mnemonics if re.match(refuse, m)]
+
+
+@pytest.mark.parametrize("proj", list(PROJECTS))
+def test_plan_launches_every_shape(proj: str) -> None:
+    folder, problem_name = PROJECTS[proj]
+    launch = _module(folder / "launch.py", f"_tk_plan_{proj}")
+    problem = get_problem(problem_name)
+    for spec in problem.tests + problem.benchmarks:
+        out, launches = launch.plan(problem.meta_input(spec))
+        assert out.device.type == "meta" and launches, spec
+        for name, grid, block, lds, args in launches:
+            entry = launch.TRITON[name]
+            assert (block, lds) == (None, None)
+            assert len(grid) == 3 and all(isinstance(g, int) and g > 0 for g in grid)
+            params = [p for p, t in entry["signature"].items() if t != "constexpr"]
+            assert len(args) == len(params), (name, params, len(args))
+            for p, a in zip(params, args, strict=True):
+                if entry["signature"][p].startswith("*"):
+                    assert a is None or isinstance(a, torch.Tensor), (name, p)
+                else:
+                    assert isinstance(a, (int, float)) and not isinstance(a, bool), (name, p, a)
+
+
+_INTERP = textwrap.dedent("""
+    import importlib.util, os, sys
+    import torch
+    sys.path.insert(0, {root!r})
+    from submitgen.problems import get_problem, mxfp4
+
+    def load(path, name):
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        return mod
+
+    bench = load(os.path.join({root!r}, "benchmarks", "bench_triton_kernels.py"), "bench")
+    # ties and saturation: every e2m1 midpoint (and its neighbours) times a block scale, -0, huge
+    mids = torch.tensor([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.0, 7.0, 0.0])
+    row = torch.cat([mids * 2.0 ** e for e in (-3, 0, 4)] + [-mids, torch.tensor([-0.0, 1e30])])
+    a = torch.cat([row, torch.randn(256 - row.numel()) * 3]).reshape(1, 256)
+    a = torch.cat([a, -a, a * 0.5, torch.zeros_like(a)]).to(torch.bfloat16)
+    bench._quant_e2m1 = load(os.path.join({root!r}, "kernels", "mxfp4_mm", "mxfp4_mm.py"), "kq")._quant_e2m1
+    print("quant_bad", bench.quant_check(a))
+    problem = get_problem("mxfp4-mm")
+    for proj in ("kernels/mxfp4_mm", "examples/triton_mxfp4_mm"):
+        lm = load(os.path.join({root!r}, proj, "launch.py"), proj + "_l")
+        km = load(os.path.join({root!r}, proj, "mxfp4_mm.py"), proj + "_k")
+        for m, n, k in ((5, 96, 512), (40, 64, 256)):
+            data = problem.generate_input({{"m": m, "n": n, "k": k, "seed": 7}})
+            res = problem.check(bench.plan_runner(lm, km, data)(), data)
+            print("check", proj, m, n, k, res.passed, res.mismatches)
+""")
+
+
+def test_interpreter_quantization_and_plans(tmp_path: Path) -> None:
+    script = tmp_path / "interp.py"
+    script.write_text(_INTERP.format(root=str(ROOT)))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.split("\n")
+    assert "quant_bad 0" in lines
+    checks = [ln for ln in lines if ln.startswith("check")]
+    assert len(checks) == 4 and all(ln.endswith("True 0") for ln in checks), checks
