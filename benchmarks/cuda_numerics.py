@@ -1,7 +1,7 @@
-"""Numerics of the default kernel projects on an NVIDIA GPU, through the CUDA build of the same
+"""Numerics of the HIP kernel projects on an NVIDIA GPU, through the CUDA build of the same
 device source (kernels/include/submitgen/device.h makes one source build for HIP and for CUDA).
 
-For each project (kernels/mxfp4_mm, kernels/mixed_mla) this script:
+For each project (examples/hip_mxfp4_mm, examples/hip_mixed_mla) this script:
 
 1. builds the device source into a cubin with nvcc (``submitgen.toolchain.compile_cuda``);
 2. loads it with the driver API through ctypes (``cuModuleLoadData`` from memory,
@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 from submitgen.problems import get_problem  # noqa: E402
 from submitgen.toolchain import compile_cuda  # noqa: E402
 
-PROJECTS = {"mxfp4-mm": "mxfp4_mm", "mixed-mla": "mixed_mla"}
+PROJECTS = {"mxfp4-mm": "hip_mxfp4_mm", "mixed-mla": "hip_mixed_mla"}
 
 
 class Driver:
@@ -109,7 +109,7 @@ def _ctypes_value(arg: object) -> ctypes._SimpleCData | ctypes.Structure:
 
 
 def load_plan(kernel_dir: str) -> ModuleType:
-    path = REPO / "kernels" / kernel_dir / "launch.py"
+    path = REPO / "examples" / kernel_dir / "launch.py"
     spec = importlib.util.spec_from_file_location(f"_plan_{kernel_dir}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -214,7 +214,7 @@ def main() -> int:
         problem = get_problem(pname)
         kdir = PROJECTS[pname]
         plan_mod = load_plan(kdir)
-        src = REPO / "kernels" / kdir / plan_mod.SOURCES[0]
+        src = REPO / "examples" / kdir / plan_mod.SOURCES[0]
         t0 = time.time()
         cubin = compile_cuda([src], arch=a.arch)
         funcs = drv.load(cubin, tuple(plan_mod.KERNELS))

@@ -137,13 +137,11 @@ def test_unknown_problem(tmp_path):
 
 
 def test_mla_struct_8_bytes_short_names_kernel_arg_and_sizes(tmp_path, monkeypatch):
-    """The default mixed-mla project with its by-value struct cut by 8 bytes (one pointer field)."""
+    """The HIP mixed-mla project with its by-value struct cut by 8 bytes (one pointer field)."""
     import shutil
 
-    from submitgen.resources import kernels_dir
-
     project = tmp_path / "mla_short"
-    shutil.copytree(kernels_dir() / "mixed_mla", project)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "hip_mixed_mla", project)
     plan = project / "launch.py"
     text = plan.read_text()
     assert text.count('        ("kv_scale", ctypes.c_void_p),\n') == 1

@@ -1,4 +1,5 @@
-"""The default kernel projects (kernels/mxfp4_mm, kernels/mixed_mla): they compile for gfx950 and
+"""The HIP kernel projects (examples/hip_mxfp4_mm, examples/hip_mixed_mla; the defaults before the
+Triton ones): they compile for gfx950 and
 gfx942 with the bundled clang and for sm_90 with nvcc, the code objects hold the kernels the plans
 name (NAME and NAME.kd dynamic symbols, read back with pyelftools), each launch.py imports without
 submitgen, and each plan runs on meta tensors for every test and benchmark shape and agrees with
@@ -23,13 +24,13 @@ from submitgen.problems import get_problem
 from submitgen.rules import BANNED_WORD
 
 REPO = Path(__file__).resolve().parent.parent
-KERNELS = REPO / "kernels"
+KERNELS = REPO / "examples"
 PROJECTS = {
-    "mxfp4-mm": ("mxfp4_mm", ("mxfp4_mm_m16", "mxfp4_mm_m32", "mxfp4_mm_m64", "mxfp4_mm_reduce")),
-    "mixed-mla": ("mixed_mla", ("mla_decode_split", "mla_reduce")),
+    "mxfp4-mm": ("hip_mxfp4_mm", ("mxfp4_mm_m16", "mxfp4_mm_m32", "mxfp4_mm_m64", "mxfp4_mm_reduce")),
+    "mixed-mla": ("hip_mixed_mla", ("mla_decode_split", "mla_reduce")),
 }
 EXTRA_GFX950 = {"mxfp4-mm": ("mxfp4_mm_mfma_probe",)}
-"""Kernels compiled only for gfx950 (MXFP4 MFMA), in the code object but not in the default plan."""
+"""Kernels compiled only for gfx950 (MXFP4 MFMA), in the code object but not in the plan."""
 
 
 def _load_plan(kernel_dir: str):
@@ -155,12 +156,12 @@ def test_plan_runs_on_meta_inputs_and_matches_metadata(code_objects, problem):
 
 
 def test_mla_struct_layout_matches_the_c_struct():
-    plan = _load_plan("mixed_mla")
+    plan = _load_plan("hip_mixed_mla")
     offsets = {name: getattr(plan.MlaParams, name).offset for name, _ in plan.MlaParams._fields_}
     assert ctypes.sizeof(plan.MlaParams) == 64
     assert offsets == {"q": 0, "kv": 8, "kv_scale": 16, "part_o": 24, "part_lse": 32, "batch": 40,
                        "kv_len": 44, "num_splits": 48, "split_len": 52, "kv_fp8": 56, "sm_scale": 60}
-    src = (KERNELS / "mixed_mla" / "mixed_mla.hip").read_text()
+    src = (KERNELS / "hip_mixed_mla" / "mixed_mla.hip").read_text()
     body = src[src.index("struct mla_params {"):]
     body = body[: body.index("};")]
     c_fields = re.findall(r"^\s*[\w\s\*]*?[\s\*](\w+);", body, re.MULTILINE)
@@ -168,12 +169,12 @@ def test_mla_struct_layout_matches_the_c_struct():
 
 
 def test_splits_cover_every_chunk_and_token():
-    mm = _load_plan("mxfp4_mm")
+    mm = _load_plan("hip_mxfp4_mm")
     for spec in (*get_problem("mxfp4-mm").tests, *get_problem("mxfp4-mm").benchmarks):
         _name, _bm, grid, per_split, splits = mm.tiles(spec["m"], spec["n"], spec["k"])
         chunks = spec["k"] // mm.KC
         assert grid[2] == splits and (splits - 1) * per_split < chunks <= splits * per_split
-    mla = _load_plan("mixed_mla")
+    mla = _load_plan("hip_mixed_mla")
     for spec in (*get_problem("mixed-mla").tests, *get_problem("mixed-mla").benchmarks):
         splits, split_len = mla.split_for(spec["batchsize"], spec["kvseqlen"])
         assert split_len % mla.TILE == 0
