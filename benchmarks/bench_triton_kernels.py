@@ -129,9 +129,10 @@ def _variants(proj, overrides):
 
 # --- mxfp4-mm ------------------------------------------------------------------------------------
 
+_MM_GEMMS = ("mm_16x64", "mm_16x128", "mm_32x64", "mm_64x128_q")
 MM_SWEEP = {
-    "target256": {"TARGET_BLOCKS": 256},
-    "target128": {"TARGET_BLOCKS": 128},
+    "stages3": {f"triton:{g}:num_stages": 3 for g in _MM_GEMMS},
+    "bk256": {"BK": 256, **{f"triton:{g}:BK": 256 for g in _MM_GEMMS}},
 }
 
 
@@ -187,19 +188,16 @@ def quant_check(a):
 
 # --- mixed-mla -----------------------------------------------------------------------------------
 
-def _mla(bn, warps, stages, q_fp8, target):
-    return {"BN": bn, "TARGET_PROGRAMS": target, "triton:mla_decode:BN": bn, "triton:mla_decode:Q_FP8": q_fp8,
+def _mla(bn, warps, stages, target):
+    return {"BN": bn, "TARGET_PROGRAMS": target, "triton:mla_decode:BN": bn,
             "triton:mla_decode:num_warps": warps, "triton:mla_decode:num_stages": stages}
 
 
+# the plan ships BN 32, 4 warps, 1 stage (the gfx950-safe config); these are the H200's best
 MLA_SWEEP = {
-    "bn64w8s1fp8t264": _mla(64, 8, 1, True, 264),
-    "bn32w8s1fp8t528": _mla(32, 8, 1, True, 528),
-    "bn32w4s1fp8t528": _mla(32, 4, 1, True, 528),
-    "bn64w8s2bf16t528": _mla(64, 8, 2, False, 528),
-    "bn32w4s3bf16t528": _mla(32, 4, 3, False, 528),
-    "bn64w4s3fp8t264": _mla(64, 4, 3, True, 264),
-    "bn64w4s3fp8t528": _mla(64, 4, 3, True, 528),
+    "bn64w4s3": _mla(64, 4, 3, 264),
+    "bn64w4s2": _mla(64, 4, 2, 264),
+    "bn32w4s2": _mla(32, 4, 2, 528),
 }
 
 

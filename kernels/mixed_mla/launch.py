@@ -6,7 +6,7 @@ mla_reduce merges the splits' normalised outputs by their log-sum-exp into the b
 
 Splits per config: enough (split, sequence) programs for about TARGET_PROGRAMS, each split at
 least MIN_TILES_PER_SPLIT tiles long so that the Q load and the partial-output write stay small
-next to the KV it reads (docs/mixed-mla-kernels.md has the measurements).
+next to the KV it reads (docs/default-kernels.md has the measurements).
 """
 
 import torch
@@ -15,7 +15,6 @@ HEADS = 16
 DK = 576
 DV = 512
 BN = 32  # KV tokens per tile
-Q_FP8 = True
 TARGET_PROGRAMS = 528
 MIN_TILES_PER_SPLIT = 2
 MAX_SPLITS = 64  # mla_reduce's SPLITS bound (a power of two)
@@ -26,8 +25,8 @@ TRITON = {
         "kernel": "mla_decode_kernel",
         "signature": {"q_ptr": "*bf16", "kv_ptr": "*fp8e4nv", "kv_scale_ptr": "*fp32", "po_ptr": "*fp32",
                       "plse_ptr": "*fp32", "kv_len": "i32", "split_len": "i32", "sm_scale": "fp32",
-                      "BN": "constexpr", "Q_FP8": "constexpr"},
-        "constexprs": {"BN": BN, "Q_FP8": Q_FP8},
+                      "BN": "constexpr"},
+        "constexprs": {"BN": BN},
         "num_warps": 4,
         "num_stages": 1,
     },

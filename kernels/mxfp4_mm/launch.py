@@ -7,7 +7,7 @@ the n / BN column blocks would otherwise quantize the same A tiles again). When 
 alone cannot fill the GPU, k is split: each split writes fp32 partial sums to a workspace and
 mm_reduce adds them in order.
 
-Choices (docs/mxfp4-mm-kernels.md has the measurements behind them):
+Choices (docs/default-kernels.md has the measurements behind them):
 - BM: the smallest of 16/32/64 that covers m (the MFMA tile is 16 or 32 rows; rows beyond m are
   zero work that still costs a full MFMA).
 - BK = 128: two 16x16x128 (or one 32x32x64 pair) MFMA steps per sub-tile, 8 KiB of B per 64
