@@ -87,6 +87,19 @@ def test_gfx950_specialization_resources(proj: str, name: str) -> None:
         assert not [m for m in mnemonics if re.match(refuse, m)]
 
 
+def test_plan_constants_match_the_specializations() -> None:
+    """launch.py's module constants that the plans compute with equal the literal TRITON values."""
+    mm = _module(PROJECTS["mxfp4_mm"][0] / "launch.py", "_tk_const_mm")
+    gemms = [e for e in mm.TRITON.values() if e["kernel"] == "mxfp4_mm_kernel"]
+    assert gemms and all(e["constexprs"]["BK"] == mm.BK for e in gemms)
+    assert mm.TRITON["mm_quant_a"]["constexprs"] == {"BR": mm.QUANT_ROWS, "BK": mm.QUANT_K}
+    assert mm.TRITON["mm_reduce"]["constexprs"] == {"BLOCK": mm.REDUCE_BLOCK}
+    mla = _module(PROJECTS["mixed_mla"][0] / "launch.py", "_tk_const_mla")
+    assert mla.TRITON["mla_decode"]["constexprs"]["BN"] == mla.BN
+    assert mla.TRITON["mla_reduce"]["constexprs"]["SPLITS"] == mla.MAX_SPLITS
+    assert max(mla.split_for(b, kv)[0] for b in (1, 4, 256) for kv in (1, 1024, 1 << 20)) <= mla.MAX_SPLITS
+
+
 @pytest.mark.parametrize("proj", list(PROJECTS))
 def test_plan_launches_every_shape(proj: str) -> None:
     folder, problem_name = PROJECTS[proj]

@@ -14,10 +14,10 @@ import torch
 HEADS = 16
 DK = 576
 DV = 512
-BN = 32  # KV tokens per tile
+BN = 32  # KV tokens per tile (mla_decode's BN)
 TARGET_PROGRAMS = 528
 MIN_TILES_PER_SPLIT = 2
-MAX_SPLITS = 64  # mla_reduce's SPLITS bound (a power of two)
+MAX_SPLITS = 64  # mla_reduce's SPLITS (a power of two)
 
 TRITON = {
     "mla_decode": {
@@ -26,7 +26,7 @@ TRITON = {
         "signature": {"q_ptr": "*bf16", "kv_ptr": "*fp8e4nv", "kv_scale_ptr": "*fp32", "po_ptr": "*fp32",
                       "plse_ptr": "*fp32", "kv_len": "i32", "split_len": "i32", "sm_scale": "fp32",
                       "BN": "constexpr"},
-        "constexprs": {"BN": BN},
+        "constexprs": {"BN": 32},
         "num_warps": 4,
         "num_stages": 1,
     },
@@ -35,7 +35,7 @@ TRITON = {
         "kernel": "mla_reduce_kernel",
         "signature": {"po_ptr": "*fp32", "plse_ptr": "*fp32", "out_ptr": "*bf16", "n_splits": "i32",
                       "SPLITS": "constexpr"},
-        "constexprs": {"SPLITS": MAX_SPLITS},
+        "constexprs": {"SPLITS": 64},
         "num_warps": 4,
         "num_stages": 1,
     },

@@ -14,8 +14,6 @@ Choices (docs/default-kernels.md has the measurements behind them):
   columns in flight; measured faster than 256 on every shape.
 - BN = 64 for m <= 32 (more column blocks for the narrow shapes); 128 when the A pre-pass is on
   (fewer blocks re-reading A) or k >= 4096 (fewer, longer splits).
-- Every GEMM writes fp32 partial sums and mm_reduce casts them to bf16, also with one split: one
-  code object per tile instead of two keeps the submission's payload small.
 - splits: the smallest divisor of the k steps giving at least TARGET_BLOCKS blocks, at most
   steps / MIN_STEPS_PER_SPLIT; TARGET_BLOCKS = 180 is about 0.7 of MI355X's 256 CUs: the reduce
   launch and each split's prologue cost more than the last CUs would gain (measured on the H200's
@@ -28,56 +26,72 @@ import torch
 TARGET_BLOCKS = 180
 MIN_STEPS_PER_SPLIT = 1
 BK = 128
-QUANT_ROWS = 16  # rows per mxfp4_quant_kernel block
-QUANT_K = 256  # k per mxfp4_quant_kernel block
-REDUCE_BLOCK = 1024
+QUANT_ROWS = 16  # rows per mxfp4_quant_kernel block (its BR)
+QUANT_K = 256  # k per mxfp4_quant_kernel block (its BK)
+REDUCE_BLOCK = 1024  # mm_reduce's BLOCK
 
-_MM_SIG = {"a_ptr": "*bf16", "as_ptr": "*u8", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*bf16", "M": "i32",
-           "N": "i32", "K": "i32", "SN": "i32", "k_split": "i32", "BM": "constexpr", "BN": "constexpr",
-           "BK": "constexpr", "PARTIAL": "constexpr", "A_PREQ": "constexpr"}
-
-
-def _mm(bm, bn, partial, preq):
-    sig = dict(_MM_SIG)
-    if partial:
-        sig["c_ptr"] = "*fp32"
-    if preq:
-        sig["a_ptr"] = "*u8"
-    return {
+# Specializations (plain data: submitgen reads this literal). Every GEMM writes fp32 partial sums
+# and mm_reduce casts them to bf16, also with one split: one object per tile instead of two keeps
+# the payload small. BK must equal the module's BK; A_PREQ says whether mm_quant_a runs first.
+TRITON = {
+    "mm_16x64": {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
-        "signature": sig,
-        "constexprs": {"BM": bm, "BN": bn, "BK": BK, "PARTIAL": partial, "A_PREQ": preq},
+        "signature": {"a_ptr": "*bf16", "as_ptr": "*u8", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*fp32",
+                      "M": "i32", "N": "i32", "K": "i32", "SN": "i32", "k_split": "i32", "BM": "constexpr",
+                      "BN": "constexpr", "BK": "constexpr", "PARTIAL": "constexpr", "A_PREQ": "constexpr"},
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "PARTIAL": True, "A_PREQ": False},
         "num_warps": 4,
         "num_stages": 2,
-    }
-
-
-# specialization -> (BM, BN, A pre-quantized). Every GEMM writes fp32 partial sums and mm_reduce
-# casts them (also with one split): one object per tile instead of two keeps the payload small.
-TILES = {
-    "mm_16x64": (16, 64, False),
-    "mm_16x128": (16, 128, False),
-    "mm_32x64": (32, 64, False),
-    "mm_64x128_q": (64, 128, True),
-}
-TRITON = {name: _mm(bm, bn, True, preq) for name, (bm, bn, preq) in TILES.items()}
-TRITON["mm_quant_a"] = {
-    "source": "mxfp4_mm.py",
-    "kernel": "mxfp4_quant_kernel",
-    "signature": {"a_ptr": "*bf16", "aq_ptr": "*u8", "as_ptr": "*u8", "M": "i32", "K": "i32",
-                  "BR": "constexpr", "BK": "constexpr"},
-    "constexprs": {"BR": QUANT_ROWS, "BK": QUANT_K},
-    "num_warps": 4,
-    "num_stages": 1,
-}
-TRITON["mm_reduce"] = {
-    "source": "mxfp4_mm.py",
-    "kernel": "mxfp4_mm_reduce",
-    "signature": {"ws_ptr": "*fp32", "c_ptr": "*bf16", "MN": "i32", "splits": "i32", "BLOCK": "constexpr"},
-    "constexprs": {"BLOCK": REDUCE_BLOCK},
-    "num_warps": 4,
-    "num_stages": 1,
+    },
+    "mm_16x128": {
+        "source": "mxfp4_mm.py",
+        "kernel": "mxfp4_mm_kernel",
+        "signature": {"a_ptr": "*bf16", "as_ptr": "*u8", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*fp32",
+                      "M": "i32", "N": "i32", "K": "i32", "SN": "i32", "k_split": "i32", "BM": "constexpr",
+                      "BN": "constexpr", "BK": "constexpr", "PARTIAL": "constexpr", "A_PREQ": "constexpr"},
+        "constexprs": {"BM": 16, "BN": 128, "BK": 128, "PARTIAL": True, "A_PREQ": False},
+        "num_warps": 4,
+        "num_stages": 2,
+    },
+    "mm_32x64": {
+        "source": "mxfp4_mm.py",
+        "kernel": "mxfp4_mm_kernel",
+        "signature": {"a_ptr": "*bf16", "as_ptr": "*u8", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*fp32",
+                      "M": "i32", "N": "i32", "K": "i32", "SN": "i32", "k_split": "i32", "BM": "constexpr",
+                      "BN": "constexpr", "BK": "constexpr", "PARTIAL": "constexpr", "A_PREQ": "constexpr"},
+        "constexprs": {"BM": 32, "BN": 64, "BK": 128, "PARTIAL": True, "A_PREQ": False},
+        "num_warps": 4,
+        "num_stages": 2,
+    },
+    "mm_64x128_q": {
+        "source": "mxfp4_mm.py",
+        "kernel": "mxfp4_mm_kernel",
+        "signature": {"a_ptr": "*u8", "as_ptr": "*u8", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*fp32",
+                      "M": "i32", "N": "i32", "K": "i32", "SN": "i32", "k_split": "i32", "BM": "constexpr",
+                      "BN": "constexpr", "BK": "constexpr", "PARTIAL": "constexpr", "A_PREQ": "constexpr"},
+        "constexprs": {"BM": 64, "BN": 128, "BK": 128, "PARTIAL": True, "A_PREQ": True},
+        "num_warps": 4,
+        "num_stages": 2,
+    },
+    "mm_quant_a": {
+        "source": "mxfp4_mm.py",
+        "kernel": "mxfp4_quant_kernel",
+        "signature": {"a_ptr": "*bf16", "aq_ptr": "*u8", "as_ptr": "*u8", "M": "i32", "K": "i32",
+                      "BR": "constexpr", "BK": "constexpr"},
+        "constexprs": {"BR": 16, "BK": 256},
+        "num_warps": 4,
+        "num_stages": 1,
+    },
+    "mm_reduce": {
+        "source": "mxfp4_mm.py",
+        "kernel": "mxfp4_mm_reduce",
+        "signature": {"ws_ptr": "*fp32", "c_ptr": "*bf16", "MN": "i32", "splits": "i32",
+                      "BLOCK": "constexpr"},
+        "constexprs": {"BLOCK": 1024},
+        "num_warps": 4,
+        "num_stages": 1,
+    },
 }
 KERNELS = ()
 
@@ -94,7 +108,8 @@ def config(m, n, k):
         name = "mm_32x64"
     else:
         name = "mm_64x128_q"
-    bm, bn, _ = TILES[name]
+    c = TRITON[name]["constexprs"]
+    bm, bn = c["BM"], c["BN"]
     steps = k // BK
     tiles = _cdiv(m, bm) * _cdiv(n, bn)
     splits = 1
@@ -117,11 +132,12 @@ def plan(data):
     out = torch.empty((m, n), dtype=torch.bfloat16, device=dev)
     launches = []
     a_arg, as_arg = A, None
-    if TILES[name][2]:
+    if TRITON[name]["constexprs"]["A_PREQ"]:
         # A quantized once: packed e2m1 [m, k/2] and e8m0 [m, k/32] (fully overwritten every call)
         a_arg = torch.empty((m, k // 2), dtype=torch.uint8, device=dev)
         as_arg = torch.empty((m, k // 32), dtype=torch.uint8, device=dev)
-        launches.append(("mm_quant_a", (_cdiv(m, QUANT_ROWS), k // QUANT_K, 1), None, None, (A, a_arg, as_arg, m, k)))
+        qgrid = (_cdiv(m, QUANT_ROWS), k // QUANT_K, 1)
+        launches.append(("mm_quant_a", qgrid, None, None, (A, a_arg, as_arg, m, k)))
     # fp32 partial sums, one [m, n] slice per split (fully overwritten every call)
     ws = torch.empty((splits, m, n), dtype=torch.float32, device=dev)
     grid = (_cdiv(n, bn), _cdiv(m, bm), splits)
