@@ -13,6 +13,7 @@ Without --sweep only the configuration each launch.py plan picks is run.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import math
 import sys
@@ -114,13 +115,17 @@ def _variants(proj, overrides):
     for name, patch in overrides.items():
         mod = _load(ROOT / f"kernels/{proj}/launch.py", f"sgl_{proj}_{name}")
         for key, value in patch.items():
-            if key.startswith("triton:"):
+            if key.startswith("add:"):
+                mod.TRITON[key[4:]] = value
+            elif key.startswith("triton:"):
                 _, spec_name, field = key.split(":")
                 entry = mod.TRITON[spec_name]
                 if field in ("num_warps", "num_stages"):
                     entry[field] = value
                 else:
                     entry["constexprs"][field] = value
+            elif key == "config_factory":
+                mod.config = functools.partial(value, _base=mod.config)
             else:
                 setattr(mod, key, value)
         out[name] = (mod, kernel_mod)
@@ -129,10 +134,35 @@ def _variants(proj, overrides):
 
 # --- mxfp4-mm ------------------------------------------------------------------------------------
 
-_MM_GEMMS = ("mm_16x64", "mm_16x128", "mm_32x64", "mm_64x128_q")
+def _direct(bm, bn, bk):
+    """An unsplit GEMM specialization writing bf16 directly (no workspace, no reduce launch)."""
+    sig = {"a_ptr": "*bf16", "as_ptr": "*u8", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*bf16", "M": "i32",
+           "N": "i32", "K": "i32", "SN": "i32", "k_split": "i32", "BM": "constexpr", "BN": "constexpr",
+           "BK": "constexpr", "PARTIAL": "constexpr", "A_PREQ": "constexpr"}
+    return {"source": "mxfp4_mm.py", "kernel": "mxfp4_mm_kernel", "signature": sig, "num_warps": 4,
+            "num_stages": 2, "constexprs": {"BM": bm, "BN": bn, "BK": bk, "PARTIAL": False, "A_PREQ": False}}
+
+
+def _direct_config(bn, max_k):
+    """config() that runs m <= 32, k <= max_k shapes unsplit with BK 512 and BN ``bn``."""
+    def config(m, n, k, _base=None):
+        if m <= 32 and k <= max_k:
+            bm = 16 if m <= 16 else 32
+            return f"mm_d_{bm}x{bn}", bm, bn, 1
+        return _base(m, n, k)
+    return config
+
+
+def _direct_variant(bn, max_k):
+    out = {f"add:mm_d_{bm}x{bn}": _direct(bm, bn, 512) for bm in (16, 32)}
+    out["config_factory"] = _direct_config(bn, max_k)
+    return out
+
+
 MM_SWEEP = {
-    "stages3": {f"triton:{g}:num_stages": 3 for g in _MM_GEMMS},
-    "bk256": {"BK": 256, **{f"triton:{g}:BK": 256 for g in _MM_GEMMS}},
+    "direct_bn32_k512": _direct_variant(32, 512),
+    "direct_bn64_k512": _direct_variant(64, 512),
+    "direct_bn32_k1536": _direct_variant(32, 1536),
 }
 
 

@@ -38,3 +38,21 @@ def test_prebuilt_code_object_builds(tmp_path):
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--co", str(EXAMPLES / "prebuilt" / "my_gemm.co"),
                                  "--kernels", str(EXAMPLES / "my_gemm"), "-o", str(out)])
     assert r.exit_code == 0, r.output
+
+
+def test_triton_project_builds_and_inspects(tmp_path):
+    out = tmp_path / "my_submission.py"
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(EXAMPLES / "triton_mxfp4_mm"),
+                                 "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["inspect", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "mxfp4_mm_kernel" in r.output
+
+
+def test_hip_projects_build(tmp_path):
+    for problem, folder in (("mxfp4-mm", "hip_mxfp4_mm"), ("mixed-mla", "hip_mixed_mla")):
+        out = tmp_path / f"{folder}.py"
+        r = CliRunner().invoke(cli, ["build", problem, "--kernels", str(EXAMPLES / folder), "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        assert out.is_file()

@@ -138,9 +138,13 @@ def plan(data):
         as_arg = torch.empty((m, k // 32), dtype=torch.uint8, device=dev)
         qgrid = (_cdiv(m, QUANT_ROWS), k // QUANT_K, 1)
         launches.append(("mm_quant_a", qgrid, None, None, (A, a_arg, as_arg, m, k)))
+    grid = (_cdiv(n, bn), _cdiv(m, bm), splits)
+    if not TRITON[name]["constexprs"]["PARTIAL"]:  # one split, bf16 written directly
+        launches.append((name, grid, None, None, (a_arg, as_arg, B_shuffle, B_scale_sh, out, m, n, k,
+                                                  B_scale_sh.shape[1], k)))
+        return out, launches
     # fp32 partial sums, one [m, n] slice per split (fully overwritten every call)
     ws = torch.empty((splits, m, n), dtype=torch.float32, device=dev)
-    grid = (_cdiv(n, bn), _cdiv(m, bm), splits)
     args = (a_arg, as_arg, B_shuffle, B_scale_sh, ws, m, n, k, B_scale_sh.shape[1], k // splits)
     launches.append((name, grid, None, None, args))
     launches.append(("mm_reduce", (_cdiv(m * n, REDUCE_BLOCK), 1, 1), None, None, (ws, out, m * n, splits)))
