@@ -46,8 +46,10 @@ def main() -> None:
         launch = _module(folder / "launch.py", f"_res_launch_{folder.name}")
         for name, e in launch.TRITON.items():
             kmod = _module(folder / e["source"], f"_res_src_{folder.name}")
-            src = ASTSource(fn=getattr(kmod, e["kernel"]), signature=dict(e["signature"]),
-                            constexprs=dict(e["constexprs"]))
+            sig = e["signature"]
+            hints = {(i,): [["tt.divisibility", 16]] for i, v in enumerate(sig.values()) if v.endswith(":16")}
+            src = ASTSource(fn=getattr(kmod, e["kernel"]), signature={k: v.removesuffix(":16") for k, v in sig.items()},
+                            constexprs=dict(e["constexprs"]), attrs=hints)
             ck = triton.compile(src, target=GPUTarget("hip", "gfx950", 64),
                                 options={"num_warps": e["num_warps"], "num_stages": e["num_stages"],
                                          **e.get("options", {})})

@@ -55,6 +55,15 @@ def _specs():
             yield pytest.param(proj, name, id=f"{proj}-{name}")
 
 
+def _plain(signature: dict) -> dict:
+    return {k: v.removesuffix(":16") for k, v in signature.items()}
+
+
+def _hints(signature: dict) -> dict:
+    """Triton's AOT spelling of the ':16' hints (16-byte aligned pointer, int divisible by 16)."""
+    return {(i,): [["tt.divisibility", 16]] for i, v in enumerate(signature.values()) if v.endswith(":16")}
+
+
 def _compile_gfx950(folder: Path, entry: dict):
     import triton
     from triton.backends.compiler import GPUTarget
@@ -62,7 +71,8 @@ def _compile_gfx950(folder: Path, entry: dict):
 
     kmod = _module(folder / entry["source"], f"_tk_src_{folder.name}")
     fn = getattr(kmod, entry["kernel"])
-    src = ASTSource(fn=fn, signature=dict(entry["signature"]), constexprs=dict(entry["constexprs"]))
+    src = ASTSource(fn=fn, signature=_plain(entry["signature"]), constexprs=dict(entry["constexprs"]),
+                    attrs=_hints(entry["signature"]))
     opts = {"num_warps": entry["num_warps"], "num_stages": entry["num_stages"], **entry.get("options", {})}
     return triton.compile(src, target=GPUTarget("hip", "gfx950", 64), options=opts)
 
@@ -119,6 +129,8 @@ def test_plan_launches_every_shape(proj: str) -> None:
                     assert a is None or isinstance(a, torch.Tensor), (name, p)
                 else:
                     assert isinstance(a, (int, float)) and not isinstance(a, bool), (name, p, a)
+                    if entry["signature"][p].endswith(":16"):
+                        assert a % 16 == 0, (name, p, a, spec)
 
 
 _INTERP = textwrap.dedent("""

@@ -10,9 +10,9 @@ TRITON = {
     "mxfp4_mm": {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
-        "signature": {"a_ptr": "*bf16", "b_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*bf16", "M": "i32",
-                      "N": "i32", "K": "i32", "SN": "i32", "BM": "constexpr", "BN": "constexpr",
-                      "BK": "constexpr"},
+        "signature": {"a_ptr": "*bf16:16", "b_ptr": "*u8:16", "bs_ptr": "*u8:16", "c_ptr": "*bf16:16",
+                      "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32", "BM": "constexpr",
+                      "BN": "constexpr", "BK": "constexpr"},
         "constexprs": {"BM": 16, "BN": 64, "BK": 128},
         "num_warps": 4,
         "num_stages": 2,

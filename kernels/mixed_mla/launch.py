@@ -23,9 +23,9 @@ TRITON = {
     "mla_decode": {
         "source": "mixed_mla.py",
         "kernel": "mla_decode_kernel",
-        "signature": {"q_ptr": "*bf16", "kv_ptr": "*fp8e4nv", "kv_scale_ptr": "*fp32", "po_ptr": "*fp32",
-                      "plse_ptr": "*fp32", "kv_len": "i32", "split_len": "i32", "sm_scale": "fp32",
-                      "BN": "constexpr"},
+        "signature": {"q_ptr": "*bf16:16", "kv_ptr": "*fp8e4nv:16", "kv_scale_ptr": "*fp32:16",
+                      "po_ptr": "*fp32:16", "plse_ptr": "*fp32:16", "kv_len": "i32", "split_len": "i32:16",
+                      "sm_scale": "fp32", "BN": "constexpr"},
         "constexprs": {"BN": 32},
         "num_warps": 4,
         "num_stages": 1,
@@ -33,8 +33,8 @@ TRITON = {
     "mla_reduce": {
         "source": "mixed_mla.py",
         "kernel": "mla_reduce_kernel",
-        "signature": {"po_ptr": "*fp32", "plse_ptr": "*fp32", "out_ptr": "*bf16", "n_splits": "i32",
-                      "SPLITS": "constexpr"},
+        "signature": {"po_ptr": "*fp32:16", "plse_ptr": "*fp32:16", "out_ptr": "*bf16:16",
+                      "n_splits": "i32", "SPLITS": "constexpr"},
         "constexprs": {"SPLITS": 64},
         "num_warps": 4,
         "num_stages": 1,
