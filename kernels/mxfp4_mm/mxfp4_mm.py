@@ -46,9 +46,10 @@ def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, M, N, K, SN, k_split,
                     A_PREQ: tl.constexpr):
     """One (BM x BN) output tile over k in [pid_k * k_split, (pid_k + 1) * k_split).
 
-    a_ptr: A bf16 [M, K] row-major (A_PREQ: A already quantized by mxfp4_quant_kernel, packed
-    bytes [M, K/2], and as_ptr its e8m0 bytes [M, K/32]; else as_ptr is not read). b_ptr: B_shuffle bytes [N, K/2]. bs_ptr: B_scale_sh bytes
-    [pad256(N), SN]. PARTIAL: c_ptr is an fp32 [splits, M, N] workspace, else the bf16 output.
+    a_ptr: A bf16 [M, K] row-major; with A_PREQ, A already quantized by mxfp4_quant_kernel:
+    packed bytes [M, K/2], and as_ptr its e8m0 bytes [M, K/32] (else as_ptr is not read).
+    b_ptr: B_shuffle bytes [N, K/2]. bs_ptr: B_scale_sh bytes [pad256(N), SN].
+    PARTIAL: c_ptr is an fp32 [splits, M, N] workspace, else the bf16 output [M, N].
     Needs K % BK == 0, k_split % BK == 0, N % 16 == 0 (the plan checks)."""
     pid_n = tl.program_id(0)
     pid_m = tl.program_id(1)
