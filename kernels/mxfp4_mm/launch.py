@@ -1,24 +1,11 @@
-"""Launch plan of the default amd-mxfp4-mm kernels (mxfp4_mm.py, Triton).
+"""Launch plan of the default amd-mxfp4-mm kernels (mxfp4_mm.py, Triton; docs/default-kernels.md
+has the design and the measurements behind every choice).
 
-mxfp4_mm_kernel computes one BM x BN output tile over a range of k on tl.dot_scaled (e2m1 x e2m1;
-the MXFP4 MFMA on gfx950), reading B_shuffle and B_scale_sh un-shuffled by address arithmetic.
-A is quantized in the GEMM (m <= 32) or once by mxfp4_quant_kernel (m > 32, where every one of
-the n / BN column blocks would otherwise quantize the same A tiles again). When the (m, n) tiles
-alone cannot fill the GPU, k is split: each split writes fp32 partial sums to a workspace and
-mm_reduce adds them in order.
-
-Choices (docs/default-kernels.md has the measurements behind them):
-- BM: the smallest of 16/32/64 that covers m (the MFMA tile is 16 or 32 rows; rows beyond m are
-  zero work that still costs a full MFMA).
-- BK = 128: two 16x16x128 (or one 32x32x64 pair) MFMA steps per sub-tile, 8 KiB of B per 64
-  columns in flight; measured faster than 256 on every shape.
-- BN = 64 for m <= 32 (more column blocks for the narrow shapes); 128 when the A pre-pass is on
-  (fewer blocks re-reading A) or k >= 4096 (fewer, longer splits).
-- splits: the smallest divisor of the k steps giving at least TARGET_BLOCKS blocks, at most
-  steps / MIN_STEPS_PER_SPLIT; TARGET_BLOCKS = 180 is about 0.7 of MI355X's 256 CUs: the reduce
-  launch and each split's prologue cost more than the last CUs would gain (measured on the H200's
-  132 SMs, where the same counts won; no MI355X was available).
-- 4 warps (one wave per SIMD on gfx950); 2 stages: the k loops are 1..4 steps long.
+mxfp4_mm_kernel: one BM x BN tile over a range of k on tl.dot_scaled (e2m1; the MXFP4 MFMA on
+gfx950), B read from B_shuffle/B_scale_sh. A is quantized in the GEMM for m <= 32, else once by
+mm_quant_a. k is split until about TARGET_BLOCKS blocks run (MI355X has 256 CUs; 180 measured
+best on the H200's 132 SMs); every split writes fp32 partial sums and mm_reduce adds them in
+order and casts to bf16. BM: the smallest of 16/32/64 covering m; BK 128; 4 warps.
 """
 
 import torch
@@ -30,21 +17,9 @@ QUANT_ROWS = 16  # rows per mxfp4_quant_kernel block (its BR)
 QUANT_K = 256  # k per mxfp4_quant_kernel block (its BK)
 REDUCE_BLOCK = 1024  # mm_reduce's BLOCK
 
-# Specializations (plain data: submitgen reads this literal). Every GEMM writes fp32 partial sums
-# and mm_reduce casts them to bf16, also with one split: one object per tile instead of two keeps
-# the payload small. BK must equal the module's BK; A_PREQ says whether mm_quant_a runs first.
+# Specializations: plain data that submitgen reads (BK must equal the module's BK; A_PREQ: A comes
+# from mm_quant_a). Few tiles, since each is one more object in the payload.
 TRITON = {
-    "mm_16x64": {
-        "source": "mxfp4_mm.py",
-        "kernel": "mxfp4_mm_kernel",
-        "signature": {"a_ptr": "*bf16:16", "as_ptr": "*u8:16", "b_ptr": "*u8:16", "bs_ptr": "*u8:16",
-                      "c_ptr": "*fp32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
-                      "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "PARTIAL": "constexpr", "A_PREQ": "constexpr"},
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "PARTIAL": True, "A_PREQ": False},
-        "num_warps": 4,
-        "num_stages": 2,
-    },
     "mm_16x128": {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
@@ -107,7 +82,7 @@ def _cdiv(a, b):
 def config(m, n, k):
     """(specialization, BM, BN, splits) for one shape."""
     if m <= 16:
-        name = "mm_16x128" if k >= 4096 else "mm_16x64"
+        name = "mm_16x128"
     elif m <= 32:
         name = "mm_32x64"
     else:
