@@ -14,7 +14,7 @@ TARGET_BLOCKS = 180
 MIN_STEPS_PER_SPLIT = 1
 BK = 128
 QUANT_ROWS = 16  # rows per mxfp4_quant_kernel block (its BR)
-QUANT_K = 256  # k per mxfp4_quant_kernel block (its BK)
+QUANT_K = 128  # k per mxfp4_quant_kernel block (its BK)
 REDUCE_BLOCK = 1024  # mm_reduce's BLOCK
 
 # Specializations: plain data that submitgen reads (BK must equal the module's BK; A_PREQ: A comes
@@ -58,7 +58,7 @@ TRITON = {
         "kernel": "mxfp4_quant_kernel",
         "signature": {"a_ptr": "*bf16:16", "aq_ptr": "*u8:16", "as_ptr": "*u8:16", "M": "i32",
                       "K": "i32:16", "BR": "constexpr", "BK": "constexpr"},
-        "constexprs": {"BR": 16, "BK": 256},
+        "constexprs": {"BR": 16, "BK": 128},
         "num_warps": 4,
         "num_stages": 1,
     },
