@@ -27,12 +27,13 @@ PROJECTS = {
     # the load_inline C++ host launcher, compiled at import against the stand-in library
     "mm_basic-cpp": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "cpp"),
     "mm_basic-reuse-output": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "ctypes-reuse"),
-    "default-mxfp4-mm": ("mxfp4-mm", None, "ctypes"),
-    "default-mixed-mla": ("mixed-mla", None, "ctypes"),
+    # the HIP kernels (the defaults are Triton now: several objects, covered by the Triton tests)
+    "hip-mxfp4-mm": ("mxfp4-mm", TESTS.parent / "examples" / "hip_mxfp4_mm", "ctypes"),
+    "hip-mixed-mla": ("mixed-mla", TESTS.parent / "examples" / "hip_mixed_mla", "ctypes"),
     # --target cuda: the same template with the CUDA driver binding, against the same stand-in
     # (it also exports cuModuleLoadData / cuModuleGetFunction / cuLaunchKernel)
     "cuda-mm_basic": ("mxfp4-mm", TESTS / "projects" / "mm_basic", "cuda"),
-    "cuda-default-mixed-mla": ("mixed-mla", None, "cuda"),
+    "cuda-hip-mixed-mla": ("mixed-mla", TESTS.parent / "examples" / "hip_mixed_mla", "cuda"),
 }
 
 
