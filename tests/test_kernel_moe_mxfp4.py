@@ -48,3 +48,22 @@ def test_plan_grids_and_launch_names_on_every_listed_shape():
         splits = min(launch.MAX_ROW_SPLITS, -(-d.tokens // launch.BM))
         assert launches[1][1] == (d.experts, d.expert // launch.BN_GATE_UP, splits)
         assert launches[2][1] == (d.experts, d.hidden // launch.BN_DOWN, splits)
+
+
+def test_jit_submission_writer_renders_a_file_that_lints_clean(tmp_path):
+    from submitgen.lint import lint_text
+
+    sys.path.insert(0, str(HERE.parent / "benchmarks"))
+    try:
+        import moe_jit_submission
+    finally:
+        sys.path.remove(str(HERE.parent / "benchmarks"))
+    text = moe_jit_submission.render()
+    assert text.startswith("#!POPCORN leaderboard amd-moe-mxfp4\n#!POPCORN gpu MI355X\n")
+    assert lint_text(text, path="moe_jit.py") == []
+    path = tmp_path / "moe_jit.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("moe_jit", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # @triton.jit reads the kernels' source from the file
+    assert {"moe_gate_up", "moe_down", "plan", "_sg_fallback", "custom_kernel"} <= set(vars(module))
