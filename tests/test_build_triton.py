@@ -63,7 +63,7 @@ def _project(tmp_path, plan_edit=None, extra=None) -> str:
     (LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, 0.0, None, None)"),
      f"kernel 'fill_1024': metadata has 5 explicit arguments, plan passes 7 ({SHAPE})"),
     (LAUNCH.replace("(out, m * n, 0.0)", "(out, None, 0.0)"),
-     f"kernel 'fill_1024' arg 1: metadata says by_value size 4, plan passes NoneType ({SHAPE})"),
+     f"kernel 'fill_1024' arg 1: metadata says by_value size 4, plan passes None ({SHAPE})"),
 ])
 def test_triton_launch_contract_is_checked(tmp_path, monkeypatch, new, error):
     name = _project(tmp_path, (LAUNCH, new))

@@ -17,8 +17,9 @@ import re
 import stat
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import CompileError
 from ..files import private_dir
@@ -46,6 +47,9 @@ class CompileResult:
     kernels: tuple[str, ...]
     cache_warning: str | None = None  # why the result was not cached, when the cache was asked for
     source_sha256: tuple[str, ...] = ()  # of the exact bytes compiled, one per source
+    # The code object reader's model from the read-back of a fresh compile (None on a cache hit):
+    # the build reuses it instead of parsing the object again.
+    parsed: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,8 @@ def compile_sources(sources: Sequence[Path | str], options: CompileOptions | Non
     started = time.time_ns()
     data, commands, headers = _build(tc, opts, inputs, hh)
     label = srcs[0].name if len(srcs) == 1 else f"{srcs[0].name} (+{len(srcs) - 1})"
-    kernels = check_code_object(data, opts.arch, source=label)
+    parsed = read_back(data, opts.arch, source=label)
+    kernels = tuple(k.name for k in parsed.kernels)
     digest = hashlib.sha256(data).hexdigest()
     warning = None
     if opts.use_cache:
@@ -91,6 +96,7 @@ def compile_sources(sources: Sequence[Path | str], options: CompileOptions | Non
     return CompileResult(
         code_object=data, sha256=digest, arch=opts.arch, toolchain=tc, commands=commands, cache_hit=False,
         sources=srcs, headers=tuple(Path(h) for h in headers), kernels=kernels, cache_warning=warning,
+        parsed=parsed,
         source_sha256=digests,
     )
 
@@ -286,6 +292,11 @@ def parse_deps(work: Path, dep: Path) -> list[Path]:
 def check_code_object(data: bytes, arch: str, *, source: str = "<compiled>") -> tuple[str, ...]:
     """Read a linked code object back with the code object reader: it must be for ``arch`` and
     hold at least one kernel, each with its ``NAME.kd`` descriptor. Returns the kernel names."""
+    return tuple(k.name for k in read_back(data, arch, source=source).kernels)
+
+
+def read_back(data: bytes, arch: str, *, source: str = "<compiled>") -> Any:
+    """:func:`check_code_object`, returning the reader's model (the build reuses it: one parse)."""
     from ..codeobject import read_code_object
 
     co = read_code_object(data, source=source)
@@ -297,4 +308,4 @@ def check_code_object(data: bytes, arch: str, *, source: str = "<compiled>") -> 
     missing = [k.name for k in co.kernels if k.descriptor is None]
     if missing:
         raise CompileError(f"{source}: kernel(s) without a NAME.kd descriptor: {', '.join(missing)}")
-    return names
+    return co
