@@ -8,7 +8,7 @@ over every code object under DIR (``*.co``, ``*.hsaco``), e.g. the 2,613 objects
 ``amd-aiter`` wheel (``pip download --pre --no-deps amd-aiter``, unzip it):
 
     .venv/bin/python benchmarks/bench_inspect.py
-    .venv/bin/python benchmarks/bench_inspect.py --many /tmp/aiter/x --repeat 3
+    .venv/bin/python benchmarks/bench_inspect.py --many /tmp/aiter/x --repeat 3 [--disasm]
 """
 
 from __future__ import annotations
@@ -73,14 +73,15 @@ def main() -> None:
         print(f"inspect as a fresh process (python start-up included): {(time.perf_counter() - t0) * 1000:.1f} ms")
 
 
-def many(root: Path, repeat: int) -> None:
+def many(root: Path, repeat: int, with_disasm: bool = False) -> None:
+    disasm = () if with_disasm else ("--no-disasm",)  # one llvm-objdump per object when asked
     paths = sorted(str(p) for ext in ("*.co", "*.hsaco") for p in root.rglob(ext))
     if not paths:
         raise SystemExit(f"no *.co or *.hsaco under {root}")
     times, cpus, out = [], [], b""
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        r = subprocess.run([sys.executable, "-m", "submitgen", "inspect", "--json", *paths], capture_output=True,
+        r = subprocess.run([sys.executable, "-m", "submitgen", "inspect", "--json", *disasm, *paths], capture_output=True,
                            env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
         c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         times.append(time.perf_counter() - t0)
@@ -97,8 +98,9 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--many", type=Path, help="time inspect --json over every code object under this folder")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--disasm", action="store_true", help="with --many: include the instruction mix")
     a = ap.parse_args()
     if a.many is not None:
-        many(a.many, a.repeat)
+        many(a.many, a.repeat, a.disasm)
     else:
         main()

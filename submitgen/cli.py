@@ -68,8 +68,11 @@ def emit_json(obj) -> None:
                    "provenance or a Triton .json sidecar, else 0).")
 @click.option("--arch", default=None, metavar="ARCH",
               help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
+@click.option("--disasm/--no-disasm", default=True, show_default=True,
+              help="Count each AMD kernel's instructions (matrix, scratch, memory...) with llvm-objdump >= 20, "
+                   "where one is installed.")
 def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...], block: int | None,
-                lds: int | None, arch: str | None) -> None:
+                lds: int | None, arch: str | None, disasm: bool) -> None:
     """Show what code objects hold: kernels, argument layouts, resources, occupancy, warnings.
 
     PATH is a code object (.co/.hsaco), a clang offload bundle, or a Python submission that
@@ -77,7 +80,7 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
     (a loader would refuse the object, or the kernel cannot launch as estimated)."""
     from .report import exit_status, inspect_sources, render_text, to_json
 
-    items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds)
+    items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds, disasm=disasm)
     if as_json:
         emit_json(to_json(items))
     else:
