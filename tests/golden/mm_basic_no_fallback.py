@@ -12,6 +12,7 @@
 # Without a usable GPU, custom_kernel is a pure-torch fallback and says so once on stderr.
 import base64
 import ctypes
+import functools
 import hashlib
 import lzma
 import os
@@ -490,15 +491,24 @@ if _SG_LIB is not None:
 _SG_PREPARED = {}
 
 
+def _sg_output_maker(like):
+    """A function that makes a fresh output laid out like ``like`` (the plan's output, kept with
+    its shape): torch.empty_like, the cheapest, when it gives the same strides, else
+    torch.empty_strided."""
+    if torch.empty_like(like).stride() == like.stride():
+        return functools.partial(torch.empty_like, like)
+    return functools.partial(torch.empty_strided, tuple(like.shape), like.stride(), dtype=like.dtype,
+                             device=like.device)
+
+
 class _SgShape:
     """The launches prepared for one input shape, once, by _sg_prepare."""
 
-    __slots__ = ("out", "shape", "strides", "dtype", "device", "out_cells", "leaf_cells", "calls", "keep")
+    __slots__ = ("out", "new_output", "out_cells", "leaf_cells", "calls", "keep")
 
-    def __init__(self, out, like, out_cells, leaf_cells, calls, keep):
+    def __init__(self, out, new_output, out_cells, leaf_cells, calls, keep):
         self.out = out  # --reuse-output: the tensor every call returns; else None
-        self.shape, self.strides = tuple(like.shape), like.stride()  # a fresh output's layout
-        self.dtype, self.device = like.dtype, like.device
+        self.new_output = new_output  # else: makes each call's fresh output
         self.out_cells = out_cells  # kernarg cells that take the output's address
         self.leaf_cells = leaf_cells  # ((kernarg cell, index of the input tensor), ...)
         self.calls = calls  # the launch function's arguments, one tuple per launch
@@ -538,24 +548,24 @@ def _sg_prepare(data):
             ctypes.c_uint(packed.lds), None, None, extra,
         ))
         keep += [kernarg, size, extra, workspaces]
-    return _SgShape(None, out, tuple(out_cells), tuple(leaf_cells), tuple(calls), keep)
+    prepared = _SgShape(None, _sg_output_maker(out), tuple(out_cells), tuple(leaf_cells), tuple(calls), keep)
+    _SG_PREPARED[_sg_key(data)] = prepared
+    return prepared
 
 
 def _sg_kernel(data):
-    key = _sg_key(data)
-    prepared = _SG_PREPARED.get(key)
+    prepared = _SG_PREPARED.get(_sg_key(data))
     if prepared is None:
-        prepared = _SG_PREPARED[key] = _sg_prepare(data)
-    out = torch.empty_strided(prepared.shape, prepared.strides, dtype=prepared.dtype, device=prepared.device)
+        prepared = _sg_prepare(data)
+    out = prepared.new_output()
     out_ptr = out.data_ptr()
     for cell in prepared.out_cells:
         cell.value = out_ptr
     leaves = _sg_leaves(data)
     for cell, source in prepared.leaf_cells:
         cell.value = leaves[source].data_ptr()
-    launch = _sg_launch
     for call in prepared.calls:
-        rc = launch(*call)
+        rc = _sg_launch(*call)
         if rc:
             _sg_check(rc, _SG_LAUNCH)
     return out
