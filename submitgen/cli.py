@@ -247,12 +247,12 @@ def lint_cmd(file: str, problem: str | None) -> None:
     banned word (any case), size and payload budget, exec/eval of decoded data, a module-level
     custom_kernel, and kernels on an HSA queue of their own. Prints one line per failed rule
     (FILE:LINE: RULE: message (fix: ...)) and exits 1 if any fails."""
-    from .lint import lint_file, payload_summary, render_findings
+    from .lint import lint_file_report, payload_summary, render_findings
 
-    findings = lint_file(file, problem=problem)
-    for line in render_findings(findings, file):
+    report = lint_file_report(file, problem=problem)
+    for line in render_findings(report.errors + report.warnings, file):
         click.echo(line)
-    if findings:
+    if report.errors:
         raise SystemExit(1)
     click.echo(f"{file}: lint passed; {payload_summary(file, problem=problem)}")
 

@@ -94,8 +94,9 @@ def test_zeros_fail_and_progress_is_reported():
 def test_mutated_inputs_fail():
     report = run_test(SUBMISSIONS / "mla_mutates.py", custom=MLA_SMALL[:1])
     [r] = report.results
-    assert not r.passed and r.mutated == ("data[0]",)
-    assert any("custom_kernel changed its inputs (data[0])" in ln for ln in format_test_report(report))
+    assert not r.passed and r.mutated == ("q",)
+    assert "batchsize=2 qseqlen=1 kvseqlen=256: input 'q' was modified by custom_kernel (the leaderboard's " \
+        "timed loop passes the inputs uncloned): write results into a fresh tensor instead" in format_test_report(report)
 
 
 def test_lint_runs_first(tmp_path: Path):

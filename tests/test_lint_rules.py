@@ -208,7 +208,8 @@ def test_findings_are_frozen():
 
 def test_own_sources_free_of_banned_word():
     root = Path(__file__).resolve().parent.parent
-    for rel in ("submitgen/lint.py", "submitgen/payload.py", "submitgen/evaluate.py",
+    packages = [str(p.relative_to(root)) for d in ("lint", "evaluate") for p in (root / "submitgen" / d).glob("*.py")]
+    for rel in (*packages, "submitgen/payload.py",
                 "submitgen/evaluate_worker.py", "tests/test_lint_rules.py", "tests/test_evaluate.py",
                 "tests/test_cli_lint_test_bench.py", *(f"tests/submissions/{p.name}" for p in SUBMISSIONS.iterdir())):
         assert BANNED_WORD not in (root / rel).read_text().lower(), rel

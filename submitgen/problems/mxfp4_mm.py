@@ -150,7 +150,7 @@ PROBLEM = ProblemSpec(
     spec_keys=SPEC_KEYS,
     tests=frozen_specs(TESTS),
     benchmarks=frozen_specs(BENCHMARKS),
-    tolerance=Tolerance(rtol=RTOL, atol=ATOL),
+    tolerance=Tolerance(rtol=RTOL, atol=ATOL, check_dtype=True),
     payload_baseline=9_700,
     leaves=_sg_leaves,
     key=_sg_key,
