@@ -76,6 +76,7 @@ def tail(log: Path, n: int = _TAIL_LINES) -> str:
 
 def parse_event(line: str, count: int) -> dict[str, Any]:
     """One validated event; Malformed names what is wrong."""
+    line = line.rstrip("\n")
     if len(line) > MAX_EVENT_CHARS:
         raise Malformed(f"a line of {len(line):,} characters")
     try:

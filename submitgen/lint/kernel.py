@@ -95,8 +95,8 @@ def _writes(fn: ast.FunctionDef | ast.AsyncFunctionDef, inputs: set[str]) -> Ite
             if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_") \
                     and func.attr not in _NOT_WRITES:
                 name = _root(func.value)
-                if name not in inputs and node.args:
-                    name = _root(node.args[0])
+                if name not in inputs and node.args and dotted(func.value).split(".")[0] == "torch":
+                    name = _root(node.args[0])  # torch.relu_(x) and the like
                 if name in inputs:
                     yield node.lineno, name, f"calls the in-place {func.attr}() on it"
             for kw in node.keywords:
