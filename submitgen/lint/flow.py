@@ -189,14 +189,7 @@ class Sinks:
         if isinstance(func, ast.Name):
             return self._name_kind(func.id)
         if isinstance(func, ast.Attribute):
-            base = dotted(func.value)
-            if func.attr in _EXEC_NAMES and base in _BUILTINS_MODULES:
-                return "exec"
-            if func.attr == "__import__" and base in _BUILTINS_MODULES:
-                return "import"
-            if func.attr == "import_module" and base.split(".")[-1] == "importlib":
-                return "import"
-            return None
+            return _attribute_kind(func)
         if isinstance(func, ast.Call) and callee_name(func.func) == "getattr" and len(func.args) >= 2:
             attr = func.args[1]
             if isinstance(attr, ast.Constant) and attr.value in _EXEC_NAMES:
@@ -208,6 +201,17 @@ class Sinks:
             if isinstance(key, ast.Constant) and key.value in _EXEC_NAMES:
                 return "exec"
         return None
+
+
+def _attribute_kind(func: ast.Attribute) -> str | None:
+    base = dotted(func.value)
+    if func.attr in _EXEC_NAMES and base in _BUILTINS_MODULES:
+        return "exec"
+    if func.attr == "__import__" and base in _BUILTINS_MODULES:
+        return "import"
+    if func.attr == "import_module" and base.split(".")[-1] == "importlib":
+        return "import"
+    return None
 
 
 _PLAIN = "write the code in the file as plain Python"

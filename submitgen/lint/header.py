@@ -104,6 +104,20 @@ def read_header(text: str) -> Header:
     return _parse_header(text.splitlines())[0]
 
 
+def _check_gpus(header: Header, target: str | None, known: dict[str, tuple[str, ...]]) -> list[LintFinding]:
+    found = []
+    allowed = known[target] if target else known_gpus()
+    for gpu in header.gpus:
+        if gpu not in allowed:
+            near = [g for g in allowed if g.lower() == gpu.lower()]
+            fix = f"write '{near[0]}' (exact case)" if near else f"use {' or '.join(allowed)}"
+            where = f"leaderboard {target!r} runs on {', '.join(allowed)}" if target else \
+                f"known AMD GPUs are {', '.join(known_gpus())}"
+            found.append(LintFinding("header", header.gpus_line or 1,
+                                     f"GPU {gpu!r} is not one this tool knows: {where}", fix))
+    return found
+
+
 def check_header(lines: list[str], problem: str | None) -> list[LintFinding]:
     header, found = _parse_header(lines)
     known = known_leaderboards()
@@ -123,16 +137,7 @@ def check_header(lines: list[str], problem: str | None) -> list[LintFinding]:
             "header", 1, "no '#!POPCORN leaderboard <name>' directive in the first comment block",
             "add '#!POPCORN leaderboard amd-mxfp4-mm' (or your leaderboard) as the first line, "
             "or pass --problem"))
-    target = lb if lb in known else problem
-    allowed = known[target] if target else known_gpus()
-    for gpu in header.gpus:
-        if gpu not in allowed:
-            near = [g for g in allowed if g.lower() == gpu.lower()]
-            fix = f"write '{near[0]}' (exact case)" if near else f"use {' or '.join(allowed)}"
-            where = f"leaderboard {target!r} runs on {', '.join(allowed)}" if target else \
-                f"known AMD GPUs are {', '.join(known_gpus())}"
-            found.append(LintFinding("header", header.gpus_line or 1,
-                                     f"GPU {gpu!r} is not one this tool knows: {where}", fix))
+    found += _check_gpus(header, lb if lb in known else problem, known)
     if header.gpus_line is None and problem is None:
         gpu = known[lb][0] if lb in known else "MI355X"
         found.append(LintFinding(

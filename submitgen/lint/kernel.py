@@ -80,28 +80,39 @@ def _input_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return names
 
 
+def _assign_writes(node: ast.Assign | ast.AugAssign, inputs: set[str]) -> Iterator[tuple[int, str, str]]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for t in targets:
+        name = _root(t)
+        if name not in inputs:
+            continue
+        if isinstance(t, ast.Subscript):
+            yield node.lineno, name, "assigns into a slice of it"
+        elif isinstance(node, ast.AugAssign) and isinstance(t, ast.Name):
+            yield node.lineno, name, "updates it in place with an augmented assignment"
+
+
+def _call_writes(node: ast.Call, inputs: set[str]) -> Iterator[tuple[int, str, str]]:
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_") \
+            and func.attr not in _NOT_WRITES:
+        name = _root(func.value)
+        if name not in inputs and node.args and dotted(func.value).split(".")[0] == "torch":
+            name = _root(node.args[0])  # torch.relu_(x) and the like
+        if name in inputs:
+            yield node.lineno, name, f"calls the in-place {func.attr}() on it"
+    for kw in node.keywords:
+        name = _root(kw.value) if kw.arg == "out" else None
+        if name in inputs:
+            yield node.lineno, name, f"passes it as out= of {dotted(func)}()"
+
+
 def _writes(fn: ast.FunctionDef | ast.AsyncFunctionDef, inputs: set[str]) -> Iterator[tuple[int, str, str]]:
     for node in ast.walk(fn):
         if isinstance(node, (ast.Assign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                name = _root(t)
-                if name in inputs and isinstance(t, ast.Subscript):
-                    yield node.lineno, name, "assigns into a slice of it"
-                elif name in inputs and isinstance(node, ast.AugAssign) and isinstance(t, ast.Name):
-                    yield node.lineno, name, "updates it in place with an augmented assignment"
+            yield from _assign_writes(node, inputs)
         elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_") \
-                    and func.attr not in _NOT_WRITES:
-                name = _root(func.value)
-                if name not in inputs and node.args and dotted(func.value).split(".")[0] == "torch":
-                    name = _root(node.args[0])  # torch.relu_(x) and the like
-                if name in inputs:
-                    yield node.lineno, name, f"calls the in-place {func.attr}() on it"
-            for kw in node.keywords:
-                if kw.arg == "out" and _root(kw.value) in inputs:
-                    yield node.lineno, _root(kw.value) or "", f"passes it as out= of {dotted(func)}()"
+            yield from _call_writes(node, inputs)
 
 
 def input_write_findings(tree: ast.Module) -> list[LintFinding]:
