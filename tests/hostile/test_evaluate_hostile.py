@@ -179,6 +179,19 @@ def test_bad_options_are_one_error_line(tmp_path, args, line):
     assert result.output.splitlines() == [line]
 
 
+@pytest.mark.parametrize("args,line", [
+    (("--shape", "m=abc,n=256,k=512"), "Error: shape 'm=abc,n=256,k=512': m must be an integer, got 'abc'"),
+    (("--shapes", "test:3-0"), "Error: --shapes 'test:3-0': the range '3-0' is empty (write the lower index first)"),
+    (("--shape", "m=8,n=256,k=96"), "Error: shape {'m': 8, 'n': 256, 'k': 96, 'seed': 1}: mxfp4-mm: need m, n, "
+                                    "k > 0, k % 64 == 0 and n % 16 == 0, got m=8 n=256 k=96"),
+])
+def test_bad_mxfp4_mm_selections_are_one_error_line(tmp_path, args, line):
+    sub = _file(tmp_path, "import torch\n\n\ndef custom_kernel(data):\n    return data[0]\n", MM_HEADER)
+    result = _cli("test", str(sub), *args)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [line]
+
+
 def test_timeout_is_checked_before_anything_runs(tmp_path):
     sub = _file(tmp_path, "def custom_kernel(data):\n    return data[0] + data[1]\n")
     with pytest.raises(EvaluateError, match=r"^--timeout must be a number of seconds above 0 and at most "
