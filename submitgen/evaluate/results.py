@@ -36,6 +36,16 @@ class Shape:
         return dict(self.spec)
 
 
+_BACKEND_TEXT = {
+    # SUBMITGEN_BACKEND as a submission reports it -> what ran
+    "hip": "backend: hip - ran the kernel {where}",
+    "cuda": "backend: cuda - ran the CUDA build of the kernel {where}",
+    "fallback": "backend: fallback - ran the torch fallback, not the kernel, {where}",
+    "dry-run": ("backend: dry-run - kernels were 'launched' against the stand-in HIP library "
+                "(SUBMITGEN_HIP_LIBRARY): no kernel ran, outputs are not meaningful"),
+}
+
+
 @dataclass(frozen=True)
 class Backend:
     """What ran: the file's ``SUBMITGEN_BACKEND`` (None for hand-written files) and the device."""
@@ -47,24 +57,14 @@ class Backend:
 
     def describe(self) -> str:
         where = f"on {self.device}" if self.gpu else "on this machine without a GPU (CPU only)"
-        if self.value == "hip":
-            text = f"backend: hip - ran the kernel {where}"
-        elif self.value == "cuda":
-            text = f"backend: cuda - ran the CUDA build of the kernel {where}"
-        elif self.value == "fallback":
-            text = f"backend: fallback - ran the torch fallback, not the kernel, {where}"
-        elif self.value == "dry-run":
-            text = ("backend: dry-run - kernels were 'launched' against the stand-in HIP library "
-                    "(SUBMITGEN_HIP_LIBRARY): no kernel ran, outputs are not meaningful")
-        elif self.value is None:
-            if self.gpu:
-                text = f"backend: the file's own code, {where}"
-            else:
-                text = (f"backend: the file's own code, {where}: it ran whatever path the file "
-                        "takes without a GPU, not a GPU kernel")
-        else:
-            text = f"backend: {self.value!r} (as the file reports it), {where}"
-        return text
+        if self.value in _BACKEND_TEXT:
+            return _BACKEND_TEXT[self.value].format(where=where)
+        if self.value is not None:
+            return f"backend: {self.value!r} (as the file reports it), {where}"
+        if self.gpu:
+            return f"backend: the file's own code, {where}"
+        return (f"backend: the file's own code, {where}: it ran whatever path the file "
+                "takes without a GPU, not a GPU kernel")
 
 
 @dataclass(frozen=True)
