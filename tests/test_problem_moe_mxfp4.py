@@ -191,9 +191,10 @@ def test_writing_into_hidden_states_fails_submitgen_test_naming_it(tmp_path, one
     path = _fallback_file(tmp_path, "mutates.py", body)
     report = run_test(path, custom=MOE_CUSTOM[:1], lint=False)
     [result] = report.results
-    assert not result.passed and result.mutated == ("data[0]",)
-    assert "INPUTS MUTATED: data[0]" in result.summary()
-    assert "custom_kernel changed its inputs (data[0])" in "\n".join(format_test_report(report))
+    assert not result.passed and result.mutated == ("hidden_states",)
+    assert "input 'hidden_states' was modified by custom_kernel" in result.summary()
+    assert ("input 'hidden_states' was modified by custom_kernel (this leaderboard's evaluator passes the "
+            "inputs uncloned, so its reference would read the changed tensors)") in "\n".join(format_test_report(report))
 
 
 @pytest.mark.heavy

@@ -1,5 +1,5 @@
 """``submitgen test`` and ``submitgen bench``: run a single-file submission on this machine the way
-the leaderboard's evaluator does (reference/leaderboards.md §5).
+the leaderboard's evaluator does (docs/rules.md, "Evaluation").
 
 Process model. The submission is copied as ``submission.py`` next to the problem's ``task.py`` in
 a fresh temporary folder, and ONE fresh Python process (:mod:`submitgen.evaluate_worker`) imports it
@@ -26,6 +26,7 @@ with the leaderboard's."""
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -114,7 +115,8 @@ def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[s
     from ..problems.registry import import_root
 
     state = RunState()
-    tmp = Path(tempfile.mkdtemp(prefix="submitgen-run-"))
+    # the pid in the name lets files.clean_stale remove it after a kill -9
+    tmp = Path(tempfile.mkdtemp(prefix=f"submitgen-{os.getpid()}-run-"))
     run = tmp / "run"
     run.mkdir()
     (run / "submission.py").write_text(prep.text, encoding="utf-8", errors="surrogateescape")

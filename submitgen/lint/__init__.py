@@ -4,7 +4,7 @@ The file is read, never imported or run. Each finding is one line::
 
     path:LINE: RULE: message (fix: ...)
 
-Rules (reference/leaderboards.md §6):
+Rules (their sources: docs/rules.md):
 
 ``header``
     ``#!POPCORN`` directives are read by the server only in the first comment block (lines that
