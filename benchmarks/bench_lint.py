@@ -3,8 +3,14 @@ parser runs in a thread with a big stack for deep files).
 
 Run: .venv/bin/python benchmarks/bench_lint.py
 
-Measured on the 2-core development machine (shared with other jobs), CPython 3.11:
-    see the table this script prints; figures quoted in the commit that last changed it.
+Measured on the 2-core development machine shared with other jobs (load average 5.5), CPython 3.11.7:
+    first call (imports the registry and torch)            6.4 s
+    1 MB taint chain (a quadratic analysis needs ~70,000 rounds)   wall  8.6 s, cpu 4.4 s
+    1 MB of small functions                                 wall 11.4 s, cpu 4.8 s
+    3,000-term 'a' + 'b' chain                              cpu 0.45 s (nesting warning)
+    5,000-deep unary chain / 1,100 elifs / 990-long attribute chain   cpu <= 0.05 s each
+    200,000-deep unary chain                                cpu 0.01 s (syntax finding: past the parser's bound)
+Before (quadratic taint propagation): 53 KB took 30 s and 110 KB ran past 120 s.
 """
 
 from __future__ import annotations
