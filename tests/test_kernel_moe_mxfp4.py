@@ -22,19 +22,38 @@ HERE = Path(__file__).resolve().parent
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("h", "d", "routed", "top_k", "bs"), [(256, 256, 8, 2, 8), (256, 512, 4, 2, 40)],
-                         ids=["one-tile", "row-splits"])
+@pytest.mark.parametrize(
+    ("h", "d", "routed", "top_k", "bs"),
+    [(256, 256, 8, 2, 8), (256, 512, 4, 2, 40)],
+    ids=["one-tile", "row-splits"],
+)
 def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs):
-    spec = {"dhidden": h, "dexpert": d, "nroutedexperts": routed, "nexpertspertoken": top_k,
-            "nsharedexperts": 1, "bs": bs, "seed": 17}
+    spec = {
+        "dhidden": h,
+        "dexpert": d,
+        "nroutedexperts": routed,
+        "nexpertspertoken": top_k,
+        "nsharedexperts": 1,
+        "bs": bs,
+        "seed": 17,
+    }
     env = dict(os.environ, TRITON_INTERPRET="1", OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent), env.get("PYTHONPATH")) if p)
-    r = subprocess.run([sys.executable, str(HERE / "moe_interpret.py"), json.dumps(spec)],
-                       capture_output=True, text=True, env=env, timeout=600)
+    r = subprocess.run(
+        [sys.executable, str(HERE / "moe_interpret.py"), json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     result = json.loads(r.stdout.strip().splitlines()[-1])
-    assert result == {"launches": ["route", "gate_up", "down", "to_bf16"], "equal": True,
-                      "max_abs_err": 0.0, "inputs_unchanged": True}
+    assert result == {
+        "launches": ["route", "gate_up", "down", "to_bf16"],
+        "equal": True,
+        "max_abs_err": 0.0,
+        "inputs_unchanged": True,
+    }
 
 
 def test_plan_grids_and_launch_names_on_every_listed_shape():

@@ -122,7 +122,9 @@ def quantize(x: torch.Tensor, ties: str = "even", out: tuple[torch.Tensor, torch
     if x.dim() != 2 or x.shape[1] % BLOCK:
         raise ProblemError(f"mxfp4 quantize: expected a 2-D tensor with K % 32 == 0, got shape {tuple(x.shape)}")
     if scale_rule not in _SCALE_RULES:
-        raise ProblemError(f"mxfp4 quantize: scale_rule must be one of {sorted(_SCALE_RULES)}, got {scale_rule!r}")
+        raise ProblemError(
+            f"mxfp4 quantize: scale_rule must be one of {sorted(_SCALE_RULES)}, got {scale_rule!r}"
+        )
     m, k = x.shape
     blocks = x.float().reshape(m, k // BLOCK, BLOCK)
     mag = blocks.abs()
