@@ -220,8 +220,9 @@ def test_writing_into_hidden_states_fails_submitgen_test_naming_it(tmp_path, one
     [result] = report.results
     assert not result.passed and result.mutated == ("hidden_states",)
     assert "input 'hidden_states' was modified by custom_kernel" in result.summary()
-    assert ("input 'hidden_states' was modified by custom_kernel (this leaderboard's evaluator passes the "
-            "inputs uncloned, so its reference would read the changed tensors)") in "\n".join(format_test_report(report))
+    expected = ("input 'hidden_states' was modified by custom_kernel (this leaderboard's evaluator passes "
+                "the inputs uncloned, so its reference would read the changed tensors)")
+    assert expected in "\n".join(format_test_report(report))
 
 
 @pytest.mark.heavy
