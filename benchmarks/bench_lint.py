@@ -9,7 +9,8 @@ Measured on the 2-core development machine shared with other jobs (load average 
     1 MB of small functions                                 wall 11.4 s, cpu 4.8 s
     3,000-term 'a' + 'b' chain                              cpu 0.45 s (nesting warning)
     5,000-deep unary chain / 1,100 elifs / 990-long attribute chain   cpu <= 0.05 s each
-    200,000-deep unary chain                                cpu 0.01 s (syntax finding: past the parser's bound)
+    200,000-deep unary chain                                cpu 0.01 s (syntax finding: past the
+                                                            parser's bound)
 Before (quadratic taint propagation): 53 KB took 30 s and 110 KB ran past 120 s.
 """
 
@@ -58,7 +59,8 @@ def deep() -> dict[str, str]:
     return {
         "3,000-term 'a' + 'b' chain": "x = " + " + ".join(["'a'"] * 3000) + "\n",
         "5,000-deep unary chain": "x = " + "-" * 5000 + "1\n",
-        "1,100 elifs": "if x == 0:\n    y = 0\n" + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 1101)),
+        "1,100 elifs": "if x == 0:\n    y = 0\n"
+        + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 1101)),
         "990-long attribute chain": "x = a" + ".b" * 990 + "\n",
         "200,000-deep unary chain (past the parser's bound)": "x = " + "-" * 200_000 + "1\n",
     }
@@ -69,7 +71,10 @@ def timed(label: str, text: str) -> None:
     report = lint_report(text, problem="mxfp4-mm")
     dt, dc = time.perf_counter() - t0, time.process_time() - c0
     rules = sorted({f.rule for f in report.errors + report.warnings})
-    print(f"{label:55s} {len(text):>9,} bytes  wall {dt:6.2f} s  cpu {dc:6.2f} s  rules: {', '.join(rules) or '-'}")
+    print(
+        f"{label:55s} {len(text):>9,} bytes  wall {dt:6.2f} s  cpu {dc:6.2f} s  rules: "
+        f"{', '.join(rules) or '-'}"
+    )
 
 
 def main() -> None:

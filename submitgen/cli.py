@@ -68,9 +68,13 @@ def emit_json(obj) -> None:
                    "provenance or a Triton .json sidecar, else 0).")
 @click.option("--arch", default=None, metavar="ARCH",
               help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
-@click.option("--disasm/--no-disasm", default=True, show_default=True,
-              help="Count each AMD kernel's instructions (matrix, scratch, memory...) with llvm-objdump >= 20, "
-                   "where one is installed.")
+@click.option(
+    "--disasm/--no-disasm",
+    default=True,
+    show_default=True,
+    help="Count each AMD kernel's instructions (matrix, scratch, memory...) with llvm-objdump >= 20, "
+    "where one is installed.",
+)
 def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...], block: int | None,
                 lds: int | None, arch: str | None, disasm: bool) -> None:
     """Show what code objects hold: kernels, argument layouts, resources, occupancy, warnings.

@@ -141,7 +141,9 @@ def _call(problem: Any, kernel: Any, data: Any, gpu: bool) -> tuple[Any, Any]:
     return output, (arg, pristine)
 
 
-def run_test_shape(problem: Any, kernel: Any, spec: dict, device: str, gpu: bool, out_path: str) -> dict[str, Any]:
+def run_test_shape(
+    problem: Any, kernel: Any, spec: dict, device: str, gpu: bool, out_path: str
+) -> dict[str, Any]:
     data = problem.generate_input(spec, device=device)
     _sync(gpu)
     t0 = time.perf_counter()
@@ -219,7 +221,9 @@ class _Pipe:
             self.file.write(json.dumps(obj) + "\n")
             self.file.flush()
         except (OSError, ValueError) as e:
-            sys.stderr.write(f"submitgen worker: cannot write to the result pipe (descriptor {self.fd}): {e}\n")
+            sys.stderr.write(
+                f"submitgen worker: cannot write to the result pipe (descriptor {self.fd}): {e}\n"
+            )
             sys.stderr.flush()
             os._exit(PIPE_LOST_EXIT)
 

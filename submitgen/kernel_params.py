@@ -13,7 +13,9 @@ INT16 = "int divisible by 16"  # a Triton ``i32:16`` parameter: the kernel was c
 FLOAT = "float"
 
 _FLOAT_WORDS = re.compile(r"\b(float|double|half|_Float16|__fp16|__half|__bf16|bfloat16)\b")
-_INT_WORDS = re.compile(r"\b(bool|char|short|int|long|unsigned|signed|size_t|ptrdiff_t|u?int(8|16|32|64)_t)\b")
+_INT_WORDS = re.compile(
+    r"\b(bool|char|short|int|long|unsigned|signed|size_t|ptrdiff_t|u?int(8|16|32|64)_t)\b"
+)
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 

@@ -87,7 +87,9 @@ def decode_plan(data: bytes, path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        raise PlanError(f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8") from None
+        raise PlanError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8"
+        ) from None
 
 
 def _literal(tree: ast.Module, name: str, path: Path) -> tuple[int, Any] | None:
@@ -108,7 +110,9 @@ def _names(tree: ast.Module, name: str, path: Path) -> tuple[str, ...] | None:
         return None
     line, value = found
     if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
-        raise PlanError(f"{path}:{line}: {name} must be a tuple of strings, got {type(value).__name__} {value!r:.60}")
+        raise PlanError(
+            f"{path}:{line}: {name} must be a tuple of strings, got {type(value).__name__} {value!r:.60}"
+        )
     return tuple(value)
 
 
@@ -121,11 +125,19 @@ def _check_imports(tree: ast.Module, path: Path) -> None:
         elif isinstance(node, ast.ImportFrom):
             names = [(node.module or "").split(".")[0]] if node.level == 0 else ["(relative import)"]
         elif isinstance(node, ast.Name) and node.id in _BANNED_NAMES:
-            raise PlanError(f"{path}:{node.lineno}: the plan uses '{node.id}'; it is pasted into the submission, "
-                            f"so it may import only {allowed}, by name")
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr not in _ALLOWED_DUNDERS:
-            raise PlanError(f"{path}:{node.lineno}: the plan uses the attribute '{node.attr}'; plans are plain "
-                            "code over torch, ctypes and math")
+            raise PlanError(
+                f"{path}:{node.lineno}: the plan uses '{node.id}'; it is pasted into the submission, "
+                f"so it may import only {allowed}, by name"
+            )
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("__")
+            and node.attr not in _ALLOWED_DUNDERS
+        ):
+            raise PlanError(
+                f"{path}:{node.lineno}: the plan uses the attribute '{node.attr}'; plans are plain "
+                "code over torch, ctypes and math"
+            )
         for name in names:
             if name not in ALLOWED_IMPORTS and name != "__future__":
                 raise PlanError(

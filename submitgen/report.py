@@ -150,11 +150,18 @@ def _mix_for(loaded: LoadedCodeObject, co: ObjectInfo, picked: Sequence[KernelIn
 
 def _occupancy(o: targets.Occupancy) -> dict[str, Any]:
     return {
-        "target": o.target, "block_size": o.block_size, "waves_per_workgroup": o.waves_per_workgroup,
-        "waves_per_simd": o.waves_per_simd, "waves_per_cu": o.waves_per_cu,
-        "workgroups_per_cu": o.workgroups_per_cu, "limited_by": list(o.limited_by),
-        "limits": {lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail} for lim in o.limits},
-        "launchable": o.launchable, "problems": list(o.problems),
+        "target": o.target,
+        "block_size": o.block_size,
+        "waves_per_workgroup": o.waves_per_workgroup,
+        "waves_per_simd": o.waves_per_simd,
+        "waves_per_cu": o.waves_per_cu,
+        "workgroups_per_cu": o.workgroups_per_cu,
+        "limited_by": list(o.limited_by),
+        "limits": {
+            lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail} for lim in o.limits
+        },
+        "launchable": o.launchable,
+        "problems": list(o.problems),
     }
 
 
@@ -162,15 +169,28 @@ def _kernel_findings(k: KernelInfo, occ: targets.Occupancy | None) -> list[Findi
     fs = list(k.findings)
     need = required_block(k)
     if occ is not None and need is not None and occ.block_size != need:
-        fs.append(Finding("error", "block-mismatch", f"a block of {occ.block_size} threads contradicts "
-                                                     f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} "
-                                                     f"({need} threads)", k.name))
+        fs.append(
+            Finding(
+                "error",
+                "block-mismatch",
+                f"a block of {occ.block_size} threads contradicts "
+                f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} "
+                f"({need} threads)",
+                k.name,
+            )
+        )
     if occ is not None and not occ.launchable:
         have = {f.message for f in fs}
         for p in occ.problems:
             if p not in have:
-                fs.append(Finding("error", "not-launchable", f"on {occ.target} with a block of {occ.block_size}: {p}",
-                                  k.name))
+                fs.append(
+                    Finding(
+                        "error",
+                        "not-launchable",
+                        f"on {occ.target} with a block of {occ.block_size}: {p}",
+                        k.name,
+                    )
+                )
     return fs
 
 
@@ -226,7 +246,9 @@ def _occupancy_lines(item: Inspected, k: KernelInfo, occ: targets.Occupancy | No
     head = f"occupancy on {occ.target}, block {occ.block_size}{lds}: "
     if not occ.launchable:
         return textfmt.wrap(head + "cannot launch")
-    per = ", ".join(f"{lim.resource} {lim.waves_per_simd}" for lim in occ.limits if lim.resource != "hardware")
+    per = ", ".join(
+        f"{lim.resource} {lim.waves_per_simd}" for lim in occ.limits if lim.resource != "hardware"
+    )
     return textfmt.wrap(head + f"{occ.waves_per_simd} waves/SIMD, {occ.workgroups_per_cu} workgroups/CU, "
                                f"limited by {', '.join(occ.limited_by)} ({per})")
 

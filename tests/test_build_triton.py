@@ -53,18 +53,31 @@ def _project(tmp_path, plan_edit=None, extra=None) -> str:
     return "proj"
 
 
-@pytest.mark.parametrize(("new", "error"), [
-    (LAUNCH.replace("None, None", "(128, 1, 1), None"),
-     "kernel 'fill_1024': a Triton kernel runs blocks of num_warps x wave size = 256 threads (pass None), plan "
-     f"gives block (128, 1, 1) ({SHAPE})"),
-    (LAUNCH.replace("m * n, 0.0", "m * n, 0"),
-     f"kernel 'fill_1024' arg 2: fill.py (fill_kernel's signature) declares a floating-point parameter, plan "
-     f"passes int 0 ({SHAPE})"),
-    (LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, 0.0, None, None)"),
-     f"kernel 'fill_1024': metadata has 5 explicit arguments, plan passes 7 ({SHAPE})"),
-    (LAUNCH.replace("(out, m * n, 0.0)", "(out, None, 0.0)"),
-     f"kernel 'fill_1024' arg 1: metadata says by_value size 4, plan passes None ({SHAPE})"),
-])
+@pytest.mark.parametrize(
+    ("new", "error"),
+    [
+        (
+            LAUNCH.replace("None, None", "(128, 1, 1), None"),
+            "kernel 'fill_1024': a Triton kernel runs blocks of num_warps x wave size = 256 threads (pass "
+            "None), plan "
+            f"gives block (128, 1, 1) ({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("m * n, 0.0", "m * n, 0"),
+            "kernel 'fill_1024' arg 2: fill.py (fill_kernel's signature) declares a floating-point "
+            "parameter, plan "
+            f"passes int 0 ({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, 0.0, None, None)"),
+            f"kernel 'fill_1024': metadata has 5 explicit arguments, plan passes 7 ({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("(out, m * n, 0.0)", "(out, None, 0.0)"),
+            f"kernel 'fill_1024' arg 1: metadata says by_value size 4, plan passes None ({SHAPE})",
+        ),
+    ],
+)
 def test_triton_launch_contract_is_checked(tmp_path, monkeypatch, new, error):
     name = _project(tmp_path, (LAUNCH, new))
     monkeypatch.chdir(tmp_path)

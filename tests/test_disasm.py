@@ -39,8 +39,14 @@ Disassembly of section .text:
 
 
 def _inspect(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "submitgen", "inspect", *args], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "submitgen", "inspect", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_listing_is_counted_per_symbol_and_category():

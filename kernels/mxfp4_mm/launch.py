@@ -39,7 +39,9 @@ def plan(data):
     name, _bm, grid, per_split, splits = tiles(m, n, k)
     out = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)
     if splits == 1:
-        return out, [(name, grid, (THREADS, 1, 1), 0, (A, B_shuffle, B_scale_sh, out, out, m, n, k, per_split))]
+        return out, [
+            (name, grid, (THREADS, 1, 1), 0, (A, B_shuffle, B_scale_sh, out, out, m, n, k, per_split))
+        ]
     # workspace: fp32 partial sums, one [m, n] slice per split (fully overwritten every call)
     ws = torch.empty((splits, m, n), dtype=torch.float32, device=A.device)
     mn = m * n

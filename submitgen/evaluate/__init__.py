@@ -42,10 +42,28 @@ from .process import IMPORT_TIMEOUT_S, RunState, run_worker
 from .results import Backend, BenchReport, BenchResult, Shape, ShapeResult, TestReport
 from .shapes import combine_seed, parse_shape, select_shapes
 
-__all__ = ["IMPORT_TIMEOUT_S", "Backend", "BenchReport", "BenchResult", "EvaluateError", "LintFailed", "Prepared",
-           "Shape", "ShapeResult", "TestReport", "combine_seed", "format_bench_report", "format_ns",
-           "format_test_report", "parse_shape", "prepare", "progress_line", "run_bench", "run_test",
-           "select_shapes"]
+__all__ = [
+    "IMPORT_TIMEOUT_S",
+    "Backend",
+    "BenchReport",
+    "BenchResult",
+    "EvaluateError",
+    "LintFailed",
+    "Prepared",
+    "Shape",
+    "ShapeResult",
+    "TestReport",
+    "combine_seed",
+    "format_bench_report",
+    "format_ns",
+    "format_test_report",
+    "parse_shape",
+    "prepare",
+    "progress_line",
+    "run_bench",
+    "run_test",
+    "select_shapes",
+]
 
 DEFAULT_TIMEOUT_S = 900.0
 MAX_TIMEOUT_S = 86_400.0
@@ -88,16 +106,23 @@ def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) 
 
 def check_timeout(timeout_s: float) -> float:
     """``timeout_s`` as a usable limit; EvaluateError for inf, nan, 0 or less, or more than a day."""
-    if not isinstance(timeout_s, (int, float)) or not math.isfinite(timeout_s) or not 0 < timeout_s <= MAX_TIMEOUT_S:
-        raise EvaluateError(f"--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:,.0f}, "
-                            f"got {timeout_s}")
+    if (
+        not isinstance(timeout_s, (int, float))
+        or not math.isfinite(timeout_s)
+        or not 0 < timeout_s <= MAX_TIMEOUT_S
+    ):
+        raise EvaluateError(
+            f"--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:,.0f}, got {timeout_s}"
+        )
     return float(timeout_s)
 
 
 def _first_output(log: Path, n: int = 3) -> tuple[str, ...]:
     try:
         with open(log, "rb") as f:
-            lines = [ln.rstrip() for ln in f.read(64 * 1024).decode(errors="replace").splitlines() if ln.strip()]
+            lines = [
+                ln.rstrip() for ln in f.read(64 * 1024).decode(errors="replace").splitlines() if ln.strip()
+            ]
     except OSError:
         return ()
     seen: list[str] = []
@@ -145,7 +170,9 @@ def _backend_of(state: RunState, tmp: Path) -> Backend:
 
     gpu = ready.get("gpu")
     gpu = bool(gpu) if isinstance(gpu, bool) else torch.cuda.is_available()
-    return Backend(state.backend, gpu, str(ready.get("device", "cpu"))[:200], _first_output(tmp / "worker-0.log"))
+    return Backend(
+        state.backend, gpu, str(ready.get("device", "cpu"))[:200], _first_output(tmp / "worker-0.log")
+    )
 
 
 def _number(ev: Mapping[str, Any], key: str) -> float | None:
@@ -153,7 +180,9 @@ def _number(ev: Mapping[str, Any], key: str) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-def _verdict(prep: Prepared, shape: Shape, ev: dict[str, Any], out: Path) -> tuple[dict[str, Any] | None, str | None]:
+def _verdict(
+    prep: Prepared, shape: Shape, ev: dict[str, Any], out: Path
+) -> tuple[dict[str, Any] | None, str | None]:
     """(check fields, None) for the output the worker wrote, or (None, why it cannot be judged)."""
     if ev["event"] == "error":
         return None, ev["error"]
@@ -187,10 +216,19 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "tes
         mutated = _mutated(prep, ev)
         f = fields or {}
         done[pos] = ShapeResult(
-            shape=selected[pos], passed=bool(f.get("passed")) and not mutated and error is None,
-            max_abs_err=f.get("max_abs_err"), max_rel_err=f.get("max_rel_err"), rel_l2_err=f.get("rel_l2_err"),
-            mismatches=f.get("mismatches"), total=f.get("total"), mismatch_ratio=f.get("mismatch_ratio"),
-            message=str(f.get("message", "")), mutated=mutated, error=error, seconds=_number(ev, "seconds"))
+            shape=selected[pos],
+            passed=bool(f.get("passed")) and not mutated and error is None,
+            max_abs_err=f.get("max_abs_err"),
+            max_rel_err=f.get("max_rel_err"),
+            rel_l2_err=f.get("rel_l2_err"),
+            mismatches=f.get("mismatches"),
+            total=f.get("total"),
+            mismatch_ratio=f.get("mismatch_ratio"),
+            message=str(f.get("message", "")),
+            mutated=mutated,
+            error=error,
+            seconds=_number(ev, "seconds"),
+        )
         if progress:
             progress(done[pos], len(done), len(selected))
 
@@ -200,18 +238,29 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "tes
             for pos in range(len(selected)):
                 if pos not in done:
                     on(pos, {"event": "error", "error": state.import_error}, tmp)
-        results = tuple(done.get(pos) or ShapeResult(s, False, error="not run") for pos, s in enumerate(selected))
+        results = tuple(
+            done.get(pos) or ShapeResult(s, False, error="not run") for pos, s in enumerate(selected)
+        )
         return TestReport(str(path), prep.problem.leaderboard, _backend_of(state, tmp), results,
                           prep.lint_warnings, prep.problem.eval_clones_inputs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run_bench(path: str | Path, *, problem: str | None = None, shapes: str = "benchmark",
-              custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
-              iters: int = DEFAULT_ITERS, max_time_s: float = DEFAULT_MAX_TIME_S,
-              flush_mib: int = DEFAULT_FLUSH_MIB, timeout_s: float = DEFAULT_TIMEOUT_S,
-              lint: bool = True, progress: Callable[[BenchResult, int, int], None] | None = None) -> BenchReport:
+def run_bench(
+    path: str | Path,
+    *,
+    problem: str | None = None,
+    shapes: str = "benchmark",
+    custom: Sequence[Mapping[str, Any] | str] = (),
+    seed: int | None = None,
+    iters: int = DEFAULT_ITERS,
+    max_time_s: float = DEFAULT_MAX_TIME_S,
+    flush_mib: int = DEFAULT_FLUSH_MIB,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    lint: bool = True,
+    progress: Callable[[BenchResult, int, int], None] | None = None,
+) -> BenchReport:
     """Lint, then time ``custom_kernel`` on every selected shape in a fresh process: up to
     ``iters`` timed calls per shape, fewer once ``max_time_s`` of timing has passed. The first
     call's output is judged here."""

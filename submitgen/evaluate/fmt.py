@@ -47,8 +47,10 @@ def format_test_report(report: TestReport) -> list[str]:
             why = ("this leaderboard's evaluator passes the inputs uncloned, so its reference would read the "
                    "changed tensors" if not report.clones_inputs else
                    "the leaderboard's timed loop passes the inputs uncloned")
-            lines.append(f"{r.shape.label}: {'; '.join(modified(m) for m in r.mutated)} ({why}): write results "
-                         "into a fresh tensor instead")
+            lines.append(
+                f"{r.shape.label}: {'; '.join(modified(m) for m in r.mutated)} ({why}): write results "
+                "into a fresh tensor instead"
+            )
         else:
             lines.append(f"{r.shape.label}: {r.message}")
     failed = sum(not r.passed for r in report.results)

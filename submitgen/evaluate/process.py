@@ -102,7 +102,11 @@ def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Sh
     cfg_path = workdir / f"config-{attempt}.json"
     outputs = workdir / f"out-{attempt}"
     outputs.mkdir()
-    cfg = {**cfg, "outputs": str(outputs), "shapes": [{"index": i, "spec": s.spec_dict} for i, s in enumerate(shapes)]}
+    cfg = {
+        **cfg,
+        "outputs": str(outputs),
+        "shapes": [{"index": i, "spec": s.spec_dict} for i, s in enumerate(shapes)],
+    }
     cfg_path.write_text(json.dumps(cfg))
     log = workdir / f"worker-{attempt}.log"
     env = dict(os.environ)
@@ -228,7 +232,9 @@ def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> No
     while True:
         line = _next_line(w, deadline)
         if line is False:
-            what = f"shape {w.shapes[w.current].label}" if w.current is not None else "importing the submission"
+            what = (
+                f"shape {w.shapes[w.current].label}" if w.current is not None else "importing the submission"
+            )
             limit = timeout_s if state.ready is not None else max(timeout_s, IMPORT_TIMEOUT_S)
             if w.current is None and state.ready is not None:
                 what = "between shapes"

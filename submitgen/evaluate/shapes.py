@@ -35,7 +35,9 @@ def _indices(which: str, text: str, n: int, what: str) -> list[int]:
         except ValueError:
             raise EvaluateError(f"--shapes {which!r}: {part!r} is not an index or a range") from None
         if b < a:
-            raise EvaluateError(f"--shapes {which!r}: the range {part!r} is empty (write the lower index first)")
+            raise EvaluateError(
+                f"--shapes {which!r}: the range {part!r} is empty (write the lower index first)"
+            )
         for i in (a, b):
             if not 0 <= i < n:
                 raise EvaluateError(f"shape selection: {what} index {i} is out of range (0..{n - 1})")
@@ -58,7 +60,9 @@ def parse_shape(text: str, keys: Sequence[str]) -> dict[str, Any]:
         except ValueError:
             raise EvaluateError(f"shape {text!r}: {name} must be an integer, got {value.strip()!r}") from None
         if abs(number) > MAX_SPEC_VALUE:
-            raise EvaluateError(f"shape {text!r}: {name}={number} is out of range (at most {MAX_SPEC_VALUE:,})")
+            raise EvaluateError(
+                f"shape {text!r}: {name}={number} is out of range (at most {MAX_SPEC_VALUE:,})"
+            )
         spec[name] = number
     if "seed" in keys and "seed" not in spec:
         spec["seed"] = 1
@@ -96,7 +100,9 @@ def select_shapes(problem: Any, which: str = "test", *, custom: Sequence[Mapping
     or names a shape the problem refuses."""
     if custom:
         keys = tuple(problem.spec_keys)
-        picked = [("custom", i, parse_shape(s, keys) if isinstance(s, str) else s) for i, s in enumerate(custom)]
+        picked = [
+            ("custom", i, parse_shape(s, keys) if isinstance(s, str) else s) for i, s in enumerate(custom)
+        ]
     else:
         picked = _picked(problem, which)
     shapes = []

@@ -72,9 +72,28 @@ from .kernel import binds_custom_kernel, input_write_findings
 from .parse import parse
 from .text import check_banned_word, check_hsa_queue
 
-__all__ = ["BANNED_WORD", "ERROR", "RULES", "SIZE_LIMIT", "WARNING", "Header", "LintError", "LintFinding",
-           "LintReport", "known_gpus", "known_leaderboards", "lint_file", "lint_file_report", "lint_report", "lint_text",
-           "payload_summary", "read_header", "read_submission", "render_findings", "resolve_leaderboard"]
+__all__ = [
+    "BANNED_WORD",
+    "ERROR",
+    "RULES",
+    "SIZE_LIMIT",
+    "WARNING",
+    "Header",
+    "LintError",
+    "LintFinding",
+    "LintReport",
+    "known_gpus",
+    "known_leaderboards",
+    "lint_file",
+    "lint_file_report",
+    "lint_report",
+    "lint_text",
+    "payload_summary",
+    "read_header",
+    "read_submission",
+    "render_findings",
+    "resolve_leaderboard",
+]
 
 READ_LIMIT = 64 * SIZE_LIMIT
 """The most bytes lint reads of a file: far past the size rule, short of exhausting memory."""

@@ -73,7 +73,9 @@ def _input_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     if not params:
         return set()
     names = {params[0].arg}
-    assigns = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Assign)), key=lambda n: (n.lineno, n.col_offset))
+    assigns = sorted(
+        (n for n in ast.walk(fn) if isinstance(n, ast.Assign)), key=lambda n: (n.lineno, n.col_offset)
+    )
     for node in assigns:
         if _root(node.value) in names:
             names.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))

@@ -161,8 +161,9 @@ def _store(root: Path, key1: str, data: bytes, digest: str, commands, headers: S
     return cache.store(root, key1, data, meta, digests)
 
 
-def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: bool, hip_extra: Sequence[str] = ()
-                     ) -> tuple[list[list[str]], Path, Path | None]:
+def compile_commands(
+    tc: Toolchain, src: _Source, opts: CompileOptions, lto: bool, hip_extra: Sequence[str] = ()
+) -> tuple[list[list[str]], Path, Path | None]:
     """Commands turning one source into an object: (commands, object path, dependency file).
     With ``lto`` (several sources) HIP and OpenCL become LLVM bitcode, so that the link makes one
     module and one metadata note; alone, HIP goes through assembly."""
@@ -176,7 +177,11 @@ def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: boo
     defs = [f"-D{d}" for d in opts.defines]
     amd = ["-target", "amdgcn-amd-amdhsa", f"-mcpu={opts.arch}"]
     if kind == "asm":
-        return [[*tc.clang, *amd, *cov, *incs, *defs, *opts.extra_flags, "-c", str(src.snap), "-o", str(obj)]], obj, None
+        return (
+            [[*tc.clang, *amd, *cov, *incs, *defs, *opts.extra_flags, "-c", str(src.snap), "-o", str(obj)]],
+            obj,
+            None,
+        )
     # the copy is compiled: quoted includes and __FILE__ still resolve against the user's folder
     here = ["-iquote", str(src.path.parent), f"-ffile-prefix-map={src.snap.parent}={src.path.parent}"]
     dep = Path(f"{stem}.d")
@@ -184,9 +189,28 @@ def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: boo
     if kind == "cl":
         lang = ["-x", "cl", *amd]
         if tc.bare:
-            lang += ["-cl-no-stdinc", "-nogpulib", "-include", str(device_include_dir() / "submitgen" / "opencl.h")]
-        cmd = [*tc.clang, *lang, f"-O{opts.opt}", *cov, *(["-flto"] if lto else []), *here, *incs, *defs, *deps,
-               *opts.extra_flags, "-c", str(src.snap), "-o", str(obj)]
+            lang += [
+                "-cl-no-stdinc",
+                "-nogpulib",
+                "-include",
+                str(device_include_dir() / "submitgen" / "opencl.h"),
+            ]
+        cmd = [
+            *tc.clang,
+            *lang,
+            f"-O{opts.opt}",
+            *cov,
+            *(["-flto"] if lto else []),
+            *here,
+            *incs,
+            *defs,
+            *deps,
+            *opts.extra_flags,
+            "-c",
+            str(src.snap),
+            "-o",
+            str(obj),
+        ]
         return [cmd], obj, dep
     bare = ["-nogpuinc", "-nogpulib", *hip_extra] if tc.bare else []
     # clang derives the HIP compilation-unit id (a symbol in the object) from the input's path unless
@@ -226,8 +250,12 @@ def _build(tc: Toolchain, opts: CompileOptions, inputs: Sequence[_Source], hh: h
                 commands.append(tuple(argv))
                 if r.returncode != 0:
                     output = unmap_paths((r.stderr or "") + (r.stdout or ""), names)
-                    raise (hipheaders.missing_header(output, hh is not None)
-                           or compile_failure("compile" if step == 0 else "assemble", argv, r, opts.arch, s.path, names))
+                    raise (
+                        hipheaders.missing_header(output, hh is not None)
+                        or compile_failure(
+                            "compile" if step == 0 else "assemble", argv, r, opts.arch, s.path, names
+                        )
+                    )
             if dep is not None:
                 found = [h for h in parse_deps(work, work / dep) if h not in snaps]
                 _check_regular(s.path, found)
@@ -246,8 +274,10 @@ def _check_regular(src: Path, headers: Sequence[Path]) -> None:
         except OSError:
             continue  # gone since: the cache lookup then misses
         if not regular:
-            raise CompileError(f"{src}: the compile read {h}, which is not a regular file; sources and headers "
-                               "must be regular files")
+            raise CompileError(
+                f"{src}: the compile read {h}, which is not a regular file; sources and headers "
+                "must be regular files"
+            )
 
 
 def _oclc_library(tc: Toolchain, opts: CompileOptions, work: Path, hh: hipheaders.HipHeaders,
@@ -257,7 +287,9 @@ def _oclc_library(tc: Toolchain, opts: CompileOptions, work: Path, hh: hipheader
     src, out = work / "oclc.cl", Path("oclc.bc")
     src.write_text(hipheaders.oclc_source(opts.arch, opts.code_object_version, opts.extra_flags))
     argv = hipheaders.oclc_command(tc.clang, opts.arch, opts.code_object_version, Path(src.name), out)
-    r = run_tool(argv, cwd=work, timeout=opts.timeout, what=f"compiling the device-library constants for {opts.arch}")
+    r = run_tool(
+        argv, cwd=work, timeout=opts.timeout, what=f"compiling the device-library constants for {opts.arch}"
+    )
     commands.append(tuple(argv))
     if r.returncode != 0:
         raise compile_failure("compile", argv, r, opts.arch, None)

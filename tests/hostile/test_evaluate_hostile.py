@@ -21,7 +21,9 @@ TOY = "#!POPCORN leaderboard amd-toy-add\n#!POPCORN gpu MI355X\nimport os\n\nimp
 SMALL = ("n=64,seed=1",)
 TWO = ("n=64,seed=1", "n=96,seed=2")
 MM_HEADER = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n"
-MALFORMED = "the result pipe carried a malformed event ({}): something in the submission's process wrote to it"
+MALFORMED = (
+    "the result pipe carried a malformed event ({}): something in the submission's process wrote to it"
+)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -164,14 +166,26 @@ def _cli(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-@pytest.mark.parametrize("args,line", [
-    (("--timeout", "inf"), "Error: --timeout must be a number of seconds above 0 and at most 86,400, got inf"),
-    (("--timeout", "nan"), "Error: --timeout must be a number of seconds above 0 and at most 86,400, got nan"),
-    (("--shape", "n=abc"), "Error: shape 'n=abc': n must be an integer, got 'abc'"),
-    (("--shapes", "test:1-0"), "Error: --shapes 'test:1-0': the range '1-0' is empty (write the lower index first)"),
-    (("--shapes", "test:,"), "Error: --shapes 'test:,' selects no shapes"),
-    (("--shape", "n=-4"), "Error: shape {'n': -4, 'seed': 1}: toy-add: need n > 0, got n=-4"),
-])
+@pytest.mark.parametrize(
+    "args,line",
+    [
+        (
+            ("--timeout", "inf"),
+            "Error: --timeout must be a number of seconds above 0 and at most 86,400, got inf",
+        ),
+        (
+            ("--timeout", "nan"),
+            "Error: --timeout must be a number of seconds above 0 and at most 86,400, got nan",
+        ),
+        (("--shape", "n=abc"), "Error: shape 'n=abc': n must be an integer, got 'abc'"),
+        (
+            ("--shapes", "test:1-0"),
+            "Error: --shapes 'test:1-0': the range '1-0' is empty (write the lower index first)",
+        ),
+        (("--shapes", "test:,"), "Error: --shapes 'test:,' selects no shapes"),
+        (("--shape", "n=-4"), "Error: shape {'n': -4, 'seed': 1}: toy-add: need n > 0, got n=-4"),
+    ],
+)
 def test_bad_options_are_one_error_line(tmp_path, args, line):
     sub = _file(tmp_path, "def custom_kernel(data):\n    return data[0] + data[1]\n")
     result = _cli("test", str(sub), *args)
@@ -179,12 +193,24 @@ def test_bad_options_are_one_error_line(tmp_path, args, line):
     assert result.output.splitlines() == [line]
 
 
-@pytest.mark.parametrize("args,line", [
-    (("--shape", "m=abc,n=256,k=512"), "Error: shape 'm=abc,n=256,k=512': m must be an integer, got 'abc'"),
-    (("--shapes", "test:3-0"), "Error: --shapes 'test:3-0': the range '3-0' is empty (write the lower index first)"),
-    (("--shape", "m=8,n=256,k=96"), "Error: shape {'m': 8, 'n': 256, 'k': 96, 'seed': 1}: mxfp4-mm: need m, n, "
-                                    "k > 0, k % 64 == 0 and n % 16 == 0, got m=8 n=256 k=96"),
-])
+@pytest.mark.parametrize(
+    "args,line",
+    [
+        (
+            ("--shape", "m=abc,n=256,k=512"),
+            "Error: shape 'm=abc,n=256,k=512': m must be an integer, got 'abc'",
+        ),
+        (
+            ("--shapes", "test:3-0"),
+            "Error: --shapes 'test:3-0': the range '3-0' is empty (write the lower index first)",
+        ),
+        (
+            ("--shape", "m=8,n=256,k=96"),
+            "Error: shape {'m': 8, 'n': 256, 'k': 96, 'seed': 1}: mxfp4-mm: need m, n, "
+            "k > 0, k % 64 == 0 and n % 16 == 0, got m=8 n=256 k=96",
+        ),
+    ],
+)
 def test_bad_mxfp4_mm_selections_are_one_error_line(tmp_path, args, line):
     sub = _file(tmp_path, "import torch\n\n\ndef custom_kernel(data):\n    return data[0]\n", MM_HEADER)
     result = _cli("test", str(sub), *args)

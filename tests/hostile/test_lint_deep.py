@@ -41,7 +41,9 @@ def test_deep_chain_still_gets_its_rules_checked():
 
 
 def test_1100_elifs_bind_custom_kernel_in_the_last():
-    body = "x = 3\nif x == 0:\n    y = 0\n" + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 1101))
+    body = "x = 3\nif x == 0:\n    y = 0\n" + "".join(
+        f"elif x == {i}:\n    y = {i}\n" for i in range(1, 1101)
+    )
     body += "else:\n    def custom_kernel(data):\n        return data\n"
     assert lint_report(HEADER + body).errors == ()
 

@@ -48,7 +48,11 @@ def test_each_kind_of_visible_write_is_warned():
         ("input-write", 13, _msg("a", "updates it in place with an augmented assignment"), FIX),
         ("input-write", 14, _msg("data", "assigns into a slice of it"), FIX),
     ]
-    assert report.warnings[0].render("sub.py").startswith("sub.py:8: warning: input-write: custom_kernel() writes")
+    assert (
+        report.warnings[0]
+        .render("sub.py")
+        .startswith("sub.py:8: warning: input-write: custom_kernel() writes")
+    )
 
 
 def test_helpers_taking_data_are_checked_too():
