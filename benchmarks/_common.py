@@ -31,12 +31,16 @@ def machine() -> str:
 def fake_hip() -> Path:
     """Build the stand-in libamdhip64 (tests/fakehip/fakehip.c) into a temp folder."""
     out = Path(tempfile.mkdtemp(prefix="submitgen-bench-")) / "libfakehip.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out), str(REPO / "tests" / "fakehip" / "fakehip.c")],
-                   check=True)
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-O2", "-o", str(out), str(REPO / "tests" / "fakehip" / "fakehip.c")],
+        check=True,
+    )
     return out
 
 
-def print_table(title: str, header: list[str], rows: list[list], as_json: bool, extra: dict | None = None) -> None:
+def print_table(
+    title: str, header: list[str], rows: list[list], as_json: bool, extra: dict | None = None
+) -> None:
     if as_json:
         print(json.dumps({"title": title, "machine": machine(), **(extra or {}),
                           "rows": [dict(zip(header, r)) for r in rows]}, indent=2))

@@ -84,9 +84,19 @@ def mxfp4_mm_kernel(a_ptr, b_ptr, as_ptr, bs_ptr, c_ptr, M, N, K,
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16), mask=mask)
 """
-TRITON_SIGNATURE = (("a_ptr", "*u8"), ("b_ptr", "*u8"), ("as_ptr", "*u8"), ("bs_ptr", "*u8"), ("c_ptr", "*bf16"),
-                    ("M", "i32"), ("N", "i32"), ("K", "i32"), ("BM", "constexpr"), ("BN", "constexpr"),
-                    ("BK", "constexpr"))
+TRITON_SIGNATURE = (
+    ("a_ptr", "*u8"),
+    ("b_ptr", "*u8"),
+    ("as_ptr", "*u8"),
+    ("bs_ptr", "*u8"),
+    ("c_ptr", "*bf16"),
+    ("M", "i32"),
+    ("N", "i32"),
+    ("K", "i32"),
+    ("BM", "constexpr"),
+    ("BN", "constexpr"),
+    ("BK", "constexpr"),
+)
 
 
 def cold_and_warm(compile_once, repeat: int, cache_root: Path, prepare=None):
@@ -130,7 +140,10 @@ def bench_triton(d: Path, repeat: int) -> None:
             return a, a.cache_hit, a.image
 
         c, w, a = cold_and_warm(once, repeat, d / f"triton-{arch}")
-        print(f"triton {a.triton_version} mxfp4_mm_kernel ({arch}, {a.kind} {len(a.image)} bytes, shared {a.shared})")
+        print(
+            f"triton {a.triton_version} mxfp4_mm_kernel ({arch}, {a.kind} {len(a.image)} bytes, shared "
+            f"{a.shared})"
+        )
         report(c, w, repeat, "; each starts the compile process, which imports triton")
 
 

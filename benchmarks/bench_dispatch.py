@@ -22,7 +22,8 @@ of the mean ns per call: other processes on the machine only ever add time. Runt
 "hip-stand-in" (default) uses the stand-in libamdhip64 and CPU tensors; runtime "cuda" builds
 the cubin and launches on a real NVIDIA GPU.
 
-usage: python benchmarks/bench_dispatch.py [--runtime hip-stand-in|cuda] [--calls 500] [--rounds 40] [--json]"""
+usage: python benchmarks/bench_dispatch.py [--runtime hip-stand-in|cuda] [--calls 500] [--rounds 40]
+       [--json]"""
 
 from __future__ import annotations
 
@@ -174,10 +175,19 @@ def main() -> None:
                 fns["neg"] = lambda x: torch.neg(x[0])
             t = per_call_ns(fns, data, calls, args.rounds, sync)
             launches = len(subs["default"].plan(data)[1])
-            row = [problem.shape_label(spec), f"{t['seed']:.0f}", f"{t['fresh']:.0f}", f"{t['fresh'] / t['seed']:.2f}",
-                   f"{t['reuse']:.0f}", f"{t['reuse'] / t['seed']:.2f}", f"{t['empty']:.0f}",
-                   f"{(t['fresh'] - t['empty']) / t['seed']:.2f}", f"{t['key']:.0f}", f"{t['bare']:.0f}",
-                   f"{t['default']:.0f} ({launches})"]
+            row = [
+                problem.shape_label(spec),
+                f"{t['seed']:.0f}",
+                f"{t['fresh']:.0f}",
+                f"{t['fresh'] / t['seed']:.2f}",
+                f"{t['reuse']:.0f}",
+                f"{t['reuse'] / t['seed']:.2f}",
+                f"{t['empty']:.0f}",
+                f"{(t['fresh'] - t['empty']) / t['seed']:.2f}",
+                f"{t['key']:.0f}",
+                f"{t['bare']:.0f}",
+                f"{t['default']:.0f} ({launches})",
+            ]
             if cuda:
                 row.append(f"{t['neg']:.0f}")
             rows.append(row)
@@ -185,8 +195,13 @@ def main() -> None:
               "ratio less empty", "problem's _sg_key", "bare launch", "default kernels (launches)"]
     if cuda:
         header.append("torch.neg")
-    print_table(f"Host ns per custom_kernel call, runtime {args.runtime} (best of {args.rounds} rounds x {calls} calls)",
-                header, rows, args.json)
+    print_table(
+        f"Host ns per custom_kernel call, runtime {args.runtime} (best of {args.rounds} rounds x {calls} "
+        "calls)",
+        header,
+        rows,
+        args.json,
+    )
 
 
 if __name__ == "__main__":

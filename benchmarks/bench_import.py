@@ -26,7 +26,8 @@ import sys, time
 t0 = time.perf_counter()
 import torch
 if sys.argv[2] == "cuda":
-    torch.empty(1, device="cuda")  # the CUDA context exists before the file is imported, as in eval.py's worker
+    # the CUDA context exists before the file is imported, as in eval.py's worker
+    torch.empty(1, device="cuda")
 t1 = time.perf_counter()
 import importlib.util
 spec = importlib.util.spec_from_file_location("submission", sys.argv[1])
@@ -65,9 +66,21 @@ def main() -> None:
                 path = Path(d) / f"{problem}-cuda.py"
                 build(BuildOptions(problem=problem, output=path, target="cuda", arch=arch))
                 t, own = measure(path, dict(os.environ), args.runs, "cuda")
-                rows.append([problem, f"ctypes, CUDA driver ({arch})", args.runs, f"{own * 1e3:.1f}", f"{t * 1e3:.0f}"])
-        print_table("Import cost of emitted files beyond `import torch` (real CUDA driver)",
-                    ["problem", "launcher", "processes", "own import ms (median)", "import torch ms"], rows, args.json)
+                rows.append(
+                    [
+                        problem,
+                        f"ctypes, CUDA driver ({arch})",
+                        args.runs,
+                        f"{own * 1e3:.1f}",
+                        f"{t * 1e3:.0f}",
+                    ]
+                )
+        print_table(
+            "Import cost of emitted files beyond `import torch` (real CUDA driver)",
+            ["problem", "launcher", "processes", "own import ms (median)", "import torch ms"],
+            rows,
+            args.json,
+        )
         return
     lib = fake_hip()
     env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(lib))
@@ -85,15 +98,34 @@ def main() -> None:
                 _, cold = measure(path, env_cpp, 1, "dry-run")
                 t, own = measure(path, env_cpp, max(3, args.runs // 4), "dry-run")
                 rows.append([problem, "cpp (first import: compiles)", 1, f"{cold * 1e3:.0f}", ""])
-                rows.append([problem, "cpp (extension cached)", max(3, args.runs // 4), f"{own * 1e3:.1f}", f"{t * 1e3:.0f}"])
+                rows.append(
+                    [
+                        problem,
+                        "cpp (extension cached)",
+                        max(3, args.runs // 4),
+                        f"{own * 1e3:.1f}",
+                        f"{t * 1e3:.0f}",
+                    ]
+                )
                 continue
             t, own = measure(path, env, args.runs, "dry-run")
             rows.append([problem, launcher, args.runs, f"{own * 1e3:.1f}", f"{t * 1e3:.0f}"])
             t, own = measure(path, dict(os.environ), max(3, args.runs // 4), "fallback")
-            rows.append([problem, "fallback (no GPU: decode + notice)", max(3, args.runs // 4), f"{own * 1e3:.1f}",
-                         f"{t * 1e3:.0f}"])
-    print_table("Import cost of emitted files beyond `import torch` (stand-in HIP library)",
-                ["problem", "launcher", "processes", "own import ms (median)", "import torch ms"], rows, args.json)
+            rows.append(
+                [
+                    problem,
+                    "fallback (no GPU: decode + notice)",
+                    max(3, args.runs // 4),
+                    f"{own * 1e3:.1f}",
+                    f"{t * 1e3:.0f}",
+                ]
+            )
+    print_table(
+        "Import cost of emitted files beyond `import torch` (stand-in HIP library)",
+        ["problem", "launcher", "processes", "own import ms (median)", "import torch ms"],
+        rows,
+        args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ over every code object under DIR (``*.co``, ``*.hsaco``), e.g. the 2,613 objects
 ``amd-aiter`` wheel (``pip download --pre --no-deps amd-aiter``, unzip it):
 
     .venv/bin/python benchmarks/bench_inspect.py
-    .venv/bin/python benchmarks/bench_inspect.py --many /tmp/aiter/x --repeat 3
+    .venv/bin/python benchmarks/bench_inspect.py --many /tmp/aiter/x --repeat 3 [--disasm]
 """
 
 from __future__ import annotations
@@ -69,36 +69,48 @@ def main() -> None:
                   f"{r.output.count(chr(10)):>5} lines  best {min(times) * 1000:7.1f} ms  "
                   f"median {statistics.median(times) * 1000:7.1f} ms  (target < 500 ms)")
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "submitgen", "inspect", str(path)], check=True, capture_output=True)
-        print(f"inspect as a fresh process (python start-up included): {(time.perf_counter() - t0) * 1000:.1f} ms")
+        subprocess.run(
+            [sys.executable, "-m", "submitgen", "inspect", str(path)], check=True, capture_output=True
+        )
+        print(
+            "inspect as a fresh process (python start-up included): "
+            f"{(time.perf_counter() - t0) * 1000:.1f} ms"
+        )
 
 
-def many(root: Path, repeat: int) -> None:
+def many(root: Path, repeat: int, with_disasm: bool = False) -> None:
+    disasm = () if with_disasm else ("--no-disasm",)  # one llvm-objdump per object when asked
     paths = sorted(str(p) for ext in ("*.co", "*.hsaco") for p in root.rglob(ext))
     if not paths:
         raise SystemExit(f"no *.co or *.hsaco under {root}")
     times, cpus, out = [], [], b""
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        r = subprocess.run([sys.executable, "-m", "submitgen", "inspect", "--json", *paths], capture_output=True,
-                           env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+        r = subprocess.run(
+            [sys.executable, "-m", "submitgen", "inspect", "--json", *disasm, *paths],
+            capture_output=True,
+            env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+        )
         c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         times.append(time.perf_counter() - t0)
         cpus.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
         out = r.stdout
         if r.returncode not in (0, 1):
             raise SystemExit(r.stderr.decode()[-2000:])
-    print(f"inspect --json over {len(paths)} objects under {root}: {len(out):,} bytes of JSON, "
-          f"wall best {min(times):.2f} s, median {statistics.median(times):.2f} s; CPU (the process and every "
-          f"child it ran, c++filt included) best {min(cpus):.2f} s ({repeat} runs, fresh process each)")
+    print(
+        f"inspect --json over {len(paths)} objects under {root}: {len(out):,} bytes of JSON, "
+        f"wall best {min(times):.2f} s, median {statistics.median(times):.2f} s; CPU (the process and every "
+        f"child it ran, c++filt included) best {min(cpus):.2f} s ({repeat} runs, fresh process each)"
+    )
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--many", type=Path, help="time inspect --json over every code object under this folder")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--disasm", action="store_true", help="with --many: include the instruction mix")
     a = ap.parse_args()
     if a.many is not None:
-        many(a.many, a.repeat)
+        many(a.many, a.repeat, a.disasm)
     else:
         main()

@@ -245,7 +245,9 @@ def run_mla(args, lines):
         torch.cuda.empty_cache()
     for vname in variants:
         if all(vname in r for r in res.values()):
-            lines.append(f"mla GEOMEAN 8 benchmarks {vname}: {geomean(r[vname][0] for r in res.values()):.2f} us")
+            lines.append(
+                f"mla GEOMEAN 8 benchmarks {vname}: {geomean(r[vname][0] for r in res.values()):.2f} us"
+            )
 
 
 def main() -> None:

@@ -70,7 +70,9 @@ class Driver:
 
     def load(self, cubin: bytes, names: tuple[str, ...]) -> dict[str, ctypes.c_void_p]:
         module = ctypes.c_void_p()
-        self._check(self.lib.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(cubin)), "cuModuleLoadData")
+        self._check(
+            self.lib.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(cubin)), "cuModuleLoadData"
+        )
         self._module = module  # keep it loaded
         funcs = {}
         for name in names:
@@ -99,7 +101,12 @@ def _ctypes_value(arg: object) -> ctypes._SimpleCData | ctypes.Structure:
         return ctypes.c_int32(arg)
     if isinstance(arg, float):
         return ctypes.c_float(arg)
-    if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[0], type) and issubclass(arg[0], ctypes.Structure):
+    if (
+        isinstance(arg, tuple)
+        and len(arg) == 2
+        and isinstance(arg[0], type)
+        and issubclass(arg[0], ctypes.Structure)
+    ):
         cls, fields = arg
         inst = cls()
         for key, value in fields.items():
@@ -183,12 +190,15 @@ def run_case(drv: Driver, funcs: dict, plan_mod: ModuleType, problem, spec: dict
 
 
 def fmt_table(title: str, rows: list[dict]) -> str:
-    head = f"{'shape':<44} {'seed':>5} {'max abs err':>11} {'mismatch':>16} {'ratio':>9} {'rel L2':>9} {'time us':>9}  verdict"
+    head = (f"{'shape':<44} {'seed':>5} {'max abs err':>11} {'mismatch':>16} {'ratio':>9} {'rel L2':>9} "
+            f"{'time us':>9}  verdict")
     lines = [title, head, "-" * len(head)]
     for r in rows:
-        lines.append(f"{r['shape']:<44} {r['seed']:>5} {r['max_abs_err']:>11.4g} "
-                     f"{r['mismatches']:>7}/{r['total']:<8} {r['mismatch_ratio']:>9.3%} {r['rel_l2_err']:>9.3g} "
-                     f"{r['time_us']:>9.1f}  {'pass' if r['passed'] else 'FAIL'}")
+        lines.append(
+            f"{r['shape']:<44} {r['seed']:>5} {r['max_abs_err']:>11.4g} "
+            f"{r['mismatches']:>7}/{r['total']:<8} {r['mismatch_ratio']:>9.3%} {r['rel_l2_err']:>9.3g} "
+            f"{r['time_us']:>9.1f}  {'pass' if r['passed'] else 'FAIL'}"
+        )
     for r in rows:
         lines.append(f"  {r['shape']}: {r['launches']}")
     return "\n".join(lines)
@@ -218,8 +228,10 @@ def main() -> int:
         t0 = time.time()
         cubin = compile_cuda([src], arch=a.arch)
         funcs = drv.load(cubin, tuple(plan_mod.KERNELS))
-        texts.append(f"{pname}: built {src.relative_to(REPO)} for {a.arch} with nvcc in {time.time() - t0:.1f}s "
-                     f"({len(cubin)} bytes)")
+        texts.append(
+            f"{pname}: built {src.relative_to(REPO)} for {a.arch} with nvcc in {time.time() - t0:.1f}s "
+            f"({len(cubin)} bytes)"
+        )
         specs, seen = [], set()
         for s in (*problem.tests, *problem.benchmarks):
             k = tuple(sorted(s.items()))
@@ -246,9 +258,12 @@ def main() -> int:
                 all_ok &= row["passed"]
             report["problems"][pname + suffix] = rows
             tol = problem.tolerance
-            title = (f"== {pname}{suffix}: rtol={tol.rtol:g} atol={tol.atol:g}"
-                     f"{f', up to {tol.max_mismatch_ratio:.0%} mismatches' if tol.max_mismatch_ratio else ', every element'}"
-                     f"; time = mean of {a.repeat} back-to-back runs of the planned launches (warm L2)")
+            title = (
+                f"== {pname}{suffix}: rtol={tol.rtol:g} atol={tol.atol:g}"
+                + (f", up to {tol.max_mismatch_ratio:.0%} mismatches" if tol.max_mismatch_ratio
+                   else ", every element")
+                + f"; time = mean of {a.repeat} back-to-back runs of the planned launches (warm L2)"
+            )
             texts.append(fmt_table(title, rows))
     text = "\n\n".join(texts) + f"\n\nALL {'PASS' if all_ok else 'NOT ALL PASS'}\n"
     print(text)

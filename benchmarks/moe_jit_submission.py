@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-RUNNER = '''
+RUNNER = """
 
 _SG_BYTE_DTYPES = (torch.float4_e2m1fn_x2, torch.float8_e8m0fnu)
 
@@ -36,7 +36,7 @@ def custom_kernel(data):
         globals()[spec["kernel"]][grid](*[_sg_arg(a) for a in args], num_warps=spec["num_warps"],
                                         num_stages=spec["num_stages"], **spec["constexprs"])
     return out
-'''
+"""
 
 
 def _body(path: Path) -> str:
@@ -44,10 +44,16 @@ def _body(path: Path) -> str:
     text = path.read_text(encoding="utf-8")
     tree = ast.parse(text)
     lines = text.splitlines()
-    keep = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))
-            and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
-    start = min((n.decorator_list[0].lineno if getattr(n, "decorator_list", None) else n.lineno) for n in keep)
-    return "\n".join(lines[start - 1:]) + "\n"
+    keep = [
+        n
+        for n in tree.body
+        if not isinstance(n, (ast.Import, ast.ImportFrom))
+        and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+    ]
+    start = min(
+        (n.decorator_list[0].lineno if getattr(n, "decorator_list", None) else n.lineno) for n in keep
+    )
+    return "\n".join(lines[start - 1 :]) + "\n"
 
 
 def render() -> str:
@@ -56,10 +62,15 @@ def render() -> str:
 
     problem = get_problem("moe-mxfp4")
     project = problem.kernel_project
-    parts = ["\n".join(problem.header_lines()),
-             "# Triton JIT harness of the default moe-mxfp4 project (benchmarks/moe_jit_submission.py)",
-             "import torch\nimport triton\nimport triton.language as tl\n",
-             _body(project / "moe_mxfp4.py"), _body(project / "launch.py"), problem.fallback_source, RUNNER]
+    parts = [
+        "\n".join(problem.header_lines()),
+        "# Triton JIT harness of the default moe-mxfp4 project (benchmarks/moe_jit_submission.py)",
+        "import torch\nimport triton\nimport triton.language as tl\n",
+        _body(project / "moe_mxfp4.py"),
+        _body(project / "launch.py"),
+        problem.fallback_source,
+        RUNNER,
+    ]
     return "\n\n".join(parts)
 
 

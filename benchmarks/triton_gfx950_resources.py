@@ -23,7 +23,11 @@ sys.path.insert(0, str(ROOT))
 from submitgen import targets  # noqa: E402
 from submitgen.codeobject import read_code_object  # noqa: E402
 
-PROJECTS = (ROOT / "kernels" / "mxfp4_mm", ROOT / "kernels" / "mixed_mla", ROOT / "examples" / "triton_mxfp4_mm")
+PROJECTS = (
+    ROOT / "kernels" / "mxfp4_mm",
+    ROOT / "kernels" / "mixed_mla",
+    ROOT / "examples" / "triton_mxfp4_mm",
+)
 
 
 def _module(path: Path, name: str):
@@ -48,18 +52,26 @@ def main() -> None:
             kmod = _module(folder / e["source"], f"_res_src_{folder.name}")
             sig = e["signature"]
             hints = {(i,): [["tt.divisibility", 16]] for i, v in enumerate(sig.values()) if v.endswith(":16")}
-            src = ASTSource(fn=getattr(kmod, e["kernel"]), signature={k: v.removesuffix(":16") for k, v in sig.items()},
-                            constexprs=dict(e["constexprs"]), attrs=hints)
+            src = ASTSource(
+                fn=getattr(kmod, e["kernel"]),
+                signature={k: v.removesuffix(":16") for k, v in sig.items()},
+                constexprs=dict(e["constexprs"]),
+                attrs=hints,
+            )
             ck = triton.compile(src, target=GPUTarget("hip", "gfx950", 64),
                                 options={"num_warps": e["num_warps"], "num_stages": e["num_stages"],
                                          **e.get("options", {})})
             (k,) = read_code_object(ck.asm["hsaco"]).kernels
             occ = targets.occupancy(k, "gfx950", e["num_warps"] * 64, dynamic_lds=ck.metadata.shared)
             mfma = collections.Counter(re.findall(r"^\s+(v_mfma\w*)", ck.asm["amdgcn"], re.MULTILINE))
-            print(f"{folder.name} {name}: {k.name} | {k.vgpr_count} ({k.agpr_count}) | {k.sgpr_count} | "
-                  f"{ck.metadata.shared} | {k.private_segment_fixed_size} | {k.vgpr_spill_count}/{k.sgpr_spill_count} | "
-                  f"{occ.waves_per_simd} ({','.join(occ.limited_by)}) | "
-                  f"{', '.join(f'{n} x{c}' for n, c in sorted(mfma.items())) or '-'}", flush=True)
+            print(
+                f"{folder.name} {name}: {k.name} | {k.vgpr_count} ({k.agpr_count}) | {k.sgpr_count} | "
+                f"{ck.metadata.shared} | {k.private_segment_fixed_size} | "
+                f"{k.vgpr_spill_count}/{k.sgpr_spill_count} | "
+                f"{occ.waves_per_simd} ({','.join(occ.limited_by)}) | "
+                f"{', '.join(f'{n} x{c}' for n, c in sorted(mfma.items())) or '-'}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -68,8 +68,15 @@ def emit_json(obj) -> None:
                    "provenance or a Triton .json sidecar, else 0).")
 @click.option("--arch", default=None, metavar="ARCH",
               help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
+@click.option(
+    "--disasm/--no-disasm",
+    default=True,
+    show_default=True,
+    help="Count each AMD kernel's instructions (matrix, scratch, memory...) with llvm-objdump >= 20, "
+    "where one is installed.",
+)
 def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...], block: int | None,
-                lds: int | None, arch: str | None) -> None:
+                lds: int | None, arch: str | None, disasm: bool) -> None:
     """Show what code objects hold: kernels, argument layouts, resources, occupancy, warnings.
 
     PATH is a code object (.co/.hsaco), a clang offload bundle, or a Python submission that
@@ -77,7 +84,7 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
     (a loader would refuse the object, or the kernel cannot launch as estimated)."""
     from .report import exit_status, inspect_sources, render_text, to_json
 
-    items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds)
+    items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds, disasm=disasm)
     if as_json:
         emit_json(to_json(items))
     else:
@@ -244,12 +251,12 @@ def lint_cmd(file: str, problem: str | None) -> None:
     banned word (any case), size and payload budget, exec/eval of decoded data, a module-level
     custom_kernel, and kernels on an HSA queue of their own. Prints one line per failed rule
     (FILE:LINE: RULE: message (fix: ...)) and exits 1 if any fails."""
-    from .lint import lint_file, payload_summary, render_findings
+    from .lint import lint_file_report, payload_summary, render_findings
 
-    findings = lint_file(file, problem=problem)
-    for line in render_findings(findings, file):
+    report = lint_file_report(file, problem=problem)
+    for line in render_findings(report.errors + report.warnings, file):
         click.echo(line)
-    if findings:
+    if report.errors:
         raise SystemExit(1)
     click.echo(f"{file}: lint passed; {payload_summary(file, problem=problem)}")
 

@@ -142,7 +142,9 @@ def list_bundle(data: bytes, source: str = "<bytes>") -> list[BundleEntry]:
         try:
             eid = raw_id.decode("ascii")
         except UnicodeDecodeError:
-            raise ContainerError(f"{source}: offload bundle entry {i}: id is not ASCII: {raw_id[:40]!r}") from None
+            raise ContainerError(
+                f"{source}: offload bundle entry {i}: id is not ASCII: {raw_id[:40]!r}"
+            ) from None
         if off + size > n:
             raise ContainerError(f"{source}: offload bundle entry {i} ({eid}): bytes {off}..{off + size} "
                                  f"run past the end ({n} bytes)")
@@ -164,7 +166,9 @@ def decompress_ccob(data: bytes, source: str = "<bytes>", limit: int = MAX_DECOD
     else:
         raise ContainerError(f"{source}: compressed bundle version: expected 1, 2 or 3, got {version}")
     if len(data) < hdr:
-        raise ContainerError(f"{source}: truncated compressed bundle: header needs {hdr} bytes, got {len(data)}")
+        raise ContainerError(
+            f"{source}: truncated compressed bundle: header needs {hdr} bytes, got {len(data)}"
+        )
     if method != 0:
         raise ContainerError(f"{source}: compressed bundle method {method} (zstd) is not supported: "
                              "expected 0 (zlib); unbundle it with clang-offload-bundler")
@@ -271,7 +275,9 @@ def read_input(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
     return data
 
 
-def load_code_objects(source: str | os.PathLike[str] | bytes, *, arch: str | None = None) -> list[LoadedCodeObject]:
+def load_code_objects(
+    source: str | os.PathLike[str] | bytes, *, arch: str | None = None
+) -> list[LoadedCodeObject]:
     """Every code object that ``source`` (a path, or the bytes of a file) holds, filtered to
     those that run on ``arch`` when given. Raises ``ContainerError`` when there is none."""
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -280,7 +286,9 @@ def load_code_objects(source: str | os.PathLike[str] | bytes, *, arch: str | Non
         path = str(source)
         data, is_py = read_input(source), Path(source).suffix == ".py"
     if not data:
-        raise ContainerError(f"{path}: empty file: expected an ELF code object, an offload bundle or a Python file")
+        raise ContainerError(
+            f"{path}: empty file: expected an ELF code object, an offload bundle or a Python file"
+        )
     if not is_py and is_container(data):
         return _from_bytes(data, path, arch, {})
     try:

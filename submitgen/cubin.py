@@ -148,9 +148,11 @@ class CudaKernel:
             lines += [f"  {a.index:>3} {a.offset:>7} {a.size:>5}  {a.value_kind}" for a in self.args]
         else:
             lines.append("  no arguments")
-        lines += textfmt.wrap(f"params {self.kernarg_segment_size} bytes ({len(self.args)} args)   "
-                              f"registers {self.vgpr_count}   static shared {self.group_segment_fixed_size} B   "
-                              f"local {self.private_segment_fixed_size} B")
+        lines += textfmt.wrap(
+            f"params {self.kernarg_segment_size} bytes ({len(self.args)} args)   "
+            f"registers {self.vgpr_count}   static shared {self.group_segment_fixed_size} B   "
+            f"local {self.private_segment_fixed_size} B"
+        )
         extra = f"max block {self.max_flat_workgroup_size}"
         for label, v in (("required block", self.reqd_workgroup_size), ("launch bounds", self.max_threads),
                          ("cluster", self.cluster_dims), ("barriers", self.num_barriers)):
@@ -200,9 +202,17 @@ class CubinObject(KernelLookup):
 
     def header_json(self) -> dict[str, Any]:
         h = self.header
-        return {"size": self.size, "sha256": self.sha256, "target": self.target_id, "processor": self.processor,
-                "elf_type": h.elf_type, "osabi": h.osabi, "abi_version": h.abi_version, "e_flags": h.e_flags,
-                "max_shared_bytes": self.max_shared_bytes}
+        return {
+            "size": self.size,
+            "sha256": self.sha256,
+            "target": self.target_id,
+            "processor": self.processor,
+            "elf_type": h.elf_type,
+            "osabi": h.osabi,
+            "abi_version": h.abi_version,
+            "e_flags": h.e_flags,
+            "max_shared_bytes": self.max_shared_bytes,
+        }
 
     def header_lines(self) -> list[str]:
         n = len(self.kernels)
@@ -211,9 +221,12 @@ class CubinObject(KernelLookup):
             [f"  shared memory per block: at most {self.max_shared_bytes} B (static + dynamic)"]
 
     def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, **self.header_json(),
-                "kernels": [{**k.to_json(), "findings": [f.to_json() for f in k.findings]} for k in self.kernels],
-                "findings": [f.to_json() for f in self.findings if f.kernel is None]}
+        return {
+            "source": self.source,
+            **self.header_json(),
+            "kernels": [{**k.to_json(), "findings": [f.to_json() for f in k.findings]} for k in self.kernels],
+            "findings": [f.to_json() for f in self.findings if f.kernel is None],
+        }
 
 
 def is_cubin(data: bytes) -> bool:
@@ -230,8 +243,9 @@ def parse_cubin_header(data: bytes, source: str = "<bytes>") -> CubinHeader:
     # older cubins (ABI version 7 and below) keep it in bits 0..7 (EF_CUDA_SM; not verified here).
     sm = (h.e_flags >> 8) & 0xFF if h.abi_version >= 8 else h.e_flags & 0xFF
     if sm < 20:
-        raise CodeObjectError(f"{source}: e_flags 0x{h.e_flags:x}: expected an SM architecture of 20 or more, "
-                              f"got {sm}")
+        raise CodeObjectError(
+            f"{source}: e_flags 0x{h.e_flags:x}: expected an SM architecture of 20 or more, got {sm}"
+        )
     return CubinHeader(elf.ELF_TYPE_NAMES[h.e_type], h.osabi, h.abi_version, h.e_flags, sm)
 
 
@@ -251,8 +265,14 @@ def _object_findings(header: CubinHeader) -> list[Finding]:
                            "ELF type is ET_REL (relocatable, e.g. -rdc output); cuModuleLoadData needs "
                            "ET_EXEC: build with -cubin without -rdc, or link with nvlink"))
     if header.sm not in MAX_SHARED_BYTES:
-        out.append(Finding("warning", "unknown-processor", f"no shared memory limit known for {header.processor}; "
-                                                           f"assuming the portable {PORTABLE_SHARED_BYTES} bytes"))
+        out.append(
+            Finding(
+                "warning",
+                "unknown-processor",
+                f"no shared memory limit known for {header.processor}; "
+                f"assuming the portable {PORTABLE_SHARED_BYTES} bytes",
+            )
+        )
     return out
 
 
@@ -265,13 +285,17 @@ def _read(data: bytes, header: CubinHeader, source: str) -> CubinObject:
 
     def sym_name(idx: int, where: str) -> str:
         if idx >= nsyms:
-            raise CodeObjectError(f"{source}: {where}: symbol index {idx} is past the {nsyms} symbols of .symtab")
+            raise CodeObjectError(
+                f"{source}: {where}: symbol index {idx} is past the {nsyms} symbols of .symtab"
+            )
         return symtab.get_symbol(idx).name
 
     findings = _object_findings(header)
     info = next((s for s in image.sections if s.name == ".nv.info" and s["sh_type"] == SHT_CUDA_INFO), None)
     tables = nvinfo.function_table(info.data() if info is not None else b"", source, sym_name)
-    reserved = RESERVED_SHARED_BYTES if any(s.name.startswith(".nv.shared.reserved") for s in image.sections) else 0
+    reserved = (
+        RESERVED_SHARED_BYTES if any(s.name.startswith(".nv.shared.reserved") for s in image.sections) else 0
+    )
     ctx = _Context(header, source, {s.name: s for s in image.sections}, tables, reserved)
     kernels: list[CudaKernel] = []
     seen: set[str] = set()
@@ -280,14 +304,18 @@ def _read(data: bytes, header: CubinHeader, source: str) -> CubinObject:
             continue
         name = sec.name[len(".nv.info."):]
         if name in seen:
-            findings.append(Finding("error", "duplicate-kernel", f"kernel {name!r} has two .nv.info sections"))
+            findings.append(
+                Finding("error", "duplicate-kernel", f"kernel {name!r} has two .nv.info sections")
+            )
             continue
         seen.add(name)
         k = _read_kernel(sec, name, ctx)
         kernels.append(k)
         findings.extend(k.findings)
     if not kernels:
-        findings.append(Finding("warning", "no-kernels", "no .nv.info.NAME section: the object has no kernels"))
+        findings.append(
+            Finding("warning", "no-kernels", "no .nv.info.NAME section: the object has no kernels")
+        )
     return CubinObject(source=source, size=len(data), sha256=hashlib.sha256(data).hexdigest(), header=header,
                        kernels=tuple(kernels), findings=tuple(findings))
 
@@ -311,12 +339,20 @@ def _params(a: nvinfo.KernelAttrs, add) -> tuple[tuple[CudaParam, ...], int]:
                                       pointee_log_align=p.flags & nvinfo.KPARAM_LOG_ALIGN_MASK, flags=p.flags)
     args = tuple(params[i] for i in sorted(params))
     if args and [x.index for x in args] != list(range(len(args))):
-        add("error", "arg-layout", f"parameter ordinals are {[x.index for x in args]}, expected 0..{len(args) - 1}")
+        add(
+            "error",
+            "arg-layout",
+            f"parameter ordinals are {[x.index for x in args]}, expected 0..{len(args) - 1}",
+        )
     param_size = a.param_size
     if param_size is None:
         param_size = max((x.end for x in args), default=0)
         if args:
-            add("warning", "no-param-size", "no CBANK_PARAM_SIZE attribute; using the end of the last parameter")
+            add(
+                "warning",
+                "no-param-size",
+                "no CBANK_PARAM_SIZE attribute; using the end of the last parameter",
+            )
     if a.cbank is not None and a.cbank[1] != param_size:
         add("error", "param-size-mismatch",
             f"PARAM_CBANK says {a.cbank[1]} bytes of parameters, CBANK_PARAM_SIZE says {param_size}")
@@ -331,11 +367,19 @@ def _param_layout(args: tuple[CudaParam, ...], param_size: int, add) -> None:
         if x.size == 0:
             add("error", "arg-layout", f"{label} has size 0")
         if x.offset < prev_end:
-            add("error", "arg-layout", f"{label} at offset {x.offset} overlaps the previous one ending at {prev_end}")
+            add(
+                "error",
+                "arg-layout",
+                f"{label} at offset {x.offset} overlaps the previous one ending at {prev_end}",
+            )
         if x.size and x.size & (x.size - 1) == 0 and x.size <= 8 and x.offset % x.size:
             add("warning", "arg-layout", f"{label} at offset {x.offset} is not aligned to its size {x.size}")
         if x.end > param_size:
-            add("error", "arg-layout", f"{label} ends at byte {x.end}, beyond the {param_size} parameter bytes")
+            add(
+                "error",
+                "arg-layout",
+                f"{label} ends at byte {x.end}, beyond the {param_size} parameter bytes",
+            )
         prev_end = max(prev_end, x.end)
 
 
@@ -345,8 +389,12 @@ def _static_shared(name: str, ctx: _Context, add) -> tuple[int, int]:
     static_shared = shared_size
     if ctx.reserved and shared_size:
         if shared_size < ctx.reserved:
-            add("warning", "shared-reserved",
-                f".nv.shared.{name} is {shared_size} bytes, expected at least the {ctx.reserved} reserved bytes")
+            add(
+                "warning",
+                "shared-reserved",
+                f".nv.shared.{name} is {shared_size} bytes, expected at least the {ctx.reserved} reserved "
+                "bytes",
+            )
         static_shared = max(0, shared_size - ctx.reserved)
     limit = MAX_SHARED_BYTES.get(ctx.header.sm, PORTABLE_SHARED_BYTES)
     if static_shared > limit:
@@ -356,11 +404,22 @@ def _static_shared(name: str, ctx: _Context, add) -> tuple[int, int]:
 
 
 def _block_limits(a: nvinfo.KernelAttrs, add) -> int:
-    for label, dims in (("REQNTID", a.reqntid), ("MAX_THREADS", a.max_threads), ("CTA_PER_CLUSTER", a.cluster)):
-        too_many = label != "CTA_PER_CLUSTER" and dims is not None and dims[0] * dims[1] * dims[2] > MAX_WORKGROUP_SIZE
+    for label, dims in (
+        ("REQNTID", a.reqntid),
+        ("MAX_THREADS", a.max_threads),
+        ("CTA_PER_CLUSTER", a.cluster),
+    ):
+        too_many = (
+            label != "CTA_PER_CLUSTER"
+            and dims is not None
+            and dims[0] * dims[1] * dims[2] > MAX_WORKGROUP_SIZE
+        )
         if dims is not None and (0 in dims or too_many):
-            add("error", "workgroup-size", f"{label} is {dims}, expected each 1.. and at most {MAX_WORKGROUP_SIZE} "
-                                           "threads")
+            add(
+                "error",
+                "workgroup-size",
+                f"{label} is {dims}, expected each 1.. and at most {MAX_WORKGROUP_SIZE} threads",
+            )
     dims = a.reqntid or a.max_threads
     return dims[0] * dims[1] * dims[2] if dims is not None else DEFAULT_MAX_THREADS
 
@@ -386,10 +445,22 @@ def _read_kernel(sec: Any, name: str, ctx: _Context) -> CudaKernel:
         add("warning", "scratch", f"uses {local} bytes of local memory (stack) per thread")
     max_flat = _block_limits(a, add)
     return CudaKernel(
-        name=name, args=args, kernarg_segment_size=param_size, group_segment_fixed_size=static_shared,
-        private_segment_fixed_size=local, vgpr_count=regs.get(name, 0), max_flat_workgroup_size=max_flat,
-        reqd_workgroup_size=a.reqntid, max_threads=a.max_threads, max_reg_count=a.maxreg, num_barriers=a.barriers,
-        cluster_dims=a.cluster, frame_size=frame.get(name, 0), shared_section_size=shared_size,
+        name=name,
+        args=args,
+        kernarg_segment_size=param_size,
+        group_segment_fixed_size=static_shared,
+        private_segment_fixed_size=local,
+        vgpr_count=regs.get(name, 0),
+        max_flat_workgroup_size=max_flat,
+        reqd_workgroup_size=a.reqntid,
+        max_threads=a.max_threads,
+        max_reg_count=a.maxreg,
+        num_barriers=a.barriers,
+        cluster_dims=a.cluster,
+        frame_size=frame.get(name, 0),
+        shared_section_size=shared_size,
         param_cbank_offset=a.cbank[0] if a.cbank else None,
-        code_size=text["sh_size"] if text is not None else None, attributes=a.attributes, findings=tuple(out),
+        code_size=text["sh_size"] if text is not None else None,
+        attributes=a.attributes,
+        findings=tuple(out),
     )

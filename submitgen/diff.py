@@ -47,9 +47,23 @@ from .occupancy import required_block
 from .targets import MAX_WORKGROUP_SIZE
 from .textfmt import WIDTH
 
-__all__ = ["FAIL_ON_RULES", "FIELDS", "JSON_FORMAT_VERSION", "WIDTH", "ArgChange", "DiffError", "DiffResult",
-           "diff_sides", "diff_sources", "load_side", "parse_fail_on", "parse_pairs", "plan_blocks", "render_text",
-           "to_json"]
+__all__ = [
+    "FAIL_ON_RULES",
+    "FIELDS",
+    "JSON_FORMAT_VERSION",
+    "WIDTH",
+    "ArgChange",
+    "DiffError",
+    "DiffResult",
+    "diff_sides",
+    "diff_sources",
+    "load_side",
+    "parse_fail_on",
+    "parse_pairs",
+    "plan_blocks",
+    "render_text",
+    "to_json",
+]
 FAIL_ON_RULES = ("spills", "scratch", "occupancy", "lds", "args")
 
 # (Kernel attribute or special key, label, unit, fail-on rule that watches it, worse direction)
@@ -202,7 +216,9 @@ def parse_fail_on(text: str | Sequence[str] | None) -> tuple[str, ...]:
             if w not in out:
                 out.append(w)
     if not out:
-        raise DiffError(f"--fail-on: expected a comma-separated list of {', '.join(FAIL_ON_RULES)}, got nothing")
+        raise DiffError(
+            f"--fail-on: expected a comma-separated list of {', '.join(FAIL_ON_RULES)}, got nothing"
+        )
     return tuple(out)
 
 
@@ -234,8 +250,10 @@ def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Sid
                 kernels.append((k, co))
     for name, procs in where.items():
         if len(procs) > 1:
-            raise DiffError(f"{source}: kernel {name!r} is in {len(procs)} code objects ({', '.join(procs)}); "
-                            "expected one: choose the code object with --arch")
+            raise DiffError(
+                f"{source}: kernel {name!r} is in {len(procs)} code objects ({', '.join(procs)}); "
+                "expected one: choose the code object with --arch"
+            )
     blocks: dict[str | None, tuple[int, ...]] = {}
     if loaded and loaded[0].container == "python":
         try:
@@ -307,9 +325,19 @@ def _compare(old: Side, new: Side, pair: KernelPair, demangled: str, arch: str |
     to, tn = _target_for(co_o, arch), _target_for(co_n, arch)
     occ_o = targets.occupancy(ko, to, choice.old) if to is not None else None
     occ_n = targets.occupancy(kn, tn, choice.new) if tn is not None else None
-    return KernelDiff(pair.new, demangled, choice, tn.name if tn is not None else None, occ_o, occ_n,
-                      _fields(ko, kn, co_o, co_n, occ_o, occ_n), pair_args(ko.explicit_args, kn.explicit_args),
-                      old_name=pair.old, pairing=pair.how, old_target=to.name if to is not None else None)
+    return KernelDiff(
+        pair.new,
+        demangled,
+        choice,
+        tn.name if tn is not None else None,
+        occ_o,
+        occ_n,
+        _fields(ko, kn, co_o, co_n, occ_o, occ_n),
+        pair_args(ko.explicit_args, kn.explicit_args),
+        old_name=pair.old,
+        pairing=pair.how,
+        old_target=to.name if to is not None else None,
+    )
 
 
 def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
@@ -319,8 +347,14 @@ def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
             if kd.args:
                 first = kd.args[0]
                 more = f" (and {len(kd.args) - 1} more)" if len(kd.args) > 1 else ""
-                out.append(Trip(rule, kd.name, f"kernel {kd.name!r} arg {first.index}: {fmt_arg(first.old)} -> "
-                                              f"{fmt_arg(first.new)}{more}"))
+                out.append(
+                    Trip(
+                        rule,
+                        kd.name,
+                        f"kernel {kd.name!r} arg {first.index}: {fmt_arg(first.old)} -> "
+                        f"{fmt_arg(first.new)}{more}",
+                    )
+                )
             continue
         for f in kd.fields:
             if f.rule == rule and f.worse:

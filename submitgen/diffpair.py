@@ -42,8 +42,9 @@ class ArgChange:
         return "moved" if same else "changed"
 
 
-def pair_kernels(old: Sequence[str], new: Sequence[str],
-                 explicit: Sequence[tuple[str, str]] = ()) -> tuple[list[KernelPair], tuple[str, ...], tuple[str, ...]]:
+def pair_kernels(
+    old: Sequence[str], new: Sequence[str], explicit: Sequence[tuple[str, str]] = ()
+) -> tuple[list[KernelPair], tuple[str, ...], tuple[str, ...]]:
     """(pairs in NEW's order, NEW names left (added), OLD names left (removed))."""
     pairs = [KernelPair(o, n, "--pair") for o, n in explicit]
     used_old, used_new = {p.old for p in pairs}, {p.new for p in pairs}
@@ -77,7 +78,9 @@ class _Names:
         return not (a.name in self.new or b.name in self.old)
 
 
-def _pair_in_order(old: Sequence[ArgInfo], new: Sequence[ArgInfo], match: dict[int, int], names: _Names) -> None:
+def _pair_in_order(
+    old: Sequence[ArgInfo], new: Sequence[ArgInfo], match: dict[int, int], names: _Names
+) -> None:
     """Pair what is left, in order, by kind: an argument that only moved (a new offset)."""
     left = sorted(set(range(len(old))) - set(match.values()))
     for j, b in enumerate(new):

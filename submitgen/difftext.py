@@ -112,7 +112,9 @@ def _arg_lines(args: tuple[ArgChange, ...]) -> list[str]:
         for c in args[i:j]:
             ref = c.new or c.old
             first, *more = _arg_body(c)
-            lines += _labelled(f"arg {c.index}" + (f" {ref.name}" if ref is not None and ref.name else ""), first)
+            lines += _labelled(
+                f"arg {c.index}" + (f" {ref.name}" if ref is not None and ref.name else ""), first
+            )
             lines += [fit_middle(f"  {'':<{_lw()}}{extra}", WIDTH) for extra in more]
     return lines
 
@@ -121,8 +123,13 @@ def _side_lines(tag: str, side: Side, paths: list[str]) -> list[str]:
     lines = []
     for co, shown in zip(side.code_objects, paths):
         lines.append(fit_middle(f"{tag}  {shown}", WIDTH))
-        lines.append(fit_middle(f"     {co.target_id}, {co.version_label}, {len(co.kernels)} "
-                                f"kernel{'s' if len(co.kernels) != 1 else ''}, sha256 {co.sha256[:16]}", WIDTH))
+        lines.append(
+            fit_middle(
+                f"     {co.target_id}, {co.version_label}, {len(co.kernels)} "
+                f"kernel{'s' if len(co.kernels) != 1 else ''}, sha256 {co.sha256[:16]}",
+                WIDTH,
+            )
+        )
     return lines
 
 
@@ -178,8 +185,11 @@ def render_text(result: DiffResult, *, show_all: bool = False) -> str:
     lines.append(f"kernels: {len(result.kernels)} paired, {changed} changed, {len(result.added)} added, "
                  f"{len(result.removed)} removed")
     if not result.kernels:
-        lines += textwrap.wrap("nothing compared: no kernel of OLD pairs with one of NEW by name, and the sides "
-                               "do not hold exactly one kernel each; pair them with --pair OLD=NEW", WIDTH)
+        lines += textwrap.wrap(
+            "nothing compared: no kernel of OLD pairs with one of NEW by name, and the sides "
+            "do not hold exactly one kernel each; pair them with --pair OLD=NEW",
+            WIDTH,
+        )
     lines += [fit_middle(f"added    kernel {n}", WIDTH) for n in result.added]
     lines += [fit_middle(f"removed  kernel {n}", WIDTH) for n in result.removed]
     for kd in result.kernels:
@@ -189,7 +199,9 @@ def render_text(result: DiffResult, *, show_all: bool = False) -> str:
         rules = ",".join(result.fail_on)
         if result.tripped:
             for t in result.tripped:
-                lines += textwrap.wrap(f"fail-on {t.rule}: tripped: {t.message}", WIDTH, subsequent_indent="    ")
+                lines += textwrap.wrap(
+                    f"fail-on {t.rule}: tripped: {t.message}", WIDTH, subsequent_indent="    "
+                )
         else:
             lines.append(fit_middle(f"fail-on {rules}: passed (no listed measure got worse)", WIDTH))
     return "\n".join(lines)
@@ -220,16 +232,37 @@ def _side_json(side: Side) -> dict[str, Any]:
 
 def _kernel_json(kd: KernelDiff) -> dict[str, Any]:
     return {
-        "name": kd.name, "old_name": kd.old_name or kd.name, "pairing": kd.pairing,
-        "demangled_name": kd.demangled, "changed": kd.changed,
-        "block": {"old": kd.block.old, "new": kd.block.new, "source": kd.block.source, "detail": kd.block.detail},
+        "name": kd.name,
+        "old_name": kd.old_name or kd.name,
+        "pairing": kd.pairing,
+        "demangled_name": kd.demangled,
+        "changed": kd.changed,
+        "block": {
+            "old": kd.block.old,
+            "new": kd.block.new,
+            "source": kd.block.source,
+            "detail": kd.block.detail,
+        },
         "occupancy_target": kd.occupancy_target,
         "occupancy_targets": {"old": kd.old_target, "new": kd.occupancy_target},
-        "fields": [{"field": f.key, "label": f.label, "unit": f.unit, "old": f.old, "new": f.new,
-                    "delta": f.delta, "changed": f.changed, "worse": f.worse} for f in kd.fields],
+        "fields": [
+            {
+                "field": f.key,
+                "label": f.label,
+                "unit": f.unit,
+                "old": f.old,
+                "new": f.new,
+                "delta": f.delta,
+                "changed": f.changed,
+                "worse": f.worse,
+            }
+            for f in kd.fields
+        ],
         "occupancy": {"old": _occ_json(kd.old_occupancy), "new": _occ_json(kd.new_occupancy)},
-        "args": [{"index": c.index, "status": c.status, "old": _arg_json(c.old), "new": _arg_json(c.new)}
-                 for c in kd.args],
+        "args": [
+            {"index": c.index, "status": c.status, "old": _arg_json(c.old), "new": _arg_json(c.new)}
+            for c in kd.args
+        ],
     }
 
 

@@ -73,9 +73,13 @@ def e_machine(data: bytes) -> int | None:
 def read_header(data: bytes, source: str, machine: int, machine_name: str) -> Elf64Header:
     """Check magic, length, class, byte order, ``e_machine`` and the section header table."""
     if len(data) < 4 or data[:4] != ELF_MAGIC:
-        raise CodeObjectError(f"{source}: not an ELF file: expected magic 7f454c46, got {data[:4].hex() or 'empty'}")
+        raise CodeObjectError(
+            f"{source}: not an ELF file: expected magic 7f454c46, got {data[:4].hex() or 'empty'}"
+        )
     if len(data) < EHDR_SIZE:
-        raise CodeObjectError(f"{source}: truncated ELF: expected at least {EHDR_SIZE} header bytes, got {len(data)}")
+        raise CodeObjectError(
+            f"{source}: truncated ELF: expected at least {EHDR_SIZE} header bytes, got {len(data)}"
+        )
     f = _EHDR.unpack_from(data)
     if f[1] != ELFCLASS64:
         raise CodeObjectError(f"{source}: ELF class: expected ELFCLASS64 (2), got {f[1]}")
@@ -99,7 +103,9 @@ def check_section_table(h: Elf64Header, size: int, source: str) -> None:
         )
     end = h.e_shoff + h.e_shentsize * h.e_shnum
     if end > size:
-        raise CodeObjectError(f"{source}: truncated ELF: section header table ends at byte {end}, file has {size} bytes")
+        raise CodeObjectError(
+            f"{source}: truncated ELF: section header table ends at byte {end}, file has {size} bytes"
+        )
     if h.e_shstrndx >= h.e_shnum:
         raise CodeObjectError(f"{source}: e_shstrndx: expected below e_shnum {h.e_shnum}, got {h.e_shstrndx}")
 
@@ -164,7 +170,9 @@ class ElfImage:
             for sym in sec.iter_symbols():
                 if sym.name and sym.name not in out:
                     e = sym.entry
-                    out[sym.name] = Symbol(sym.name, e["st_info"]["type"], e["st_value"], e["st_size"], e["st_shndx"])
+                    out[sym.name] = Symbol(
+                        sym.name, e["st_info"]["type"], e["st_value"], e["st_size"], e["st_shndx"]
+                    )
             if out:
                 break
         return out
@@ -201,10 +209,14 @@ def _iter_notes(raw: bytes, secname: str, source: str) -> Iterator[tuple[str, in
         desc_start = pos + 12 + ((namesz + 3) & ~3)
         desc_end = desc_start + descsz
         if desc_end > n:
-            raise CodeObjectError(f"{source}: note in {secname!r} at byte {pos}: descriptor of {descsz} bytes "
-                                  f"runs past the section end ({n} bytes)")
+            raise CodeObjectError(
+                f"{source}: note in {secname!r} at byte {pos}: descriptor of {descsz} bytes "
+                f"runs past the section end ({n} bytes)"
+            )
         name = raw[pos + 12:pos + 12 + namesz].rstrip(b"\0").decode("latin-1")
         yield name, ntype, raw[desc_start:desc_end]
         pos = (desc_end + 3) & ~3
     if 0 < n - pos < 12 and any(raw[pos:]):
-        raise CodeObjectError(f"{source}: note section {secname!r}: {n - pos} stray bytes after the last note")
+        raise CodeObjectError(
+            f"{source}: note section {secname!r}: {n - pos} stray bytes after the last note"
+        )

@@ -65,8 +65,14 @@ def _attempts(compress: str):
     ``lzma.decompress`` detects it without being told the settings."""
     if compress == "lzma":
         for lc, lp, pb in _LZMA_SETTINGS:
-            yield f"lzma-alone lc={lc} lp={lp} pb={pb}", (lambda data, a=lc, b=lp, c=pb: _lzma_alone(data, a, b, c))
-        yield "xz preset=9e", (lambda data: lzma.compress(data, preset=9 | lzma.PRESET_EXTREME, check=lzma.CHECK_NONE))
+            yield (
+                f"lzma-alone lc={lc} lp={lp} pb={pb}",
+                (lambda data, a=lc, b=lp, c=pb: _lzma_alone(data, a, b, c)),
+            )
+        yield (
+            "xz preset=9e",
+            (lambda data: lzma.compress(data, preset=9 | lzma.PRESET_EXTREME, check=lzma.CHECK_NONE)),
+        )
     elif compress == "zlib":
         for level in (9, 8, 7, 6):
             for wbits in (15, 14, 13):

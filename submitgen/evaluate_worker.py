@@ -8,10 +8,18 @@ file descriptor named by ``SUBMITGEN_RESULT_FD`` (never to stdout, which belongs
 - ``{"event": "ready", "gpu": bool, "device": str, "backend": str|null, "import_s": float}``
 - ``{"event": "import-error", "error": str}``
 - ``{"event": "shape-start", "index": i}``
-- ``{"event": "result", "index": i, ...}`` (fields of ShapeResult / BenchResult)
+- ``{"event": "output", "index": i, "output": {"dtype": str, "shape": [int]} | {"type": str},
+  "seconds": float, "mutated": [str], "backend": str|null}`` (test)
+- ``{"event": "bench", "index": i, "output": ..., "runs": int, "mean_ns": float, ..., "mutated": [str]}``
+- ``{"event": "error", "index": i, "error": str}``
 - ``{"event": "done", "backend": str|null}``
 
-Not part of the public API; its protocol is private to evaluate.py."""
+The worker never judges an output. It writes the raw bytes of each output tensor to
+``<outputs>/out-<i>.bin``; the parent process generates the inputs itself, computes the reference
+and applies the check, so nothing the submission does inside this process can forge a pass.
+If the submission closes or breaks the result pipe, the worker exits with ``PIPE_LOST_EXIT``.
+
+Not part of the public API; its protocol is private to submitgen.evaluate."""
 
 from __future__ import annotations
 
@@ -88,106 +96,152 @@ def _error_text(exc: BaseException) -> str:
     return "".join(tb[-6:]).rstrip()
 
 
-def _finite(x: float) -> float | None:
-    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
-
-
-def _check_fields(res: Any) -> dict[str, Any]:
-    return {
-        "passed": bool(res.passed),
-        "max_abs_err": _finite(float(res.max_abs_err)),
-        "max_rel_err": _finite(float(res.max_rel_err)),
-        "mismatches": int(res.mismatches),
-        "total": int(res.total),
-        "mismatch_ratio": float(res.mismatch_ratio),
-        "message": str(res.message),
-        "rel_l2_err": _finite(float(getattr(res, "rel_l2_err", math.nan))),
-    }
-
-
 def _backend(module: Any) -> str | None:
     value = getattr(module, "SUBMITGEN_BACKEND", None)
     return value if isinstance(value, str) else None
 
 
-def run_test_shape(problem: Any, kernel: Any, spec: dict, device: str, gpu: bool) -> dict[str, Any]:
+PIPE_LOST_EXIT = 86
+"""The worker's exit code when it can no longer write to the result pipe."""
+
+
+def input_mutations(problem: Any, after: Any, before: Any) -> list[str]:
+    """The names of the input tensors whose bytes differ between ``after`` and ``before`` (or the
+    paths that changed, when the structure itself was changed)."""
+    changed = mutations(after, before)
+    if not changed:
+        return []
+    try:
+        pairs = list(zip(problem.leaves(after), problem.leaves(before)))
+    except Exception:  # noqa: BLE001 - a replaced container: report the paths
+        return changed
+    names = [problem.input_name(i) for i, (a, b) in enumerate(pairs)
+             if not isinstance(a, torch.Tensor) or not _same_tensor(a, b)]
+    return names or changed
+
+
+def write_output(output: Any, path: str) -> dict[str, Any]:
+    """Write a tensor's raw bytes to ``path``; describe what was written (or what came back)."""
+    if not isinstance(output, torch.Tensor):
+        return {"type": type(output).__name__}
+    flat = output.detach().contiguous().cpu().reshape(-1)
+    raw = flat.view(torch.uint8)
+    with open(path, "wb") as f:
+        f.write(raw.numpy().tobytes())
+    return {"dtype": str(output.dtype).removeprefix("torch."), "shape": list(output.shape)}
+
+
+def _call(problem: Any, kernel: Any, data: Any, gpu: bool) -> tuple[Any, Any]:
+    """Call ``kernel`` as the leaderboard's eval.py does: on a clone, or on the inputs themselves
+    when the problem's evaluator does not clone. Returns (output, the tensors it received)."""
+    arg = clone_data(data) if problem.eval_clones_inputs else data
+    pristine = data if problem.eval_clones_inputs else clone_data(data)
+    output = kernel(arg)
+    _sync(gpu)
+    return output, (arg, pristine)
+
+
+def run_test_shape(
+    problem: Any, kernel: Any, spec: dict, device: str, gpu: bool, out_path: str
+) -> dict[str, Any]:
     data = problem.generate_input(spec, device=device)
     _sync(gpu)
-    arg = clone_data(data)
     t0 = time.perf_counter()
     try:
-        output = kernel(arg)
-        _sync(gpu)
+        output, (arg, pristine) = _call(problem, kernel, data, gpu)
     except Exception as e:  # noqa: BLE001 - the submission's failure is the result
-        return {"passed": False, "error": f"custom_kernel raised: {_error_text(e)}",
+        return {"event": "error", "error": f"custom_kernel raised: {_error_text(e)}",
                 "seconds": time.perf_counter() - t0}
     seconds = time.perf_counter() - t0
-    changed = mutations(arg, data)
-    fields = _check_fields(problem.check(output, data))
-    fields["seconds"] = seconds
-    if changed:
-        fields["passed"] = False
-        fields["mutated"] = changed
-    return fields
+    return {"event": "output", "output": write_output(output, out_path), "seconds": seconds,
+            "mutated": input_mutations(problem, arg, pristine)}
 
 
-def run_bench_shape(problem: Any, kernel: Any, spec: dict, device: str, gpu: bool,
-                    cfg: dict[str, Any]) -> dict[str, Any]:
-    data = problem.generate_input(spec, device=device)
-    _sync(gpu)
-    try:
-        output = kernel(clone_data(data))
-        _sync(gpu)
-    except Exception as e:  # noqa: BLE001
-        return {"error": f"custom_kernel raised: {_error_text(e)}"}
-    first_output = output  # checked after the timing loop; the order does not change the verdict
+def _time_calls(kernel: Any, data: Any, gpu: bool, device: str, cfg: dict[str, Any]) -> list[float]:
     flush = None
     if gpu and cfg["flush_bytes"] > 0:
         flush = torch.empty(cfg["flush_bytes"] // 4, dtype=torch.float32, device=device)
     durations: list[float] = []
     started = time.perf_counter()
+    for _ in range(cfg["iters"]):
+        if gpu:
+            torch.cuda.synchronize()
+            if flush is not None:
+                flush.zero_()  # evict the inputs from L2/MALL, like the leaderboard's fill
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            output = kernel(data)
+            end.record()
+            torch.cuda.synchronize()
+            durations.append(start.elapsed_time(end) * 1e6)
+        else:
+            t = time.perf_counter_ns()
+            output = kernel(data)
+            durations.append(float(time.perf_counter_ns() - t))
+        del output
+        if time.perf_counter() - started > cfg["max_time_s"]:
+            break
+    return durations
+
+
+def run_bench_shape(problem: Any, kernel: Any, spec: dict, device: str, gpu: bool,
+                    cfg: dict[str, Any], out_path: str) -> dict[str, Any]:
+    data = problem.generate_input(spec, device=device)
+    _sync(gpu)
     try:
-        for _ in range(cfg["iters"]):
-            if gpu:
-                torch.cuda.synchronize()
-                if flush is not None:
-                    flush.zero_()  # evict the inputs from L2/MALL, like the leaderboard's fill
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                start.record()
-                output = kernel(data)
-                end.record()
-                torch.cuda.synchronize()
-                durations.append(start.elapsed_time(end) * 1e6)
-            else:
-                t = time.perf_counter_ns()
-                output = kernel(data)
-                durations.append(float(time.perf_counter_ns() - t))
-            del output
-            if time.perf_counter() - started > cfg["max_time_s"]:
-                break
+        output, (arg, pristine) = _call(problem, kernel, data, gpu)
     except Exception as e:  # noqa: BLE001
-        return {"error": f"custom_kernel raised while timing: {_error_text(e)}"}
-    check = problem.check(first_output, data)
-    changed = mutations(data, problem.generate_input(spec, device=device))
+        return {"event": "error", "error": f"custom_kernel raised: {_error_text(e)}"}
+    written = write_output(output, out_path)  # checked by the parent; timing does not change the verdict
+    del output
+    try:
+        durations = _time_calls(kernel, data, gpu, device, cfg)
+    except Exception as e:  # noqa: BLE001
+        return {"event": "error", "error": f"custom_kernel raised while timing: {_error_text(e)}"}
+    changed = input_mutations(problem, arg, pristine) or \
+        input_mutations(problem, data, problem.generate_input(spec, device=device))
     n = len(durations)
     mean = sum(durations) / n
     std = math.sqrt(sum((d - mean) ** 2 for d in durations) / (n - 1)) if n > 1 else 0.0
-    return {
-        "runs": n, "mean_ns": mean, "std_ns": std, "best_ns": min(durations),
-        "worst_ns": max(durations), "correct": bool(check.passed) and not changed,
-        "check_message": str(check.message) + (f"; inputs mutated: {', '.join(changed)}" if changed else ""),
-    }
+    return {"event": "bench", "output": written, "runs": n, "mean_ns": mean, "std_ns": std,
+            "best_ns": min(durations), "worst_ns": max(durations), "mutated": changed}
+
+
+class _Pipe:
+    """The result pipe. A write that fails (the submission closed or replaced the descriptor)
+    ends the process with PIPE_LOST_EXIT: nothing more can be reported."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.file = os.fdopen(fd, "w", buffering=1, encoding="utf-8", closefd=False)
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        try:
+            self.file.write(json.dumps(obj) + "\n")
+            self.file.flush()
+        except (OSError, ValueError) as e:
+            sys.stderr.write(
+                f"submitgen worker: cannot write to the result pipe (descriptor {self.fd}): {e}\n"
+            )
+            sys.stderr.flush()
+            os._exit(PIPE_LOST_EXIT)
+
+
+def _import_submission(pipe: _Pipe) -> tuple[Any, Any] | None:
+    sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module("submission")
+        return module, module.custom_kernel
+    except BaseException as e:  # noqa: BLE001 - SystemExit from a submission counts too
+        pipe.emit({"event": "import-error", "error": f"importing the submission failed: {_error_text(e)}"})
+        return None
 
 
 def main(config_path: str) -> int:
     with open(config_path, encoding="utf-8") as f:
         cfg = json.load(f)
-    out = os.fdopen(int(os.environ["SUBMITGEN_RESULT_FD"]), "w", buffering=1, encoding="utf-8")
-
-    def emit(obj: dict[str, Any]) -> None:
-        out.write(json.dumps(obj) + "\n")
-        out.flush()
+    pipe = _Pipe(int(os.environ["SUBMITGEN_RESULT_FD"]))
 
     from submitgen.problems.registry import load
 
@@ -195,31 +249,32 @@ def main(config_path: str) -> int:
     gpu = bool(torch.cuda.is_available())
     device = "cuda" if gpu else "cpu"
     device_name = torch.cuda.get_device_name(0) if gpu else "cpu"
-    sys.path.insert(0, os.getcwd())
     t0 = time.perf_counter()
-    try:
-        module = importlib.import_module("submission")
-        kernel = module.custom_kernel
-    except BaseException as e:  # noqa: BLE001 - SystemExit from a submission counts too
-        emit({"event": "import-error", "error": f"importing the submission failed: {_error_text(e)}"})
+    imported = _import_submission(pipe)
+    if imported is None:
         return 0
-    emit({"event": "ready", "gpu": gpu, "device": device_name, "backend": _backend(module),
-          "import_s": time.perf_counter() - t0})
+    module, kernel = imported
+    pipe.emit({"event": "ready", "gpu": gpu, "device": device_name, "backend": _backend(module),
+               "import_s": time.perf_counter() - t0})
     for item in cfg["shapes"]:
         index, spec = item["index"], item["spec"]
-        emit({"event": "shape-start", "index": index})
+        out_path = os.path.join(cfg["outputs"], f"out-{index}.bin")
+        pipe.emit({"event": "shape-start", "index": index})
         try:
             if cfg["mode"] == "test":
-                fields = run_test_shape(problem, kernel, spec, device, gpu)
+                fields = run_test_shape(problem, kernel, spec, device, gpu, out_path)
             else:
-                fields = run_bench_shape(problem, kernel, spec, device, gpu, cfg)
-        except Exception as e:  # noqa: BLE001 - input generation or the check itself failed
-            fields = {"passed": False, "error": f"evaluating the shape failed: {_error_text(e)}"}
-        fields.update(event="result", index=index, backend=_backend(module))
-        emit(fields)
-    emit({"event": "done", "backend": _backend(module)})
+                fields = run_bench_shape(problem, kernel, spec, device, gpu, cfg, out_path)
+        except Exception as e:  # noqa: BLE001 - input generation itself failed
+            fields = {"event": "error", "error": f"evaluating the shape failed: {_error_text(e)}"}
+        fields.update(index=index, backend=_backend(module))
+        pipe.emit(fields)
+    pipe.emit({"event": "done", "backend": _backend(module)})
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    code = main(sys.argv[1])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # threads the submission left running do not hold the process open

@@ -65,9 +65,13 @@ def _imports_of(node: ast.stmt, where: str) -> list[_Straight | _From]:
         return [_Straight(a.name, a.asname) for a in node.names]
     assert isinstance(node, ast.ImportFrom)
     if node.level or node.module is None:
-        raise RenderError(f"{where} line {node.lineno}: a relative import cannot be pasted into a single file")
+        raise RenderError(
+            f"{where} line {node.lineno}: a relative import cannot be pasted into a single file"
+        )
     if any(a.name == "*" for a in node.names):
-        raise RenderError(f"{where} line {node.lineno}: 'from {node.module} import *' cannot be hoisted; name the imports")
+        raise RenderError(
+            f"{where} line {node.lineno}: 'from {node.module} import *' cannot be hoisted; name the imports"
+        )
     return [_From(node.module, a.name, a.asname) for a in node.names]
 
 

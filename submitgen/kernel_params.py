@@ -9,10 +9,13 @@ import re
 from collections.abc import Mapping, Sequence
 
 INT = "int"
+INT16 = "int divisible by 16"  # a Triton ``i32:16`` parameter: the kernel was compiled assuming it
 FLOAT = "float"
 
 _FLOAT_WORDS = re.compile(r"\b(float|double|half|_Float16|__fp16|__half|__bf16|bfloat16)\b")
-_INT_WORDS = re.compile(r"\b(bool|char|short|int|long|unsigned|signed|size_t|ptrdiff_t|u?int(8|16|32|64)_t)\b")
+_INT_WORDS = re.compile(
+    r"\b(bool|char|short|int|long|unsigned|signed|size_t|ptrdiff_t|u?int(8|16|32|64)_t)\b"
+)
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
@@ -72,7 +75,12 @@ def triton_param_kinds(signature: Sequence[tuple[str, str]]) -> tuple:
     for _, ty in signature:
         if ty == "constexpr":
             continue
-        kinds.append(None if ty.startswith("*") else FLOAT if ty.startswith(("fp", "bf")) else INT)
+        if ty.startswith("*"):
+            kinds.append(None)
+        elif ty.startswith(("fp", "bf")):
+            kinds.append(FLOAT)
+        else:
+            kinds.append(INT16 if ty.endswith(":16") else INT)
     return tuple(kinds)
 
 
@@ -85,7 +93,12 @@ def check_scalar(kinds: Mapping[str, tuple], kernel: str, index: int, value: obj
         return None
     want = params[index]
     if want == FLOAT and isinstance(value, int):
-        return f"kernel '{kernel}' arg {index}: {origin} declares a floating-point parameter, plan passes int {value!r}"
-    if want == INT and isinstance(value, float):
-        return f"kernel '{kernel}' arg {index}: {origin} declares an integer parameter, plan passes float {value!r}"
+        return (f"kernel '{kernel}' arg {index}: {origin} declares a floating-point parameter, "
+                f"plan passes int {value!r}")
+    if want in (INT, INT16) and isinstance(value, float):
+        return (f"kernel '{kernel}' arg {index}: {origin} declares an integer parameter, "
+                f"plan passes float {value!r}")
+    if want == INT16 and isinstance(value, int) and value % 16:
+        return (f"kernel '{kernel}' arg {index}: {origin} hints it divisible by 16 (':16'), "
+                f"plan passes {value}")
     return None

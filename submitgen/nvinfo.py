@@ -89,8 +89,10 @@ def parse_nv_info(raw: bytes, where: str, source: str = "<bytes>") -> tuple[NvIn
             pos += 4
         elif fmt == EIFMT_SVAL:
             if pos + 4 + half > n:
-                raise CodeObjectError(f"{source}: {where} attribute 0x{attr:02x} at byte {pos}: payload of {half} "
-                                      f"bytes runs past the section end ({n} bytes)")
+                raise CodeObjectError(
+                    f"{source}: {where} attribute 0x{attr:02x} at byte {pos}: payload of {half} "
+                    f"bytes runs past the section end ({n} bytes)"
+                )
             out.append(NvInfoAttr(fmt, attr, raw[pos + 4:pos + 4 + half]))
             pos += 4 + half
         else:
@@ -101,14 +103,17 @@ def parse_nv_info(raw: bytes, where: str, source: str = "<bytes>") -> tuple[NvIn
 def payload(a: NvInfoAttr, size: int, where: str, source: str) -> bytes:
     if not isinstance(a.value, bytes) or len(a.value) < size:
         got = f"{len(a.value)} bytes" if isinstance(a.value, bytes) else f"format {a.fmt}"
-        raise CodeObjectError(f"{source}: {where} attribute 0x{a.attr:02x}: expected a payload of {size} bytes, "
-                              f"got {got}")
+        raise CodeObjectError(
+            f"{source}: {where} attribute 0x{a.attr:02x}: expected a payload of {size} bytes, got {got}"
+        )
     return a.value
 
 
 def _half(a: NvInfoAttr, where: str, source: str) -> int:
     if isinstance(a.value, bytes):
-        raise CodeObjectError(f"{source}: {where} attribute 0x{a.attr:02x}: expected a 16-bit value, got a payload")
+        raise CodeObjectError(
+            f"{source}: {where} attribute 0x{a.attr:02x}: expected a 16-bit value, got a payload"
+        )
     return a.value
 
 
@@ -117,7 +122,11 @@ def _dims(a: NvInfoAttr, where: str, source: str) -> tuple[int, int, int]:
 
 
 _DIMS = {EIATTR_MAX_THREADS: "max_threads", EIATTR_REQNTID: "reqntid", EIATTR_CTA_PER_CLUSTER: "cluster"}
-_HALVES = {EIATTR_CBANK_PARAM_SIZE: "param_size", EIATTR_MAXREG_COUNT: "maxreg", EIATTR_NUM_BARRIERS: "barriers"}
+_HALVES = {
+    EIATTR_CBANK_PARAM_SIZE: "param_size",
+    EIATTR_MAXREG_COUNT: "maxreg",
+    EIATTR_NUM_BARRIERS: "barriers",
+}
 
 
 def kernel_attrs(raw: bytes, where: str, source: str) -> KernelAttrs:

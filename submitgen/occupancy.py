@@ -94,14 +94,18 @@ def _vgpr(kernel: KernelResources, x: _Launch) -> _Result:
     if kd_alloc > vgprs:  # the hardware allocates what the descriptor says
         vgprs = kd_alloc
         src = f"{kernel.vgpr_count} VGPRs, descriptor allocates {kd_alloc}"
-    v_simd = min(t.max_waves_per_simd, t.vgprs_per_simd_lane // vgprs) if vgprs <= t.vgprs_per_simd_lane else 0
+    v_simd = (
+        min(t.max_waves_per_simd, t.vgprs_per_simd_lane // vgprs) if vgprs <= t.vgprs_per_simd_lane else 0
+    )
     v_wgs = (v_simd * simds) // x.wpw
     problem = None
     if vgprs > t.vgprs_per_simd_lane:
         problem = f"{kernel.vgpr_count} VGPRs exceed the {t.vgprs_per_simd_lane} a lane can address"
     elif v_wgs == 0:
-        problem = (f"a block of {x.block} threads ({x.wpw} waves) needs {math.ceil(x.wpw / simds)} waves per SIMD; "
-                   f"{vgprs} VGPRs allow {v_simd}")
+        problem = (
+            f"a block of {x.block} threads ({x.wpw} waves) needs {math.ceil(x.wpw / simds)} waves per SIMD; "
+            f"{vgprs} VGPRs allow {v_simd}"
+        )
     detail = f"{src}; {t.vgprs_per_simd_lane}/{vgprs} -> {v_simd} waves/SIMD -> {v_wgs} workgroups/CU"
     return OccupancyLimit("vgpr", x.per_simd(v_wgs), detail), v_wgs, problem
 

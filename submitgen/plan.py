@@ -87,7 +87,9 @@ def decode_plan(data: bytes, path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        raise PlanError(f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8") from None
+        raise PlanError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8"
+        ) from None
 
 
 def _literal(tree: ast.Module, name: str, path: Path) -> tuple[int, Any] | None:
@@ -108,7 +110,9 @@ def _names(tree: ast.Module, name: str, path: Path) -> tuple[str, ...] | None:
         return None
     line, value = found
     if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
-        raise PlanError(f"{path}:{line}: {name} must be a tuple of strings, got {type(value).__name__} {value!r:.60}")
+        raise PlanError(
+            f"{path}:{line}: {name} must be a tuple of strings, got {type(value).__name__} {value!r:.60}"
+        )
     return tuple(value)
 
 
@@ -121,11 +125,19 @@ def _check_imports(tree: ast.Module, path: Path) -> None:
         elif isinstance(node, ast.ImportFrom):
             names = [(node.module or "").split(".")[0]] if node.level == 0 else ["(relative import)"]
         elif isinstance(node, ast.Name) and node.id in _BANNED_NAMES:
-            raise PlanError(f"{path}:{node.lineno}: the plan uses '{node.id}'; it is pasted into the submission, "
-                            f"so it may import only {allowed}, by name")
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr not in _ALLOWED_DUNDERS:
-            raise PlanError(f"{path}:{node.lineno}: the plan uses the attribute '{node.attr}'; plans are plain "
-                            "code over torch, ctypes and math")
+            raise PlanError(
+                f"{path}:{node.lineno}: the plan uses '{node.id}'; it is pasted into the submission, "
+                f"so it may import only {allowed}, by name"
+            )
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("__")
+            and node.attr not in _ALLOWED_DUNDERS
+        ):
+            raise PlanError(
+                f"{path}:{node.lineno}: the plan uses the attribute '{node.attr}'; plans are plain "
+                "code over torch, ctypes and math"
+            )
         for name in names:
             if name not in ALLOWED_IMPORTS and name != "__future__":
                 raise PlanError(
@@ -172,16 +184,44 @@ def _sources(root: Path, tree: ast.Module, plan_path: Path) -> tuple[Path, ...]:
     return sources
 
 
-def _triton(tree: ast.Module, root: Path, plan_path: Path) -> tuple[Any, ...]:
+_ARCH_KEYS = ("num_warps", "num_stages", "constexprs", "options")
+
+
+def _for_arch(table: Any, arch: str | None, plan_path: Path) -> Any:
+    """TRITON with each entry's optional ``"arch": {ARCH: {...}}`` applied for ``arch``: its
+    num_warps / num_stages / options replace the entry's, its constexprs are merged over them."""
+    if not isinstance(table, dict):
+        return table  # specs_from_launch names the problem
+    out = {}
+    for name, entry in table.items():
+        if not isinstance(entry, dict) or "arch" not in entry:
+            out[name] = entry
+            continue
+        entry = dict(entry)
+        per_arch = entry.pop("arch")
+        where = f"{plan_path}: TRITON[{name!r}]['arch']"
+        if not isinstance(per_arch, dict) or not all(isinstance(v, dict) for v in per_arch.values()):
+            raise PlanError(f"{where}: must be a dict of arch -> dict of overrides, got {per_arch!r:.60}")
+        for key in (k for over in per_arch.values() for k in over if k not in _ARCH_KEYS):
+            raise PlanError(f"{where}: unknown key {key!r} (expected {', '.join(_ARCH_KEYS)})")
+        over = per_arch.get(arch, {})
+        if isinstance(over.get("constexprs"), dict) and isinstance(entry.get("constexprs", {}), dict):
+            over = {**over, "constexprs": {**entry.get("constexprs", {}), **over["constexprs"]}}
+        out[name] = {**entry, **over}
+    return out
+
+
+def _triton(tree: ast.Module, root: Path, plan_path: Path, arch: str | None) -> tuple[Any, ...]:
     found = _literal(tree, "TRITON", plan_path)
     if found is None:
         return ()
     from .toolchain.triton_project import specs_from_launch
 
-    return specs_from_launch(found[1], root)
+    return specs_from_launch(_for_arch(found[1], arch, plan_path), root)
 
 
-def load_project(root: Path | str) -> KernelProject:
+def load_project(root: Path | str, arch: str | None = None) -> KernelProject:
+    """The project at ``root``, its files read once; TRITON entries specialised for ``arch``."""
     root = Path(root)
     if not root.is_dir():
         raise PlanError(f"kernel project {root} is not a folder")
@@ -191,7 +231,7 @@ def load_project(root: Path | str) -> KernelProject:
     text = decode_plan(_read(plan_path, "plan"), plan_path)
     tree = check_plan_source(text, plan_path)
     kernels = _names(tree, "KERNELS", plan_path) or ()
-    triton = _triton(tree, root, plan_path)
+    triton = _triton(tree, root, plan_path, arch)
     if not kernels and not triton:
         raise PlanError(f"{plan_path}: KERNELS (or TRITON) must name the kernels the plan launches")
     clash = sorted(set(kernels) & {s.name for s in triton})

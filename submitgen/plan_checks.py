@@ -41,7 +41,9 @@ def check_result(result: Any, label: str) -> tuple[Any, Sequence[Any]]:
     if not hasattr(out, "data_ptr"):
         raise ValidationError(f"plan({label}) must return a tensor as out, returned {_show(out)}")
     if not isinstance(launches, (list, tuple)):
-        raise ValidationError(f"plan({label}): launches must be a list of {_LAUNCH}, returned {_show(launches)}")
+        raise ValidationError(
+            f"plan({label}): launches must be a list of {_LAUNCH}, returned {_show(launches)}"
+        )
     if not launches:
         raise ValidationError(f"plan({label}) returned no launches")
     return out, launches
@@ -55,13 +57,17 @@ def check_launch_form(launch: Any, label: str, defaults: Mapping[str, Any],
         raise ValidationError(f"plan({label}): a launch must be {_LAUNCH}, plan gives {_show(launch)}")
     name, grid, block, lds, args = launch
     if not isinstance(name, str):
-        raise ValidationError(f"plan({label}): a launch's kernel must be a name (str), plan gives {_show(name)}")
+        raise ValidationError(
+            f"plan({label}): a launch's kernel must be a name (str), plan gives {_show(name)}"
+        )
     where = f"kernel '{name}' ({label})"
     if not _dims_ok(grid, False):
         raise ValidationError(f"{where}: grid must be up to 3 ints, plan gives {_show(grid)}")
     if not _dims_ok(block, name in defaults):
         raise ValidationError(f"{where}: block must be up to 3 ints, plan gives {_show(block)}")
-    lds_ok = (lds is None and name in defaults) or (isinstance(lds, int) and not isinstance(lds, bool) and lds >= 0)
+    lds_ok = (lds is None and name in defaults) or (
+        isinstance(lds, int) and not isinstance(lds, bool) and lds >= 0
+    )
     if not lds_ok:
         raise ValidationError(f"{where}: dynamic LDS must be an int >= 0, plan gives {_show(lds)}")
     if not isinstance(args, (tuple, list)):
@@ -124,6 +130,7 @@ def check_workspaces(workspaces: Sequence[tuple[int, Any]], out: Any, where: str
     for offset, tensor in workspaces:
         if tensor.device != out.device:
             raise ValidationError(
-                f"{where}: workspace at kernarg offset {offset}: expected device {out.device} (the output's), "
+                f"{where}: workspace at kernarg offset {offset}: expected device {out.device} (the "
+                "output's), "
                 f"plan allocates it on {tensor.device}"
             )

@@ -39,7 +39,9 @@ def _kill(proc) -> None:
     proc.join()
 
 
-def run_plan(fn: Callable[..., Any], args: tuple, *, plan_path: Path, timeout: float = DEFAULT_TIMEOUT_S) -> Any:
+def run_plan(
+    fn: Callable[..., Any], args: tuple, *, plan_path: Path, timeout: float = DEFAULT_TIMEOUT_S
+) -> Any:
     """``fn(*args)`` in a forked child that is killed after ``timeout`` seconds; its return value,
     or the SubmitgenError it raised, as if it had run here."""
     if not timeout > 0 or timeout != timeout:
@@ -58,8 +60,10 @@ def run_plan(fn: Callable[..., Any], args: tuple, *, plan_path: Path, timeout: f
             kind, value = recv.recv()
         except (EOFError, OSError):
             proc.join()
-            raise PlanError(f"{plan_path}: the plan ended the process (exit status {proc.exitcode}) instead of "
-                            "returning (out, launches); a plan must not exit") from None
+            raise PlanError(
+                f"{plan_path}: the plan ended the process (exit status {proc.exitcode}) instead of "
+                "returning (out, launches); a plan must not exit"
+            ) from None
     finally:
         recv.close()
         if proc.is_alive():

@@ -51,8 +51,14 @@ def _constant(node: ast.AST) -> str | None:
 
 def _join(node: ast.AST, depth: int) -> str | None:
     """``"sep".join([...])`` / ``(...)`` whose items are literals (joins nest at most 8 deep)."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
-            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], (ast.List, ast.Tuple))):
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], (ast.List, ast.Tuple))
+    ):
         return None
     sep = _constant(node.func.value)
     parts = [literal_value(e, depth + 1) for e in node.args[0].elts]

@@ -85,7 +85,9 @@ class RenderContext:
             raise RenderError(f"compress must be one of {', '.join(COMPRESSORS)}, got {self.compress!r}")
         allowed = LAUNCHER_RUNTIMES.get(self.launcher)
         if allowed is None:
-            raise RenderError(f"launcher must be one of {', '.join(LAUNCHER_RUNTIMES)}, got {self.launcher!r}")
+            raise RenderError(
+                f"launcher must be one of {', '.join(LAUNCHER_RUNTIMES)}, got {self.launcher!r}"
+            )
         if self.runtime not in allowed:
             raise RenderError(
                 f"launcher {self.launcher} renders with runtime {' or '.join(allowed)}, got {self.runtime!r}"

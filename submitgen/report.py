@@ -13,6 +13,7 @@ from typing import Any
 from . import targets, textfmt
 from .containers import LoadedCodeObject, load_code_objects
 from .demangle import demangle_many
+from .disasm import MIN_LLVM_MAJOR, Disassembler, InstructionMix, find_disassembler, instruction_mix
 from .errors import CodeObjectError
 from .inspectsrc import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
 from .kernelinfo import Finding, KernelInfo, ObjectInfo
@@ -34,6 +35,8 @@ class Inspected:
     demangled: Mapping[str, str]
     submission: SubmissionInfo | None = None  # for code objects found in a .py submission
     dynamic_lds: Mapping[str, DynamicLds] = field(default_factory=lambda: MappingProxyType({}))
+    mix: Mapping[str, InstructionMix] = field(default_factory=lambda: MappingProxyType({}))
+    disasm_note: str | None = None  # why there is no instruction mix (None: there is one, or not asked)
 
     def kernel_findings(self, k: KernelInfo) -> list[Finding]:
         return _kernel_findings(k, self.occupancy.get(k.name))
@@ -98,17 +101,20 @@ def inspect_sources(
     kernels: Sequence[str] = (),
     block: int | None = None,
     lds: int | None = None,
+    disasm: bool = True,
 ) -> list[Inspected]:
     """Load and read every code object in ``paths``; keep the kernels named in ``kernels`` (all if
     empty); estimate occupancy for ``block`` threads (default: the kernel's required block, else
     its max workgroup size) with ``lds`` bytes of dynamic LDS (default: what the submission's
-    provenance or a Triton sidecar says, else none). Names are demangled in one call per run."""
+    provenance or a Triton sidecar says, else none). Names are demangled in one call per run.
+    With ``disasm``, AMD objects are disassembled (one process each) for their instruction mix."""
     read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
     for p in paths:
         read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
     picks = _picked(read, kernels)
     every = tuple(k.name for picked in picks for k in picked)
     dem = dict(zip(every, demangle_many(every)))
+    tool = find_disassembler() if disasm else None
     out: list[Inspected] = []
     for (p, loaded, co), picked in zip(read, picks):
         tgt = targets.TARGETS.get(arch.split(":", 1)[0].lower()) if arch else co.target()
@@ -116,9 +122,27 @@ def inspect_sources(
         dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
         occ = {k.name: targets.occupancy(k, tgt, block, dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
                for k in picked} if tgt is not None else {}
+        mix, note = _mix_for(loaded, co, picked, tool) if disasm else ({}, None)
         out.append(Inspected(loaded, co, tuple(picked), tgt, occ, {k.name: dem[k.name] for k in picked}, sub,
-                             MappingProxyType(dyn)))
+                             MappingProxyType(dyn), MappingProxyType(mix), note))
     return out
+
+
+def _mix_for(loaded: LoadedCodeObject, co: ObjectInfo, picked: Sequence[KernelInfo],
+             tool: Disassembler | None) -> tuple[dict[str, InstructionMix], str | None]:
+    """Each picked kernel's instruction mix, or why there is none."""
+    if not co.processor.startswith("gfx"):
+        return {}, None  # cubins: no AMD disassembly (cuobjdump --dump-sass shows their code)
+    if tool is None:
+        return {}, (f"no instruction mix: no llvm-objdump >= {MIN_LLVM_MAJOR} found "
+                    "(Debian: apt-get install llvm-22; or set SUBMITGEN_OBJDUMP)")
+    if not picked:
+        return {}, None
+    by_symbol = instruction_mix(loaded.data, co.processor, tool)
+    mix = {k.name: by_symbol[k.symbol.removesuffix(".kd")] for k in picked
+           if k.symbol.removesuffix(".kd") in by_symbol}
+    return mix, None
+
 
 
 # --------------------------------------------------------------------------- JSON
@@ -126,11 +150,18 @@ def inspect_sources(
 
 def _occupancy(o: targets.Occupancy) -> dict[str, Any]:
     return {
-        "target": o.target, "block_size": o.block_size, "waves_per_workgroup": o.waves_per_workgroup,
-        "waves_per_simd": o.waves_per_simd, "waves_per_cu": o.waves_per_cu,
-        "workgroups_per_cu": o.workgroups_per_cu, "limited_by": list(o.limited_by),
-        "limits": {lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail} for lim in o.limits},
-        "launchable": o.launchable, "problems": list(o.problems),
+        "target": o.target,
+        "block_size": o.block_size,
+        "waves_per_workgroup": o.waves_per_workgroup,
+        "waves_per_simd": o.waves_per_simd,
+        "waves_per_cu": o.waves_per_cu,
+        "workgroups_per_cu": o.workgroups_per_cu,
+        "limited_by": list(o.limited_by),
+        "limits": {
+            lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail} for lim in o.limits
+        },
+        "launchable": o.launchable,
+        "problems": list(o.problems),
     }
 
 
@@ -138,15 +169,28 @@ def _kernel_findings(k: KernelInfo, occ: targets.Occupancy | None) -> list[Findi
     fs = list(k.findings)
     need = required_block(k)
     if occ is not None and need is not None and occ.block_size != need:
-        fs.append(Finding("error", "block-mismatch", f"a block of {occ.block_size} threads contradicts "
-                                                     f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} "
-                                                     f"({need} threads)", k.name))
+        fs.append(
+            Finding(
+                "error",
+                "block-mismatch",
+                f"a block of {occ.block_size} threads contradicts "
+                f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} "
+                f"({need} threads)",
+                k.name,
+            )
+        )
     if occ is not None and not occ.launchable:
         have = {f.message for f in fs}
         for p in occ.problems:
             if p not in have:
-                fs.append(Finding("error", "not-launchable", f"on {occ.target} with a block of {occ.block_size}: {p}",
-                                  k.name))
+                fs.append(
+                    Finding(
+                        "error",
+                        "not-launchable",
+                        f"on {occ.target} with a block of {occ.block_size}: {p}",
+                        k.name,
+                    )
+                )
     return fs
 
 
@@ -161,6 +205,11 @@ def kernel_to_json(k: KernelInfo, occ: targets.Occupancy | None = None, demangle
     return d
 
 
+def _with_mix(d: dict[str, Any], mix: InstructionMix | None) -> dict[str, Any]:
+    d["instruction_mix"] = mix.to_json() if mix else None
+    return d
+
+
 def code_object_to_json(item: Inspected) -> dict[str, Any]:
     co, ld = item.code_object, item.loaded
     return {
@@ -168,8 +217,10 @@ def code_object_to_json(item: Inspected) -> dict[str, Any]:
         "python_line": ld.python_line, "encoding": ld.encoding,
         **co.header_json(),
         "occupancy_target": item.target.name if item.target else None,
-        "kernels": [kernel_to_json(k, item.occupancy.get(k.name), item.demangled.get(k.name),
-                                   item.dynamic_lds.get(k.name)) for k in item.kernels],
+        "kernels": [_with_mix(kernel_to_json(k, item.occupancy.get(k.name), item.demangled.get(k.name),
+                                             item.dynamic_lds.get(k.name)), item.mix.get(k.name))
+                    for k in item.kernels],
+        "instruction_mix_note": item.disasm_note,
         "findings": [f.to_json() for f in co.findings if f.kernel is None],
         "submission": item.submission.to_json() if item.submission else None,
     }
@@ -195,7 +246,9 @@ def _occupancy_lines(item: Inspected, k: KernelInfo, occ: targets.Occupancy | No
     head = f"occupancy on {occ.target}, block {occ.block_size}{lds}: "
     if not occ.launchable:
         return textfmt.wrap(head + "cannot launch")
-    per = ", ".join(f"{lim.resource} {lim.waves_per_simd}" for lim in occ.limits if lim.resource != "hardware")
+    per = ", ".join(
+        f"{lim.resource} {lim.waves_per_simd}" for lim in occ.limits if lim.resource != "hardware"
+    )
     return textfmt.wrap(head + f"{occ.waves_per_simd} waves/SIMD, {occ.workgroups_per_cu} workgroups/CU, "
                                f"limited by {', '.join(occ.limited_by)} ({per})")
 
@@ -208,6 +261,8 @@ def _kernel_text(item: Inspected, k: KernelInfo) -> list[str]:
     lines += k.text_lines()
     occ = item.occupancy.get(k.name)
     lines += _occupancy_lines(item, k, occ)
+    if k.name in item.mix:
+        lines += textfmt.wrap(item.mix[k.name].text())
     for f in item.kernel_findings(k):
         lines += textfmt.wrap(f"{f.severity}: {f.message}")
     return lines
@@ -226,6 +281,8 @@ def render_text(items: Sequence[Inspected]) -> str:
         for f in co.findings:
             if f.kernel is None:
                 out += textfmt.wrap(f"{f.severity}: {f.message}")
+        if item.disasm_note:
+            out += textfmt.wrap(f"note: {item.disasm_note}")
         for k in item.kernels:
             out.append("")
             out += _kernel_text(item, k)

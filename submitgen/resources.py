@@ -13,7 +13,9 @@ def data_dir(name: str) -> Path:
     for candidate in (_PKG / "_data" / name, _PKG.parent / name):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError(f"submitgen's {name}/ folder is missing (looked in {_PKG / '_data'} and {_PKG.parent})")
+    raise FileNotFoundError(
+        f"submitgen's {name}/ folder is missing (looked in {_PKG / '_data'} and {_PKG.parent})"
+    )
 
 
 def templates_dir() -> Path:

@@ -78,7 +78,8 @@ def format_summary(r) -> str:
     blob_chars = sum(b.chars for b in r.blobs)
     lines.append("")
     lines.append(
-        f"  file {r.size:,} bytes; embedded code object{'s' if sum(len(b.images) for b in r.blobs) > 1 else ''} "
+        f"  file {r.size:,} bytes; embedded code "
+        f"object{'s' if sum(len(b.images) for b in r.blobs) > 1 else ''} "
         f"{sum(b.size for b in r.blobs):,} bytes -> {blob_chars:,} chars {r.blobs[0].compress}+base64 "
         f"({blob_chars / max(1, r.raw_base64_chars):.2f} x raw base64)"
     )

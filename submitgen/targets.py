@@ -95,12 +95,24 @@ _COMMON = dict(
 
 TARGETS: dict[str, Target] = {
     "gfx942": Target(
-        name="gfx942", marketing_name="MI300X/MI300A/MI325X (CDNA3)", mach=MACH_NUMBERS["gfx942"], compute_units=304,
-        lds_per_workgroup=64 * 1024, lds_per_cu=64 * 1024, lds_granule=512, **_COMMON,
+        name="gfx942",
+        marketing_name="MI300X/MI300A/MI325X (CDNA3)",
+        mach=MACH_NUMBERS["gfx942"],
+        compute_units=304,
+        lds_per_workgroup=64 * 1024,
+        lds_per_cu=64 * 1024,
+        lds_granule=512,
+        **_COMMON,
     ),
     "gfx950": Target(
-        name="gfx950", marketing_name="MI350X/MI355X (CDNA4)", mach=MACH_NUMBERS["gfx950"], compute_units=256,
-        lds_per_workgroup=160 * 1024, lds_per_cu=160 * 1024, lds_granule=1280, **_COMMON,
+        name="gfx950",
+        marketing_name="MI350X/MI355X (CDNA4)",
+        mach=MACH_NUMBERS["gfx950"],
+        compute_units=256,
+        lds_per_workgroup=160 * 1024,
+        lds_per_cu=160 * 1024,
+        lds_granule=1280,
+        **_COMMON,
     ),
 }
 

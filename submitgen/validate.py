@@ -217,8 +217,10 @@ def check_plan(
             check_launch_form(launch, label, defaults, param_kinds)
             layout = by_name.get(launch[0])
             if layout is None:
-                raise ValidationError(f"plan launches kernel '{launch[0]}', which the code object does not have "
-                                      f"(it has: {', '.join(sorted(table))}) ({label})")
+                raise ValidationError(
+                    f"plan launches kernel '{launch[0]}', which the code object does not have "
+                    f"(it has: {', '.join(sorted(table))}) ({label})"
+                )
             packed = _pack(table, layout, launch, leaves, out, label)
             check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({label})")
             kernel = kernels[packed.kernel]

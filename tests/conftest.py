@@ -21,7 +21,8 @@ def _zig(*args: str, cwd: Path) -> None:
 
 @pytest.fixture(scope="session")
 def compile_co(tmp_path_factory):
-    """compile_co(source_text, arch="gfx950", name="k.hip", flags=()) -> bytes of a linked ET_DYN code object."""
+    """compile_co(source_text, arch="gfx950", name="k.hip", flags=()) -> bytes of a linked ET_DYN
+    code object."""
     from submitgen.toolchain import compile_sources
 
     cache: dict[tuple, bytes] = {}
@@ -51,7 +52,8 @@ struct Params { int a; float b; long long c; };  // 16 bytes, align 8
 extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, 256)))
 void many_args(float* __restrict__ out, const float* __restrict__ in, int n, Params p, double d,
                char c, unsigned long long big, const short* s) {
-  int i = __builtin_amdgcn_workitem_id_x() + __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x();
+  int i = __builtin_amdgcn_workitem_id_x()
+        + __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x();
   if (i < n) out[i] = in[i] * p.b + p.a + p.c + d + c + big + s[i];
 }
 template <int N> __attribute__((global, amdgpu_flat_work_group_size(1, 128)))
@@ -93,8 +95,24 @@ kernel void cl_axpy(global float* restrict y, global const float* x, float a, in
 def compile_opencl(source: str, arch: str, tmp: Path) -> bytes:
     """OpenCL C without the default header (the ziglang wheel has none), with arg info."""
     (tmp / "k.cl").write_text(source)
-    _zig("clang", "-x", "cl", "-cl-std=CL2.0", "-cl-no-stdinc", "-cl-kernel-arg-info", "-target", "amdgcn-amd-amdhsa",
-         f"-mcpu={arch}", "-nogpulib", "-O3", "-S", "k.cl", "-o", "k.s", cwd=tmp)
+    _zig(
+        "clang",
+        "-x",
+        "cl",
+        "-cl-std=CL2.0",
+        "-cl-no-stdinc",
+        "-cl-kernel-arg-info",
+        "-target",
+        "amdgcn-amd-amdhsa",
+        f"-mcpu={arch}",
+        "-nogpulib",
+        "-O3",
+        "-S",
+        "k.cl",
+        "-o",
+        "k.s",
+        cwd=tmp,
+    )
     _zig("clang", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", "-c", "k.s", "-o", "k.o", cwd=tmp)
     _zig("ld.lld", "-shared", "k.o", "-o", "k.co", cwd=tmp)
     return (tmp / "k.co").read_bytes()

@@ -43,9 +43,12 @@ def main(spec: dict) -> dict:
         assert block is None and lds is None, (name, block, lds)
         getattr(kernels, triton_spec["kernel"])[grid](*map(_bytes, args), **triton_spec["constexprs"])
     ref = moe.reference(data)
-    return {"launches": [name for name, *_ in launches], "equal": bool(torch.equal(out, ref)),
-            "max_abs_err": float((out.float() - ref.float()).abs().max()),
-            "inputs_unchanged": all(torch.equal(_bytes(a), b) for a, b in zip(data[:11], before))}
+    return {
+        "launches": [name for name, *_ in launches],
+        "equal": bool(torch.equal(out, ref)),
+        "max_abs_err": float((out.float() - ref.float()).abs().max()),
+        "inputs_unchanged": all(torch.equal(_bytes(a), b) for a, b in zip(data[:11], before)),
+    }
 
 
 if __name__ == "__main__":

@@ -78,8 +78,8 @@ def moe(data: tuple) -> np.ndarray:
         tok, slot = np.nonzero(ids == e)
         if tok.size == 0:
             continue
-        w_gu = dequant(gu[e], gu_s[e * n2:(e + 1) * n2])
-        w_dn = dequant(dn[e], dn_s[e * hp:(e + 1) * hp])
+        w_gu = dequant(gu[e], gu_s[e * n2 : (e + 1) * n2])
+        w_dn = dequant(dn[e], dn_s[e * hp : (e + 1) * hp])
         g, u = a1[tok] @ w_gu[:dp].T, a1[tok] @ w_gu[dp:].T
         inter = bf16_round(g / (1.0 + np.exp(-g)) * u)
         y = act_qdq(inter) @ w_dn.T

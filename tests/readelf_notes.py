@@ -15,7 +15,9 @@ _MAP_ITEM = re.compile(r"^[^\s'\"][^:]*:(\s|$)")
 def find_readelf(probe: Path) -> str | None:
     """``llvm-readelf-22`` when installed, else another ``llvm-readelf`` that prints the AMDGPU
     metadata note of ``probe`` (LLVM 14 and later do)."""
-    names = ["llvm-readelf-22"] + [f"llvm-readelf-{v}" for v in range(30, 13, -1) if v != 22] + ["llvm-readelf"]
+    names = (
+        ["llvm-readelf-22"] + [f"llvm-readelf-{v}" for v in range(30, 13, -1) if v != 22] + ["llvm-readelf"]
+    )
     for name in names:
         tool = shutil.which(name)
         if tool and "amdhsa.kernels" in notes_text(tool, probe):

@@ -56,7 +56,9 @@ def run_dry(submission: Path, problem: str, fakehsa: Path, tmp: Path, symbols: s
     log = tmp / "hsa.log"
     result = tmp / "result.json"
     env = {k: v for k, v in os.environ.items() if k != "SUBMITGEN_HIP_LIBRARY"}
-    env.update(SUBMITGEN_HSA_LIBRARY=str(fakehsa), SUBMITGEN_FAKEHSA_LOG=str(log), SUBMITGEN_FAKEHSA_SYMBOLS=symbols)
+    env.update(
+        SUBMITGEN_HSA_LIBRARY=str(fakehsa), SUBMITGEN_FAKEHSA_LOG=str(log), SUBMITGEN_FAKEHSA_SYMBOLS=symbols
+    )
     r = subprocess.run([sys.executable, str(TESTS / "abi_driver.py"), str(submission), problem, str(result)],
                        env=env, capture_output=True, text=True, cwd=tmp)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -76,7 +78,9 @@ def expected_hidden(kernel, grid, block, lds) -> dict[int, bytes]:
 
 
 def build_aql(problem, project, out: Path):
-    return build(BuildOptions(problem=problem, output=out, kernels=project, launcher="aql", allow_own_queue=True))
+    return build(
+        BuildOptions(problem=problem, output=out, kernels=project, launcher="aql", allow_own_queue=True)
+    )
 
 
 @pytest.mark.parametrize("name", sorted(PROJECTS))
@@ -95,12 +99,16 @@ def test_aql_packets_against_stand_in_hsa(name, fakehsa, tmp_path):
     (queue,) = [c for c in calls if c["call"] == "hsa_queue_create"]
     assert queue["agent"] == 0x200, "the queue is created on the GPU agent"
     (signal,) = [c["signal"] for c in calls if c["call"] == "hsa_signal_create"]
-    objects = {c["name"]: c["kernel_object"] for c in calls if c["call"] == "hsa_executable_get_symbol_by_name"}
+    objects = {
+        c["name"]: c["kernel_object"] for c in calls if c["call"] == "hsa_executable_get_symbol_by_name"
+    }
     allocations = {c["ptr"]: c for c in calls if c["call"] == "hsa_memory_allocate"}
     packets = [c for c in calls if c["call"] == "packet"]
     assert len(packets) == sum(len(s["launches"]) for s in result["shapes"])
     waits = [c for c in calls if c["call"] == "hsa_signal_wait_scacquire"]
-    assert len(waits) == len(result["shapes"]) and all(w["signal"] == signal and w["value"] == 0 for w in waits)
+    assert len(waits) == len(result["shapes"]) and all(
+        w["signal"] == signal and w["value"] == 0 for w in waits
+    )
 
     it = iter(packets)
     for shape in result["shapes"]:
@@ -114,7 +122,9 @@ def test_aql_packets_against_stand_in_hsa(name, fakehsa, tmp_path):
              reserved2, completion) = PACKET.unpack(bytes.fromhex(got["packet"]))
             assert header & 0xFF == KERNEL_DISPATCH, label
             assert header & BARRIER, "barrier bit: each packet waits for the previous one"
-            assert header >> 9 & 3 == SCOPE_SYSTEM and header >> 11 & 3 == SCOPE_SYSTEM, "acquire/release scopes"
+            assert header >> 9 & 3 == SCOPE_SYSTEM and header >> 11 & 3 == SCOPE_SYSTEM, (
+                "acquire/release scopes"
+            )
             assert header >> 13 == 0
             assert setup == 3, "setup dimensions = 3, as hidden_grid_dims"
             assert (wx, wy, wz) == tuple(block), label
@@ -177,7 +187,10 @@ def test_symbol_info_differing_from_metadata_is_refused(fakehsa, tmp_path):
     co = load_code_objects(sub)[0].read()
     r, _, _ = run_dry(sub, "mxfp4-mm", fakehsa, tmp_path, symbol_table(co, aql336=[336, 0, 64]))
     assert r.returncode != 0
-    assert "kernel 'aql336': the loaded symbol's private segment size is 64, the build-time metadata says 0" in r.stderr
+    assert (
+        "kernel 'aql336': the loaded symbol's private segment size is 64, the build-time metadata says 0"
+        in r.stderr
+    )
 
 
 REFUSAL = (
@@ -199,14 +212,22 @@ def test_leaderboard_build_without_allow_own_queue_is_refused(tmp_path):
 
 def test_allow_own_queue_warns_loudly_and_marks_the_file(tmp_path):
     out = tmp_path / "sub.py"
-    result = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--launcher", "aql", "--allow-own-queue", "-o", str(out)])
+    result = CliRunner().invoke(
+        cli, ["build", "mxfp4-mm", "--launcher", "aql", "--allow-own-queue", "-o", str(out)]
+    )
     assert result.exit_code == 0, result.output
-    loud = ("  !!! NOT FOR LEADERBOARD SUBMISSION (--allow-own-queue): this file dispatches on an HSA queue of its "
-            "own, outside torch's timing events (~4 us whatever the kernel computes); the organizers disqualify "
-            "such entries. Do not submit it to amd-mxfp4-mm.")
+    loud = (
+        "  !!! NOT FOR LEADERBOARD SUBMISSION (--allow-own-queue): this file dispatches on an HSA queue of "
+        "its "
+        "own, outside torch's timing events (~4 us whatever the kernel computes); the organizers disqualify "
+        "such entries. Do not submit it to amd-mxfp4-mm."
+    )
     assert result.output.splitlines()[2] == loud
     text = out.read_text()
-    assert "# NOT FOR LEADERBOARD SUBMISSION: MUST NOT BE SUBMITTED TO amd-mxfp4-mm OR ANY LEADERBOARD.\n" in text
+    assert (
+        "# NOT FOR LEADERBOARD SUBMISSION: MUST NOT BE SUBMITTED TO amd-mxfp4-mm OR ANY LEADERBOARD.\n"
+        in text
+    )
     assert "# Rebuild it with:\n#   submitgen build mxfp4-mm --launcher aql --allow-own-queue\n" in text
     assert "stream" not in text.lower()
     # and lint, run on the file it wrote, flags the queue at the line that creates it
@@ -237,18 +258,27 @@ def test_hidden_pointers_it_cannot_honour_are_named():
     arg = lambda i, off, size, kind: SimpleNamespace(  # noqa: E731
         index=i, offset=off, size=size, value_kind=kind, type_name=None, hidden=kind.startswith("hidden_"))
     kernel = SimpleNamespace(
-        name="k", symbol="k.kd", kernarg_segment_size=264, kernarg_segment_align=8, group_segment_fixed_size=0,
+        name="k",
+        symbol="k.kd",
+        kernarg_segment_size=264,
+        kernarg_segment_align=8,
+        group_segment_fixed_size=0,
         private_segment_fixed_size=0,
-        args=(arg(0, 0, 8, "global_buffer"), arg(1, 8, 4, "hidden_block_count_x"),
-              arg(2, 88, 8, "hidden_hostcall_buffer"), arg(3, 104, 8, "hidden_heap_v1"),
-              arg(4, 208, 8, "hidden_queue_ptr")),
+        args=(
+            arg(0, 0, 8, "global_buffer"),
+            arg(1, 8, 4, "hidden_block_count_x"),
+            arg(2, 88, 8, "hidden_hostcall_buffer"),
+            arg(3, 104, 8, "hidden_heap_v1"),
+            arg(4, 208, 8, "hidden_queue_ptr"),
+        ),
     )
     co = SimpleNamespace(kernels=(kernel,))
     (layout,) = aql_layouts([co], [kernel_layout(kernel, 0)])
     assert layout.zeroed == ("hidden_hostcall_buffer", "hidden_heap_v1", "hidden_queue_ptr")
     assert aql_zeroed_warnings([layout]) == [
         "aql: kernel 'k': hidden_hostcall_buffer, hidden_heap_v1, hidden_queue_ptr cannot be honoured by a "
-        "dispatcher of its own and are passed as 0 (printf, assert, malloc, grid sync or a queue pointer in the "
+        "dispatcher of its own and are passed as 0 (printf, assert, malloc, grid sync or a queue pointer in "
+        "the "
         "kernel would fault)"
     ]
 

@@ -139,3 +139,18 @@ def test_traceback_flag_shows_the_stack_behind_the_error_line(tmp_path):
 def test_build_package_keeps_its_public_names():
     for name in ("BuildOptions", "BuildResult", "build", "format_summary", "aql_zeroed_warnings"):
         assert hasattr(build_pkg, name)
+
+
+def test_a_cold_build_parses_its_compiled_object_once(tmp_path, monkeypatch):
+    """With an empty compile cache the toolchain's read-back model is reused: still one parse."""
+    monkeypatch.setenv("SUBMITGEN_CACHE_DIR", str(tmp_path / "cold-cache"))
+    calls = []
+    real = submitgen.codeobject.read_code_object
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("source"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(submitgen.codeobject, "read_code_object", counted)
+    build(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "s.py"))
+    assert len(calls) == 1

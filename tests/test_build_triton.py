@@ -53,23 +53,57 @@ def _project(tmp_path, plan_edit=None, extra=None) -> str:
     return "proj"
 
 
-@pytest.mark.parametrize(("new", "error"), [
-    (LAUNCH.replace("None, None", "(128, 1, 1), None"),
-     "kernel 'fill_1024': a Triton kernel runs blocks of num_warps x wave size = 256 threads (pass None), plan "
-     f"gives block (128, 1, 1) ({SHAPE})"),
-    (LAUNCH.replace("m * n, 0.0", "m * n, 0"),
-     f"kernel 'fill_1024' arg 2: fill.py (fill_kernel's signature) declares a floating-point parameter, plan "
-     f"passes int 0 ({SHAPE})"),
-    (LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, 0.0, None, None)"),
-     f"kernel 'fill_1024': metadata has 5 explicit arguments, plan passes 7 ({SHAPE})"),
-    (LAUNCH.replace("(out, m * n, 0.0)", "(out, None, 0.0)"),
-     f"kernel 'fill_1024' arg 1: metadata says by_value size 4, plan passes NoneType ({SHAPE})"),
-])
+@pytest.mark.parametrize(
+    ("new", "error"),
+    [
+        (
+            LAUNCH.replace("None, None", "(128, 1, 1), None"),
+            "kernel 'fill_1024': a Triton kernel runs blocks of num_warps x wave size = 256 threads (pass "
+            "None), plan "
+            f"gives block (128, 1, 1) ({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("m * n, 0.0", "m * n, 0"),
+            "kernel 'fill_1024' arg 2: fill.py (fill_kernel's signature) declares a floating-point "
+            "parameter, plan "
+            f"passes int 0 ({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, 0.0, None, None)"),
+            f"kernel 'fill_1024': metadata has 5 explicit arguments, plan passes 7 ({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("(out, m * n, 0.0)", "(out, None, 0.0)"),
+            f"kernel 'fill_1024' arg 1: metadata says by_value size 4, plan passes None ({SHAPE})",
+        ),
+    ],
+)
 def test_triton_launch_contract_is_checked(tmp_path, monkeypatch, new, error):
     name = _project(tmp_path, (LAUNCH, new))
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", name, "-o", "s.py"])
     assert (r.exit_code, r.output) == (1, f"Error: {error}\n")
+
+
+def test_a_divisible_by_16_hint_is_held_to(tmp_path, monkeypatch):
+    name = _project(tmp_path, ('"n_elements": "i32"', '"n_elements": "i32:16"'))
+    plan = tmp_path / name / "launch.py"
+    plan.write_text(plan.read_text().replace("(out, m * n, 0.0)", "(out, m * n + 1, 0.0)"))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", name, "-o", "s.py"])
+    error = ("kernel 'fill_1024' arg 1: fill.py (fill_kernel's signature) hints it divisible by 16 (':16'), "
+             f"plan passes 16897 ({SHAPE})")
+    assert (r.exit_code, r.output) == (1, f"Error: {error}\n")
+
+
+def test_per_arch_overrides_apply_to_the_build_arch(tmp_path):
+    override = ('"num_warps": 4,\n        "arch": {"gfx950": {"num_warps": 8, "constexprs": {"BLOCK": 2048}},'
+                ' "sm_90": {"num_stages": 3}},')
+    name = _project(tmp_path, ('"num_warps": 4,', override))
+    plan = tmp_path / name / "launch.py"
+    plan.write_text(plan.read_text().replace("(m * n + 1023) // 1024", "(m * n + 2047) // 2048"))
+    r = build(BuildOptions(problem="mxfp4-mm", kernels=tmp_path / name, output=tmp_path / "s.py"))
+    assert {c.block for c in r.plan.launches} == {(512, 1, 1)}
 
 
 def test_none_is_a_null_pointer(tmp_path, monkeypatch):

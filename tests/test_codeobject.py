@@ -61,7 +61,9 @@ def test_mangled_name(cos):
 
 def test_missing_kernel_lists_names(cos):
     co = read_code_object(cos["args_v6"], source="k.co")
-    with pytest.raises(CodeObjectError, match=r"k.co: no kernel named 'nope'; it has 'many_args', '_Z5scaleILi4EEvPfi'"):
+    with pytest.raises(
+        CodeObjectError, match=r"k.co: no kernel named 'nope'; it has 'many_args', '_Z5scaleILi4EEvPfi'"
+    ):
         co.kernel("nope")
 
 
@@ -103,9 +105,13 @@ def test_opencl_names_and_types(cos):
     k = co.kernel("cl_axpy")
     assert k.language == "OpenCL C"
     got = [(a.name, a.type_name, a.offset, a.size, a.value_kind, a.address_space) for a in k.explicit_args]
-    assert got == [("y", "float*", 0, 8, "global_buffer", "global"), ("x", "float*", 8, 8, "global_buffer", "global"),
-                   ("a", "float", 16, 4, "by_value", None), ("n", "int", 20, 4, "by_value", None),
-                   ("tile", "float*", 24, 4, "dynamic_shared_pointer", "local")]
+    assert got == [
+        ("y", "float*", 0, 8, "global_buffer", "global"),
+        ("x", "float*", 8, 8, "global_buffer", "global"),
+        ("a", "float", 16, 4, "by_value", None),
+        ("n", "int", 20, 4, "by_value", None),
+        ("tile", "float*", 24, 4, "dynamic_shared_pointer", "local"),
+    ]
     assert k.args[4].pointee_align == 4
 
 
@@ -169,12 +175,27 @@ def test_old_code_objects_refused(abi, msg):
 
 
 def test_unknown_metadata_keys_are_kept():
-    doc = {"amdhsa.version": [1, 2], "amdhsa.target": "amdgcn-amd-amdhsa--gfx950", "vendor.extra": [1, {"a": 2}],
-           "amdhsa.kernels": [{
-               ".name": "k", ".symbol": "k.kd", ".kernarg_segment_size": 8, ".kernarg_segment_align": 8,
-               ".group_segment_fixed_size": 0, ".private_segment_fixed_size": 0, ".wavefront_size": 64,
-               ".sgpr_count": 4, ".vgpr_count": 4, ".max_flat_workgroup_size": 64, ".new_key": "x",
-               ".args": [{".offset": 0, ".size": 8, ".value_kind": "global_buffer", ".future": True}]}]}
+    doc = {
+        "amdhsa.version": [1, 2],
+        "amdhsa.target": "amdgcn-amd-amdhsa--gfx950",
+        "vendor.extra": [1, {"a": 2}],
+        "amdhsa.kernels": [
+            {
+                ".name": "k",
+                ".symbol": "k.kd",
+                ".kernarg_segment_size": 8,
+                ".kernarg_segment_align": 8,
+                ".group_segment_fixed_size": 0,
+                ".private_segment_fixed_size": 0,
+                ".wavefront_size": 64,
+                ".sgpr_count": 4,
+                ".vgpr_count": 4,
+                ".max_flat_workgroup_size": 64,
+                ".new_key": "x",
+                ".args": [{".offset": 0, ".size": 8, ".value_kind": "global_buffer", ".future": True}],
+            }
+        ],
+    }
     md, kernels = parse_metadata(msgpack.unpackb(msgpack.packb(doc), raw=False))
     assert md.unknown["vendor.extra"] == (1, {"a": 2})
     assert kernels[0].unknown == {".new_key": "x"}
@@ -218,5 +239,7 @@ def test_occupancy_other_limits():
     assert occ.waves_per_simd == 4 and occ.limited_by == ("lds",)
     assert targets.occupancy(_K(8), "gfx950", 64).limited_by == ("hardware",)
     assert not targets.occupancy(_K(200), "gfx950", 1024).launchable
-    with pytest.raises(targets.UnknownTargetError, match="unknown target 'gfx1100': expected one of gfx942, gfx950"):
+    with pytest.raises(
+        targets.UnknownTargetError, match="unknown target 'gfx1100': expected one of gfx942, gfx950"
+    ):
         targets.get_target("gfx1100")

@@ -45,7 +45,9 @@ def test_bundle_list_and_pick(bundle, cos):
 def test_compressed_bundle(bundle):
     payload = zlib.compress(bundle)
     ccob = b"CCOB" + struct.pack("<HHIIQ", 2, 0, 24 + len(payload), len(bundle), 0) + payload
-    assert [lo.bundle_entry for lo in load_code_objects(ccob, arch="gfx950")] == ["hipv4-amdgcn-amd-amdhsa--gfx950"]
+    assert [lo.bundle_entry for lo in load_code_objects(ccob, arch="gfx950")] == [
+        "hipv4-amdgcn-amd-amdhsa--gfx950"
+    ]
 
 
 def _chunks(s: str, n: int = 76) -> list[str]:
@@ -54,7 +56,9 @@ def _chunks(s: str, n: int = 76) -> list[str]:
 
 def test_python_raw_base64_over_many_lines(tmp_path, cos):
     b64 = base64.b64encode(cos["args_v6"]).decode()
-    src = 'open("SHOULD_NOT_EXIST", "w")\nraise SystemExit(3)\nCO = """\n' + "\n".join(_chunks(b64)) + '\n"""\n'
+    src = (
+        'open("SHOULD_NOT_EXIST", "w")\nraise SystemExit(3)\nCO = """\n' + "\n".join(_chunks(b64)) + '\n"""\n'
+    )
     p = tmp_path / "sub.py"
     p.write_text(src)
     [lo] = load_code_objects(p)
@@ -75,8 +79,15 @@ def test_python_implicit_concatenation_and_join(tmp_path, cos):
         assert lo.data == cos["opencl"] and lo.python_line in (2, 3)  # first line of the expression
 
 
-@pytest.mark.parametrize("name,compress", [("zlib", zlib.compress), ("lzma", lzma.compress),
-                                           ("bz2", bz2.compress), ("lzma", lambda b: lzma.compress(b, lzma.FORMAT_ALONE))])
+@pytest.mark.parametrize(
+    "name,compress",
+    [
+        ("zlib", zlib.compress),
+        ("lzma", lzma.compress),
+        ("bz2", bz2.compress),
+        ("lzma", lambda b: lzma.compress(b, lzma.FORMAT_ALONE)),
+    ],
+)
 def test_python_compressed(tmp_path, cos, name, compress):
     b64 = base64.b64encode(compress(cos["big"])).decode()
     p = tmp_path / "sub.py"

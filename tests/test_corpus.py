@@ -61,14 +61,18 @@ def _compare(ours: dict, theirs: dict, where: str) -> int:
     return n
 
 
-@pytest.mark.skipif(READELF is None, reason="no llvm-readelf that prints AMDGPU metadata (apt-get install llvm-22)")
+@pytest.mark.skipif(
+    READELF is None, reason="no llvm-readelf that prints AMDGPU metadata (apt-get install llvm-22)"
+)
 def test_inspect_json_agrees_with_llvm_readelf():
     doc = inspect_json(*map(str, OBJECTS))
     compared = 0
     for path, co in zip(OBJECTS, doc["code_objects"]):
         theirs = metadata(READELF, path)
         kernels = theirs.pop("amdhsa.kernels")
-        compared += _compare(co["metadata"], {k.removeprefix("amdhsa."): v for k, v in theirs.items()}, path.name)
+        compared += _compare(
+            co["metadata"], {k.removeprefix("amdhsa."): v for k, v in theirs.items()}, path.name
+        )
         by_name = {k["name"]: k for k in co["kernels"]}
         assert sorted(by_name) == sorted(k[".name"] for k in kernels), path
         for k in kernels:
@@ -98,7 +102,10 @@ def test_512_vgprs_at_block_64_is_one_wave_per_simd():
     r = inspect("--json", str(F4GEMM), "--block", "64")
     occ = json.loads(r.output)["code_objects"][0]["kernels"][0]["occupancy"]
     assert occ["waves_per_simd"] == 1 and occ["launchable"]
-    assert occ["limits"]["vgpr"]["waves_per_simd"] == 1 and "512/512 -> 1 waves/SIMD" in occ["limits"]["vgpr"]["detail"]
+    assert (
+        occ["limits"]["vgpr"]["waves_per_simd"] == 1
+        and "512/512 -> 1 waves/SIMD" in occ["limits"]["vgpr"]["detail"]
+    )
 
 
 def test_reqd_workgroup_size_is_shown_defaults_the_block_and_flags_a_contradiction():

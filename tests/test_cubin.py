@@ -70,7 +70,9 @@ def _nvcc(args: list[str], cwd: Path) -> None:
 
 
 def _arches() -> list[str]:
-    r = subprocess.run([str(NVCC), "--list-gpu-arch"], capture_output=True, text=True, timeout=60, check=False)
+    r = subprocess.run(
+        [str(NVCC), "--list-gpu-arch"], capture_output=True, text=True, timeout=60, check=False
+    )
     have = set(r.stdout.split())
     return ["sm_90"] + [a for a in ("sm_80", "sm_100") if a.replace("sm_", "compute_") in have]
 
@@ -108,8 +110,15 @@ def test_header_and_kernels(co90):
     assert co90.processor == "sm_90" and co90.target_id == "nvptx-nvidia-cuda--sm_90"
     assert co90.max_shared_bytes == 227 * 1024
     assert co90.header.elf_type == "ET_EXEC" and co90.source == "k.cubin" and len(co90.sha256) == 64
-    assert {k.name for k in co90.kernels} == {"axpy", "withstruct", "_Z4fillIdEvPT_S0_", "noargs", "big_shared",
-                                             "spill", "clustered"}
+    assert {k.name for k in co90.kernels} == {
+        "axpy",
+        "withstruct",
+        "_Z4fillIdEvPT_S0_",
+        "noargs",
+        "big_shared",
+        "spill",
+        "clustered",
+    }
     assert not co90.errors
 
 
@@ -168,7 +177,12 @@ def test_other_arches(cubins):
             continue
         co = read_cubin(cubins[arch].read_bytes())
         assert co.processor == arch and co.max_shared_bytes == MAX_SHARED_BYTES[int(arch[3:])]
-        assert [(a.offset, a.size) for a in co.kernel("withstruct").args] == [(0, 1), (8, 24), (32, 8), (40, 8)]
+        assert [(a.offset, a.size) for a in co.kernel("withstruct").args] == [
+            (0, 1),
+            (8, 24),
+            (32, 8),
+            (40, 8),
+        ]
         assert co.kernel("axpy").group_segment_fixed_size == 1024
         assert co.kernel("big_shared").group_segment_fixed_size == 12800
 
@@ -177,7 +191,13 @@ def test_to_json(co90):
     d = json.loads(json.dumps(co90.to_json()))
     assert d["processor"] == "sm_90" and d["max_shared_bytes"] == 232448
     axpy = next(k for k in d["kernels"] if k["name"] == "axpy")
-    assert axpy["args"][2] == {"index": 2, "offset": 16, "size": 4, "value_kind": "cuda_param", "hidden": False}
+    assert axpy["args"][2] == {
+        "index": 2,
+        "offset": 16,
+        "size": 4,
+        "value_kind": "cuda_param",
+        "hidden": False,
+    }
     assert axpy["max_flat_workgroup_size"] == 128
 
 
@@ -213,8 +233,9 @@ def _parse_cuobjdump(text: str) -> dict[str, dict]:
         d = out.setdefault(name, {})
         d["params"] = sorted(
             (int(o, 16), int(off, 16), int(s, 16))
-            for o, off, s in re.findall(r"Ordinal : (0x[0-9a-f]+)\s+Offset\s+: (0x[0-9a-f]+)\s+Size\s+: (0x[0-9a-f]+)",
-                                        block)
+            for o, off, s in re.findall(
+                r"Ordinal : (0x[0-9a-f]+)\s+Offset\s+: (0x[0-9a-f]+)\s+Size\s+: (0x[0-9a-f]+)", block
+            )
         )
         for key, attr in (("param_size", "CBANK_PARAM_SIZE"),):
             m = re.search(rf"EIATTR_{attr}\s+Format:\s+\w+\s+Value:\s+(0x[0-9a-f]+)", block)
@@ -232,7 +253,9 @@ def test_matches_cuobjdump(cubins):
         pytest.skip("cuobjdump not found (set SUBMITGEN_CUOBJDUMP or put it on PATH)")
     for key in (*[a for a in cubins if a.startswith("sm_")], "reqntid"):
         data = cubins[key].read_bytes()
-        r = subprocess.run([tool, "-elf", str(cubins[key])], capture_output=True, text=True, timeout=60, check=False)
+        r = subprocess.run(
+            [tool, "-elf", str(cubins[key])], capture_output=True, text=True, timeout=60, check=False
+        )
         assert r.returncode == 0, r.stderr
         ref = _parse_cuobjdump(r.stdout)
         co = read_cubin(data)
@@ -257,7 +280,12 @@ class _FakeTensor:
 
 
 class _P(ctypes.Structure):
-    _fields_ = [("scale", ctypes.c_float), ("n", ctypes.c_int), ("bias", ctypes.c_double), ("ptr", ctypes.c_void_p)]
+    _fields_ = [
+        ("scale", ctypes.c_float),
+        ("n", ctypes.c_int),
+        ("bias", ctypes.c_double),
+        ("ptr", ctypes.c_void_p),
+    ]
 
 
 def test_plans_validate_against_cubin(co90):
@@ -271,24 +299,32 @@ def test_plans_validate_against_cubin(co90):
         sg_pack(table, ("axpy", (4, 1, 1), (128, 1, 1), 0, (out, out, out, 7)), (), out)
     ws = kernel_layout(co90.kernel("withstruct"), 0)
     table = {"withstruct": (ws.explicit_bytes, ws.layout)}
-    packed = sg_pack(table, ("withstruct", 1, 32, 0, (3, (_P, {"scale": 1.5, "n": 2, "ptr": out}), 9, out)), (), out)
+    packed = sg_pack(
+        table, ("withstruct", 1, 32, 0, (3, (_P, {"scale": 1.5, "n": 2, "ptr": out}), 9, out)), (), out
+    )
     assert packed.kernarg[0] == 3 and [s[0] for s in packed.slots] == [8 + _P.ptr.offset, 40]
 
     k = co90.kernel("axpy")
     ok = CheckedLaunch("s", "axpy", (4, 1, 1), (128, 1, 1), 4096, k.group_segment_fixed_size + 4096, 24)
     check_launch(k, ok, co90.max_shared_bytes)
     with pytest.raises(ValidationError, match=r"256 threads, the kernel's .max_flat_workgroup_size is 128"):
-        check_launch(k, CheckedLaunch("s", "axpy", (4, 1, 1), (256, 1, 1), 0, 1024, 24), co90.max_shared_bytes)
+        check_launch(
+            k, CheckedLaunch("s", "axpy", (4, 1, 1), (256, 1, 1), 0, 1024, 24), co90.max_shared_bytes
+        )
     big = 227 * 1024
     with pytest.raises(ValidationError, match=r"exceeds the target's 232448 bytes"):
-        check_launch(k, CheckedLaunch("s", "axpy", (1, 1, 1), (128, 1, 1), big, big + 1024, 24), co90.max_shared_bytes)
+        check_launch(
+            k, CheckedLaunch("s", "axpy", (1, 1, 1), (128, 1, 1), big, big + 1024, 24), co90.max_shared_bytes
+        )
 
 
 def test_reqntid_is_enforced(cubins):
     co = read_cubin(cubins["reqntid"].read_bytes())
     k = co.kernel("fixed")
     check_launch(k, CheckedLaunch("s", "fixed", (1, 1, 1), (64, 2, 1), 0, 0, 8), co.max_shared_bytes)
-    with pytest.raises(ValidationError, match=r"reqd_workgroup_size is \(64, 2, 1\), plan launches block \(128, 1, 1\)"):
+    with pytest.raises(
+        ValidationError, match=r"reqd_workgroup_size is \(64, 2, 1\), plan launches block \(128, 1, 1\)"
+    ):
         check_launch(k, CheckedLaunch("s", "fixed", (1, 1, 1), (128, 1, 1), 0, 0, 8), co.max_shared_bytes)
 
 
@@ -320,7 +356,10 @@ def test_bad_headers(co90, cubins):
         (b"", "not an ELF file"),
         (data[:40], "truncated ELF: expected at least 64 header bytes, got 40"),
         (data[:4] + b"\x01" + data[5:], "ELF class: expected ELFCLASS64"),
-        (data[:18] + (224).to_bytes(2, "little") + data[20:], "ELF machine: expected EM_CUDA \\(190\\), got 224"),
+        (
+            data[:18] + (224).to_bytes(2, "little") + data[20:],
+            "ELF machine: expected EM_CUDA \\(190\\), got 224",
+        ),
         (data[:2000], "truncated ELF"),
     ):
         with pytest.raises(CodeObjectError, match=msg):

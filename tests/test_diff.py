@@ -113,8 +113,13 @@ def kernel_of(data: bytes, name: str = "acc"):
 def expected(builds):
     """(old VGPRs, new VGPRs) and occupancy at block 256 and 128, computed from the objects."""
     lo, hi = kernel_of(builds["bytes"]["lo"]), kernel_of(builds["bytes"]["hi"])
-    occ = {b: (targets.occupancy(lo, "gfx950", b).waves_per_simd, targets.occupancy(hi, "gfx950", b).waves_per_simd)
-           for b in (128, 256)}
+    occ = {
+        b: (
+            targets.occupancy(lo, "gfx950", b).waves_per_simd,
+            targets.occupancy(hi, "gfx950", b).waves_per_simd,
+        )
+        for b in (128, 256)
+    }
     return (lo.vgpr_count, hi.vgpr_count), occ
 
 
@@ -238,8 +243,16 @@ def test_json_structure(builds):
     assert set(fields) >= {"target", "vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count",
                            "sgpr_spill_count", "private_segment_fixed_size", "group_segment_fixed_size",
                            "occupancy", "code_size", "kernarg_segment_size", "max_flat_workgroup_size"}
-    assert fields["vgpr_count"] == {"field": "vgpr_count", "label": "VGPR", "unit": "", "old": v_lo, "new": v_hi,
-                                    "delta": v_hi - v_lo, "changed": True, "worse": None}
+    assert fields["vgpr_count"] == {
+        "field": "vgpr_count",
+        "label": "VGPR",
+        "unit": "",
+        "old": v_lo,
+        "new": v_hi,
+        "delta": v_hi - v_lo,
+        "changed": True,
+        "worse": None,
+    }
     o = fields["occupancy"]
     assert (o["old"], o["new"], o["worse"]) == (occ[256][0], occ[256][1], True)
     assert fields["agpr_count"]["changed"] is False
@@ -285,7 +298,10 @@ def test_spill_scratch_lds_rules(builds):
     new = dataclasses.replace(old, kernels=((worse, co),))
     res = diff_sides(old, new, fail_on=("spills", "scratch", "lds", "occupancy", "args"))
     assert [t.rule for t in res.tripped] == ["spills", "scratch", "lds"]
-    assert res.tripped[0].message == f"kernel 'acc' VGPR spills {k.vgpr_spill_count} -> {k.vgpr_spill_count + 3} (+3)"
+    assert (
+        res.tripped[0].message
+        == f"kernel 'acc' VGPR spills {k.vgpr_spill_count} -> {k.vgpr_spill_count + 3} (+3)"
+    )
     assert res.tripped[2].message.endswith(" B (+4096)") and res.exit_code == 1
     assert diff_sides(new, old, fail_on=("spills", "scratch", "lds")).exit_code == 0  # better is fine
 
@@ -327,9 +343,15 @@ def test_bundle_with_two_arches_needs_arch(builds, compile_co, tmp_path):
     from conftest import make_bundle
 
     both = tmp_path / "both.hipfb"
-    both.write_bytes(make_bundle([("host-x86_64-unknown-linux-gnu-", b""),
-                                  ("hipv4-amdgcn-amd-amdhsa--gfx942", compile_co(ACC.format(nacc=4), "gfx942")),
-                                  ("hipv4-amdgcn-amd-amdhsa--gfx950", builds["bytes"]["lo"])]))
+    both.write_bytes(
+        make_bundle(
+            [
+                ("host-x86_64-unknown-linux-gnu-", b""),
+                ("hipv4-amdgcn-amd-amdhsa--gfx942", compile_co(ACC.format(nacc=4), "gfx942")),
+                ("hipv4-amdgcn-amd-amdhsa--gfx950", builds["bytes"]["lo"]),
+            ]
+        )
+    )
     r = run(str(both), str(builds["hi"]))
     assert r.exit_code == 1 and r.output == (
         f"Error: {both}: kernel 'acc' is in 2 code objects (gfx942, gfx950); expected one: "

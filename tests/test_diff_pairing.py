@@ -49,7 +49,9 @@ def test_differently_named_tiles_pair_one_to_one():
     doc = json.loads(r.output)
     assert r.exit_code == 0 and doc["compared"] == 1 and doc["added"] == [] and doc["removed"] == []
     [k] = doc["kernels"]
-    assert k["pairing"] == "one-to-one" and k["old_name"].endswith("128x128E") and k["name"].endswith("128x256E")
+    assert (
+        k["pairing"] == "one-to-one" and k["old_name"].endswith("128x128E") and k["name"].endswith("128x256E")
+    )
     r = diff(str(TILE_A), str(TILE_B))
     assert "paired one-to-one: each side holds one kernel and no name matches" in r.output
     head = next(line for line in r.output.splitlines() if line.startswith("kernel "))
@@ -72,17 +74,24 @@ def test_nothing_compared_is_said_and_fails_fail_on(two_each):
     assert "nothing compared: no kernel of OLD pairs with one of NEW by name" in " ".join(r.output.split())
     r = diff(str(old), str(new), "--fail-on", "args")
     assert r.exit_code == 1
-    assert ("fail-on nothing-compared: tripped: no kernel of OLD was compared with one of NEW (pair them with "
-            "--pair OLD=NEW)") in " ".join(r.output.split()) and fits(r.output)
+    assert (
+        "fail-on nothing-compared: tripped: no kernel of OLD was compared with one of NEW (pair them with "
+        "--pair OLD=NEW)"
+    ) in " ".join(r.output.split()) and fits(r.output)
     r = diff(str(old), str(new), "--pair", "alpha=delta", "--fail-on", "args", "--json")
     doc = json.loads(r.output)
     assert r.exit_code == 0 and [(k["old_name"], k["name"], k["pairing"]) for k in doc["kernels"]] == \
         [("alpha", "delta", "--pair")]
     assert doc["added"] == ["gamma"] and doc["removed"] == ["beta"]
     r = diff(str(old), str(new), "--pair", "nope=delta")
-    assert r.exit_code == 1 and r.output == "Error: --pair: no kernel named 'nope' in OLD; it has 'alpha', 'beta'\n"
+    assert (
+        r.exit_code == 1
+        and r.output == "Error: --pair: no kernel named 'nope' in OLD; it has 'alpha', 'beta'\n"
+    )
     r = diff(str(old), str(new), "--pair", "alpha")
-    assert r.exit_code == 1 and r.output == "Error: --pair: expected OLD=NEW (two kernel names), got 'alpha'\n"
+    assert (
+        r.exit_code == 1 and r.output == "Error: --pair: expected OLD=NEW (two kernel names), got 'alpha'\n"
+    )
 
 
 def _insert_arg(doc):

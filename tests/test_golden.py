@@ -59,6 +59,20 @@ def test_goldens_pass_ruff():
     at the project's line length: the pasted code's imports are hoisted into one block."""
     goldens = sorted(str(p) for p in GOLDEN.glob("*.py"))
     assert len(goldens) == len(CASES)
-    r = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "E,F,W,I", "--output-format", "concise",
-                        *goldens], cwd=TESTS.parent, capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--select",
+            "E,F,W,I",
+            "--output-format",
+            "concise",
+            *goldens,
+        ],
+        cwd=TESTS.parent,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout + r.stderr

@@ -83,7 +83,9 @@ def test_code_object_holds_the_kernels(code_objects, problem, arch):
     assert parsed.processor == arch
     for k in parsed.kernels:
         assert k.max_flat_workgroup_size <= 256
-        assert k.private_segment_fixed_size == 0, f"{k.name} spills to scratch ({k.private_segment_fixed_size} bytes)"
+        assert k.private_segment_fixed_size == 0, (
+            f"{k.name} spills to scratch ({k.private_segment_fixed_size} bytes)"
+        )
 
 
 @pytest.mark.parametrize("problem", sorted(PROJECTS))
@@ -141,15 +143,24 @@ def test_plan_runs_on_meta_inputs_and_matches_metadata(code_objects, problem):
             assert name in names, where
             k = kernels[name]
             assert all(isinstance(g, int) and 0 < g < 2**31 for g in grid), (where, grid)
-            assert len(block) == 3 and 0 < block[0] * block[1] * block[2] <= k.max_flat_workgroup_size, (where, block)
+            assert len(block) == 3 and 0 < block[0] * block[1] * block[2] <= k.max_flat_workgroup_size, (
+                where,
+                block,
+            )
             assert lds == 0
             explicit = [a for a in k.args if not a.value_kind.startswith("hidden_")]
-            assert len(explicit) == len(args), f"{where}: metadata has {len(explicit)} args, plan passes {len(args)}"
+            assert len(explicit) == len(args), (
+                f"{where}: metadata has {len(explicit)} args, plan passes {len(args)}"
+            )
             for meta_arg, arg in zip(explicit, args):
                 assert meta_arg.value_kind == _arg_kind(arg), (where, meta_arg, arg)
                 if isinstance(arg, tuple):
                     struct_cls, fields = arg
-                    assert ctypes.sizeof(struct_cls) == meta_arg.size, (where, ctypes.sizeof(struct_cls), meta_arg.size)
+                    assert ctypes.sizeof(struct_cls) == meta_arg.size, (
+                        where,
+                        ctypes.sizeof(struct_cls),
+                        meta_arg.size,
+                    )
                     assert set(fields) == {f[0] for f in struct_cls._fields_}, where
                 elif isinstance(arg, int):
                     assert meta_arg.size == 4 and -(2**31) <= arg < 2**31, (where, meta_arg, arg)
@@ -187,7 +198,9 @@ def test_no_banned_word_under_kernels():
             assert BANNED_WORD not in path.read_text(errors="replace").lower(), path
 
 
-@pytest.mark.skipif(toolchain.find_nvcc() is None, reason="nvcc (CUDA toolkit) is not installed on this machine")
+@pytest.mark.skipif(
+    toolchain.find_nvcc() is None, reason="nvcc (CUDA toolkit) is not installed on this machine"
+)
 @pytest.mark.parametrize("problem", sorted(PROJECTS))
 def test_kernels_compile_with_nvcc(problem):
     kernel_dir, names = PROJECTS[problem]

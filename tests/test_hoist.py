@@ -42,13 +42,21 @@ def test_imports_inside_strings_and_blocks_stay():
     assert block == [] and body == source
 
 
-@pytest.mark.parametrize("source, message", [
-    ("import os; x = 1\n", "pasted code line 1: put each import statement on lines of its own"),
-    ("from .pack import sg_pack\n", "pasted code line 1: a relative import cannot be pasted into a single file"),
-    ("from os import *\n", "pasted code line 1: 'from os import *' cannot be hoisted; name the imports"),
-    ("import numpy as np\nimport torch as np\n",
-     "two pasted imports bind the name 'np' differently: import numpy as np and import torch as np"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("import os; x = 1\n", "pasted code line 1: put each import statement on lines of its own"),
+        (
+            "from .pack import sg_pack\n",
+            "pasted code line 1: a relative import cannot be pasted into a single file",
+        ),
+        ("from os import *\n", "pasted code line 1: 'from os import *' cannot be hoisted; name the imports"),
+        (
+            "import numpy as np\nimport torch as np\n",
+            "two pasted imports bind the name 'np' differently: import numpy as np and import torch as np",
+        ),
+    ],
+)
 def test_imports_that_cannot_be_hoisted_are_refused_by_name(source, message):
     with pytest.raises(RenderError) as e:
         hoist_imports(source, "pasted code")

@@ -71,9 +71,25 @@ def test_json(files):
     assert co["metadata"]["version"] == [1, 2]
     k = {k["name"]: k for k in co["kernels"]}
     m = k["many_args"]
-    for key in ("name", "symbol", "kernarg_segment_size", "group_segment_fixed_size", "private_segment_fixed_size",
-                "vgpr_count", "agpr_count", "sgpr_count", "max_flat_workgroup_size", "wavefront_size", "args",
-                "demangled_name", "occupancy", "findings", "descriptor", "explicit_args_size", "code_size"):
+    for key in (
+        "name",
+        "symbol",
+        "kernarg_segment_size",
+        "group_segment_fixed_size",
+        "private_segment_fixed_size",
+        "vgpr_count",
+        "agpr_count",
+        "sgpr_count",
+        "max_flat_workgroup_size",
+        "wavefront_size",
+        "args",
+        "demangled_name",
+        "occupancy",
+        "findings",
+        "descriptor",
+        "explicit_args_size",
+        "code_size",
+    ):
         assert key in m, key
     assert [(a["offset"], a["size"], a["value_kind"]) for a in m["args"][:3]] == \
         [(0, 8, "global_buffer"), (8, 8, "global_buffer"), (16, 4, "by_value")]
@@ -113,7 +129,9 @@ def _expected() -> dict[str, str]:
 def bad_files(tmp_path_factory, cos):
     d = tmp_path_factory.mktemp("bad")
     good = cos["args_v6"]
-    bundle = make_bundle([("host-x86_64-unknown-linux-gnu-", b""), ("hipv4-amdgcn-amd-amdhsa--gfx942", cos["args_942"])])
+    bundle = make_bundle(
+        [("host-x86_64-unknown-linux-gnu-", b""), ("hipv4-amdgcn-amd-amdhsa--gfx942", cos["args_942"])]
+    )
     paths = {p.name: p for p in BAD.iterdir() if p.suffix in (".txt", ".py", ".co") and p.name not in
              ("expected.txt", "generate.py")}
     for gen in generate.GENERATORS:

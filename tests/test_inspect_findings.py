@@ -60,7 +60,10 @@ def test_exit_status_is_one_on_an_error_finding(co, tmp_path):
     assert r.exit_code == 1
     text = " ".join(r.output.split())
     assert "occupancy on gfx950, block 256, dynamic LDS 196608 B (--lds): cannot launch" in text
-    assert "error: on gfx950 with a block of 256: LDS 196608 bytes exceeds gfx950's 163840 bytes per workgroup" in text
+    assert (
+        "error: on gfx950 with a block of 256: LDS 196608 bytes exceeds gfx950's 163840 bytes per workgroup"
+        in text
+    )
     doc = json.loads(inspect("--json", str(good), "--lds", "196608").output)
     occ = doc["code_objects"][0]["kernels"][0]["occupancy"]
     assert doc["exit_status"] == 1 and not occ["launchable"] and occ["dynamic_lds"] == 196608
@@ -71,8 +74,10 @@ def test_exit_status_is_one_on_an_error_finding(co, tmp_path):
 def test_lds_from_the_provenance_line(co, tmp_path):
     b64 = base64.b64encode(zlib.compress(co)).decode()
     sub = tmp_path / "submission.py"
-    sub.write_text(f"#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n"
-                   f"# submitgen-provenance: version=0.1.0 arch=gfx950 kernels=k lds=k:196608\nCO = \"{b64}\"\n")
+    sub.write_text(
+        f"#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n"
+        f'# submitgen-provenance: version=0.1.0 arch=gfx950 kernels=k lds=k:196608\nCO = "{b64}"\n'
+    )
     r = inspect(str(sub))
     assert r.exit_code == 1
     assert "dynamic LDS 196608 B (provenance): cannot launch" in " ".join(r.output.split())

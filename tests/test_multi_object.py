@@ -28,7 +28,8 @@ TESTS = Path(__file__).resolve().parent
 GOLDEN_CO = TESTS / "golden" / "mm_basic.co"
 SCALE = """\
 #include <submitgen/device.h>
-extern "C" __global__ SG_LAUNCH_BOUNDS(256) void mm_scale(const float* a, float* out, const float* bias, int n) {
+extern "C" __global__ SG_LAUNCH_BOUNDS(256) void mm_scale(const float* a, float* out, const float* bias,
+                                                            int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = a[i] * 2.0f + (bias ? bias[i] : 0.0f);
 }
@@ -61,8 +62,13 @@ def run_dry(sub: Path, fakehip: Path, tmp: Path) -> tuple[list[dict], dict]:
     log = tmp / "hip.log"
     env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_CUDA_LIBRARY=str(fakehip),
                SUBMITGEN_FAKEHIP_LOG=str(log))
-    r = subprocess.run([sys.executable, str(TESTS / "abi_driver.py"), str(sub), "mxfp4-mm", str(tmp / "r.json")],
-                       env=env, capture_output=True, text=True, cwd=tmp)
+    r = subprocess.run(
+        [sys.executable, str(TESTS / "abi_driver.py"), str(sub), "mxfp4-mm", str(tmp / "r.json")],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+    )
     assert r.returncode == 0, r.stderr
     calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     return calls, json.loads((tmp / "r.json").read_text())
@@ -113,7 +119,8 @@ import triton.language as tl
 
 
 @triton.jit
-def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -169,28 +176,55 @@ def triton_objects(tmp_path_factory):
     return out
 
 
-def triton_context(arch: str, objects, scratch: dict[str, tuple[int, int]]) -> tuple[RenderContext, list[bytes]]:
+def triton_context(
+    arch: str, objects, scratch: dict[str, tuple[int, int]]
+) -> tuple[RenderContext, list[bytes]]:
     from submitgen.codeobject import read_code_object
     from submitgen.cubin import read_cubin
 
     reader = read_cubin if arch == "sm_90" else read_code_object
     problem = get_problem("mxfp4-mm")
     images = [GOLDEN_CO.read_bytes()] + [objects[arch, name].image for name in SPECS]
-    kernels = [KernelEntry("mm_tile", 0, "mm_tile", 48, kernel_layout(read_code_object(images[0]).kernel("mm_tile"),
-                                                                       0).layout)]
+    kernels = [
+        KernelEntry(
+            "mm_tile",
+            0,
+            "mm_tile",
+            48,
+            kernel_layout(read_code_object(images[0]).kernel("mm_tile"), 0).layout,
+        )
+    ]
     for index, name in enumerate(SPECS, start=1):
         art = objects[arch, name]
         layout = kernel_layout(reader(art.image).kernel(art.symbol), index)
         global_scratch, profile_scratch = scratch.get(name, (art.global_scratch, art.profile_scratch))
-        kernels.append(KernelEntry(name, index, art.symbol, layout.explicit_bytes, layout.layout,
-                                   triton=(art.num_warps * art.warp_size, art.shared, global_scratch, profile_scratch),
-                                   dynamic_shared=art.shared))
+        kernels.append(
+            KernelEntry(
+                name,
+                index,
+                art.symbol,
+                layout.explicit_bytes,
+                layout.layout,
+                triton=(art.num_warps * art.warp_size, art.shared, global_scratch, profile_scratch),
+                dynamic_shared=art.shared,
+            )
+        )
     blobs = embed_images(images, "lzma").blobs
     ctx = RenderContext(
-        header_lines=problem.header_lines(), provenance=provenance.format_line({"co": ()}), version="0",
-        project="triton", command="test", leaderboard=problem.leaderboard, target_id=arch, arch=arch,
-        runtime="cuda" if arch == "sm_90" else "hip", launcher="ctypes", compress="lzma", blobs=blobs,
-        kernels=tuple(kernels), pasted=Pasted(problem.leaves_source, problem.fallback_source, TRITON_PLAN, "t/p.py"),
+        header_lines=problem.header_lines(),
+        provenance=provenance.format_line({"co": ()}),
+        version="0",
+        project="triton",
+        command="test",
+        leaderboard=problem.leaderboard,
+        target_id=arch,
+        arch=arch,
+        runtime="cuda" if arch == "sm_90" else "hip",
+        launcher="ctypes",
+        compress="lzma",
+        blobs=blobs,
+        kernels=tuple(kernels),
+        pasted=Pasted(problem.leaves_source, problem.fallback_source, TRITON_PLAN, "t/p.py"),
         allow_fallback=True,
     )
     return ctx, images
@@ -212,7 +246,9 @@ def test_triton_objects_load_launch_and_get_their_scratch(arch, triton_objects, 
     attributes = [(function[c["function"]], c["attribute"], c["value"]) for c in calls
                   if c["call"] == "cuFuncSetAttribute"]
     big_shared = triton_objects[arch, "mm_big"].shared
-    large = [(n, 8, triton_objects[arch, n].shared) for n in SPECS if triton_objects[arch, n].shared > 48 * 1024]
+    large = [
+        (n, 8, triton_objects[arch, n].shared) for n in SPECS if triton_objects[arch, n].shared > 48 * 1024
+    ]
     assert attributes == (large if arch == "sm_90" else [])
     if arch == "sm_90":
         assert big_shared > 48 * 1024, "the test needs one kernel over 48 KiB"

@@ -47,7 +47,9 @@ def _mutate(rng: random.Random, data: bytes, regions: dict[str, tuple[int, int]]
         off, size = regions[rng.choice(sorted(regions))]
         i = off + rng.randrange(max(size, 1)) // 4 * 4
         if i + 8 <= len(d):
-            struct.pack_into("<Q", d, i, rng.choice((0, 1, 2**31, 2**32 - 1, 2**63, 2**64 - 1, rng.getrandbits(64))))
+            struct.pack_into(
+                "<Q", d, i, rng.choice((0, 1, 2**31, 2**32 - 1, 2**63, 2**64 - 1, rng.getrandbits(64)))
+            )
     elif op == 5:  # insert or delete a run of bytes
         i = rng.randrange(len(d))
         if rng.random() < 0.5:

@@ -39,7 +39,7 @@ def test_shapes_and_tolerances_are_the_leaderboards():
     assert [tuple(s.values()) for s in mm.benchmarks] == [
         (4, 2880, 512, 4565), (16, 2112, 7168, 15), (32, 4096, 512, 457), (32, 2880, 512, 54),
         (64, 7168, 2048, 687), (256, 3072, 1536, 7856)]
-    assert mm.tolerance == Tolerance(rtol=1e-2, atol=1e-2)
+    assert mm.tolerance == Tolerance(rtol=1e-2, atol=1e-2, check_dtype=True)
     assert mm.shape_label(mm.tests[0]) == "m=8 n=2112 k=7168"
     assert mm.spec_keys == ("m", "n", "k", "seed")
 

@@ -28,7 +28,12 @@ def test_generate_input_layout():
     assert (q.shape, q.dtype) == ((3, 16, 576), torch.bfloat16)
     assert (kv["bf16"].shape, kv["bf16"].dtype) == ((300, 1, 576), torch.bfloat16)
     fp8, scale = kv["fp8"]
-    assert (fp8.shape, fp8.dtype, scale.shape, scale.dtype) == ((300, 1, 576), torch.float8_e4m3fn, (1,), torch.float32)
+    assert (fp8.shape, fp8.dtype, scale.shape, scale.dtype) == (
+        (300, 1, 576),
+        torch.float8_e4m3fn,
+        (1,),
+        torch.float32,
+    )
     fp4, fp4_scales = kv["mxfp4"]
     assert (fp4.shape, fp4.dtype) == ((300, 1, 288), mxfp4.FP4X2)
     assert (fp4_scales.shape, fp4_scales.dtype) == ((512, 24), mxfp4.E8M0)
@@ -121,7 +126,9 @@ def test_fallback_small_and_unmutated(fallback):
     q, kv = data[0], data[1]
     before = [t.clone() for t in MLA.leaves(data)]
     out = fallback(data)
-    assert all(torch.equal(t.view(torch.uint8), c.view(torch.uint8)) for t, c in zip(MLA.leaves(data), before))
+    assert all(
+        torch.equal(t.view(torch.uint8), c.view(torch.uint8)) for t, c in zip(MLA.leaves(data), before)
+    )
     assert out.shape == (5, 16, 512) and out.dtype == torch.bfloat16
     res = MLA.check_strict(out, data)
     assert res.passed and res.rel_l2_err < 1e-2, res.message

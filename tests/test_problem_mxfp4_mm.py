@@ -49,7 +49,9 @@ def _block(values):
 
 
 def test_scale_rule():
-    amax = torch.tensor([4.0, 5.0, 7.0, 1.74 * 8, 1.75 * 8, 1.0, 0.0, 2.0**-140, 1.5 * 2.0**127, float("inf")])
+    amax = torch.tensor(
+        [4.0, 5.0, 7.0, 1.74 * 8, 1.75 * 8, 1.0, 0.0, 2.0**-140, 1.5 * 2.0**127, float("inf")]
+    )
     # floor(log2(amax rounded up at mantissa >= 1.75)) - 2, clamped to [-127, 127]
     assert mxfp4.scale_exponents(amax).tolist() == [0, 0, 1, 1, 2, -2, -127, -127, 125, 127]
     _, scales = mxfp4.quantize(torch.full((1, 32), 6.0))
@@ -94,7 +96,9 @@ def test_fallback_quantization_of_a_matches_ours(fallback):
     g = torch.Generator().manual_seed(1)
     x = torch.randn(32, 1024, generator=g).to(torch.bfloat16)
     # 32 values per row, amax 6 = 1.5 * 4: the scale is 2^row and every tie stays a tie
-    grid = torch.tensor([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 0.1, 5.9, 6.0, 0.3, 0.8, 1.3, 2.7, 4.5, 5.5] * 2)
+    grid = torch.tensor(
+        [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 0.1, 5.9, 6.0, 0.3, 0.8, 1.3, 2.7, 4.5, 5.5] * 2
+    )
     ties = grid.repeat(8, 1) * torch.exp2(torch.arange(-4, 4).float()).unsqueeze(1)
     ties = torch.cat([ties, -ties]).to(torch.bfloat16)
     for a in (x, ties):
@@ -146,7 +150,10 @@ def test_generate_input_layout():
     assert torch.equal(mxfp4.as_bytes(mxfp4.unshuffle_weight(b_shuffle)), packed)
     assert torch.equal(mxfp4.unshuffle_scales(b_scale_sh, 272, 10), scales)
     again = MM.generate_input(spec)
-    assert all(torch.equal(mxfp4.as_bytes(x), mxfp4.as_bytes(y)) for x, y in zip(again, (a, b, b_q, b_shuffle, b_scale_sh)))
+    assert all(
+        torch.equal(mxfp4.as_bytes(x), mxfp4.as_bytes(y))
+        for x, y in zip(again, (a, b, b_q, b_shuffle, b_scale_sh))
+    )
     assert not torch.equal(MM.generate_input({**spec, "seed": 8})[0], a)
 
 
@@ -176,7 +183,9 @@ def test_fallback_passes_every_test_shape(spec, fallback, record_property):
     data = MM.generate_input(spec)
     before = [mxfp4.as_bytes(t).clone() for t in data]
     out = fallback["_sg_fallback"](data)
-    assert all(torch.equal(mxfp4.as_bytes(t), c) for t, c in zip(data, before)), "the fallback changed its inputs"
+    assert all(torch.equal(mxfp4.as_bytes(t), c) for t, c in zip(data, before)), (
+        "the fallback changed its inputs"
+    )
     res = MM.check(out, data)
     record_property("check", res.message)
     assert out.dtype == torch.bfloat16 and res.passed, res.message

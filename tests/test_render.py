@@ -13,10 +13,27 @@ from submitgen.render import RenderContext, comment_text, py_literal
 TESTS = Path(__file__).resolve().parent
 
 
-@pytest.mark.parametrize("value", [
-    "plain", 'x"+str(__import__("os").getpid())+"', "a\\b", "new\nline", "tab\there", "caf\u00e9 \U0001f600",
-    "\u2028\ufeff\x00", b"\x00\xff", 0, -7, 1.5, None, True, (), (1,), ((0, 8, "global_buffer", ""), (8, 4, "x", "y")),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plain",
+        'x"+str(__import__("os").getpid())+"',
+        "a\\b",
+        "new\nline",
+        "tab\there",
+        "caf\u00e9 \U0001f600",
+        "\u2028\ufeff\x00",
+        b"\x00\xff",
+        0,
+        -7,
+        1.5,
+        None,
+        True,
+        (),
+        (1,),
+        ((0, 8, "global_buffer", ""), (8, 4, "x", "y")),
+    ],
+)
 def test_py_literal_evaluates_back_to_the_value(value):
     text = py_literal(value)
     assert ast.literal_eval(text) == value
@@ -35,5 +52,15 @@ def test_comment_text_stays_on_its_line():
 
 def test_a_launcher_renders_only_with_its_runtimes():
     with pytest.raises(RenderError, match="launcher cpp renders with runtime hip, got 'cuda'"):
-        RenderContext((), "# p", *(("",) * 6), runtime="cuda", launcher="cpp", compress="lzma", blobs=(), kernels=(),
-                      pasted=None, allow_fallback=True)
+        RenderContext(
+            (),
+            "# p",
+            *(("",) * 6),
+            runtime="cuda",
+            launcher="cpp",
+            compress="lzma",
+            blobs=(),
+            kernels=(),
+            pasted=None,
+            allow_fallback=True,
+        )

@@ -149,8 +149,11 @@ def test_discovery_order_with_fake_rocm_and_path_clang(tmp_path, monkeypatch):
     script(rocm / "llvm" / "bin" / "ld.lld", f'exec "{zig()}" ld.lld "$@"\n')
     # an old clang on PATH: answers --version, cannot build gfx950 (like Debian's clang 14)
     bindir = tmp_path / "bin"
-    script(bindir / "clang", 'case "$*" in *--version*) echo "clang version 14.0.6";; '
-                             '*) echo "clang: error: unsupported CUDA gpu architecture: gfx950" >&2; exit 1;; esac\n')
+    script(
+        bindir / "clang",
+        'case "$*" in *--version*) echo "clang version 14.0.6";; '
+        '*) echo "clang: error: unsupported CUDA gpu architecture: gfx950" >&2; exit 1;; esac\n',
+    )
     script(bindir / "ld.lld", "echo LLD 14\n")
     monkeypatch.setenv("ROCM_PATH", str(rocm))
     monkeypatch.setattr(discovery, "ROCM_DEFAULT", tmp_path / "no-rocm")
@@ -309,7 +312,9 @@ def test_two_processes_writing_one_entry(tmp_path, _cache):
 
 @pytest.mark.parametrize("arch", ["gfx950", "gfx942"])
 def test_device_header_builds_with_bundled_clang(tmp_path, arch):
-    r = toolchain.compile_sources([write(tmp_path, "all.hip", DEVICE_H_ALL)], arch=arch, extra_flags=["-Werror", "-Wall"])
+    r = toolchain.compile_sources(
+        [write(tmp_path, "all.hip", DEVICE_H_ALL)], arch=arch, extra_flags=["-Werror", "-Wall"]
+    )
     co = read_code_object(r.code_object, source="all")
     ks = {k.name: k for k in co.kernels}
     assert sorted(ks) == ["all_kernel", "lb_kernel"]
@@ -365,8 +370,13 @@ def test_device_header_conversions_match_torch(tmp_path):
     ]).to(torch.float32)
     probes = probes[torch.isfinite(probes) | torch.isinf(probes)]
     stdin = "".join(f"{v.hex()}\n" for v in probes.tolist())
-    out = subprocess.run([str(exe)], input=stdin, capture_output=True, text=True, check=True).stdout.split("\n")
-    as_f32 = lambda lines: torch.tensor([int(s, 16) for s in lines], dtype=torch.int64).to(torch.int32).view(torch.float32)  # noqa: E731
+    out = subprocess.run([str(exe)], input=stdin, capture_output=True, text=True, check=True).stdout.split(
+        "\n"
+    )
+
+    def as_f32(lines):
+        ints = torch.tensor([int(s, 16) for s in lines], dtype=torch.int64)
+        return ints.to(torch.int32).view(torch.float32)
 
     bf16 = as_f32(out[0:65536])
     ref = torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(torch.bfloat16).float()
@@ -379,11 +389,15 @@ def test_device_header_conversions_match_torch(tmp_path):
     table = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
     assert fp4.tolist() == table + [-v for v in table] and torch.signbit(fp4[8])
     e8 = as_f32(out[65808:66064])
-    assert torch.isnan(e8[255]) and torch.equal(e8[:255], torch.pow(2.0, torch.arange(255, dtype=torch.float64) - 127).float())
+    assert torch.isnan(e8[255]) and torch.equal(
+        e8[:255], torch.pow(2.0, torch.arange(255, dtype=torch.float64) - 127).float()
+    )
 
     pairs = [ln.split() for ln in out[66064:] if ln]
     assert len(pairs) == len(probes)
-    got_bf16 = torch.tensor([int(a, 16) for a, _ in pairs], dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
+    got_bf16 = (
+        torch.tensor([int(a, 16) for a, _ in pairs], dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
+    )
     ref_bf16 = probes.to(torch.bfloat16)
     assert torch.equal(got_bf16.float(), ref_bf16.float())
     # fp4: nearest of the table, ties to the even code, saturating at 6
@@ -436,9 +450,27 @@ def test_toolchain_table_names_missing_extras(monkeypatch):
 def test_cli_compile_with_options_and_extra_flags(tmp_path):
     src = write(tmp_path, "k.hip", HIP.replace("1.0f", "BIAS"))
     out = tmp_path / "k.co"
-    r = CliRunner().invoke(cli, ["compile", str(src), "--arch", "gfx942", "-o", str(out), "-O2", "-DBIAS=3.0f",
-                                 "-I", str(tmp_path), "--code-object-version", "5", "--no-cache",
-                                 "--", "-ffast-math", "-Wall"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "compile",
+            str(src),
+            "--arch",
+            "gfx942",
+            "-o",
+            str(out),
+            "-O2",
+            "-DBIAS=3.0f",
+            "-I",
+            str(tmp_path),
+            "--code-object-version",
+            "5",
+            "--no-cache",
+            "--",
+            "-ffast-math",
+            "-Wall",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert f"wrote {out}" in r.output and "kernels add_kernel" in r.output and "gfx942" in r.output
     co = read_code_object(out.read_bytes(), source="k.co")

@@ -85,8 +85,11 @@ def test_a_second_spec_under_a_taken_name_is_refused(toy):
     from dataclasses import replace
 
     clash = replace(toy, leaderboard="amd-toy-other")
-    with pytest.raises(ProblemError, match=r"^problem 'toy-add' \(amd-toy-other\) clashes with the registered "
-                                           r"problem 'toy-add' \(amd-toy-add\) from toy_problem$"):
+    with pytest.raises(
+        ProblemError,
+        match=r"^problem 'toy-add' \(amd-toy-other\) clashes with the registered "
+        r"problem 'toy-add' \(amd-toy-add\) from toy_problem$",
+    ):
         register(clash)
     assert isinstance(get_problem("toy-add"), ProblemSpec)
 
@@ -97,8 +100,10 @@ def test_the_pasted_functions_must_carry_the_template_names(toy):
     def leaves(data):
         return data
 
-    with pytest.raises(ProblemError, match="^problem 'toy-add': the pasted function must be named '_sg_leaves', "
-                                           "got 'leaves'$"):
+    with pytest.raises(
+        ProblemError,
+        match="^problem 'toy-add': the pasted function must be named '_sg_leaves', got 'leaves'$",
+    ):
         replace(toy, leaves=leaves)
 
 

@@ -56,13 +56,26 @@ def spec_of(tmp_path: Path, text: str = ADD, kernel: str = "add_kernel", signatu
             constexprs=(("BLOCK", 256),), name: str = "add", **kw) -> TritonSpec:
     path = tmp_path / f"{kernel}.py"
     path.write_text(text)
-    return TritonSpec(name=name, source=path, source_bytes=path.read_bytes(), kernel=kernel, signature=signature,
-                      constexprs=constexprs, **{"num_warps": 4, "num_stages": 2, **kw})
+    return TritonSpec(
+        name=name,
+        source=path,
+        source_bytes=path.read_bytes(),
+        kernel=kernel,
+        signature=signature,
+        constexprs=constexprs,
+        **{"num_warps": 4, "num_stages": 2, **kw},
+    )
 
 
 def test_gfx950_hsaco_reads_back_with_the_launch_facts(tmp_path):
     art = compile_triton(spec_of(tmp_path), "gfx950")
-    assert (art.kind, art.symbol, art.num_warps, art.warp_size, art.block) == ("hsaco", "add_kernel", 4, 64, 256)
+    assert (art.kind, art.symbol, art.num_warps, art.warp_size, art.block) == (
+        "hsaco",
+        "add_kernel",
+        4,
+        64,
+        256,
+    )
     assert (art.shared, art.global_scratch, art.profile_scratch) == (0, 0, 0)
     co = read_code_object(art.image, source="add.hsaco")
     assert co.header.processor == "gfx950" and co.header.elf_type == "ET_DYN"
@@ -118,7 +131,9 @@ def test_cache_hit_and_what_makes_a_miss(tmp_path, _cache):
     # the bytes in the spec are what is compiled and keyed, never the file as it is now
     spec.source.write_text(ADD.replace("add_kernel", "renamed"))
     assert compile_triton(spec, "gfx950").cache_hit
-    (entry,) = [p for p in (_cache / "triton").iterdir() if p.suffix == ".bin" and p.read_bytes() == first.image]
+    (entry,) = [
+        p for p in (_cache / "triton").iterdir() if p.suffix == ".bin" and p.read_bytes() == first.image
+    ]
     entry.write_bytes(b"garbage")
     rebuilt = compile_triton(spec, "gfx950")
     assert not rebuilt.cache_hit and rebuilt.image == first.image
@@ -133,7 +148,10 @@ def test_syntax_error_names_file_line_and_kernel(tmp_path):
         why = e.msg
     with pytest.raises(TritonCompileError) as e:
         compile_triton(spec, "gfx950")
-    assert str(e.value) == f"{spec.source}:8: Triton kernel 'add_kernel': cannot load the file: SyntaxError: {why}"
+    assert (
+        str(e.value)
+        == f"{spec.source}:8: Triton kernel 'add_kernel': cannot load the file: SyntaxError: {why}"
+    )
 
 
 def test_triton_compile_error_is_one_line_with_the_kernel_line(tmp_path):
@@ -166,11 +184,13 @@ def test_signature_mismatch_names_each_difference(tmp_path):
     with pytest.raises(TritonCompileError) as e:
         compile_triton(spec, "gfx950")
     assert str(e.value) == (
-        f"{spec.source}: Triton kernel 'add_kernel': specialization 'mm_64': the signature does not match the "
+        f"{spec.source}: Triton kernel 'add_kernel': specialization 'mm_64': the signature does not match "
+        "the "
         "kernel's parameters (x_ptr, y_ptr, out_ptr, n, BLOCK): missing from the signature: out_ptr; "
         "not parameters of the kernel: out; constexpr parameters not typed 'constexpr': BLOCK; "
         "'constexpr' entries without a value in constexprs: n; "
-        "constexprs values for entries not typed 'constexpr': BLOCK")
+        "constexprs values for entries not typed 'constexpr': BLOCK"
+    )
     with pytest.raises(TritonCompileError, match=r"unknown option\(s\) no_such_option for this backend"):
         compile_triton(spec_of(tmp_path, options=(("no_such_option", 1),)), "gfx950")
     with pytest.raises(TritonCompileError, match=r"arch 'gfx90a' is not one of gfx950, gfx942, sm_90"):
@@ -208,12 +228,16 @@ def test_divisibility_hints_reach_the_compiler(tmp_path):
     plain = compile_triton(spec_of(tmp_path, constexprs=(("BLOCK", 1024),)), "gfx950")
     hinted_sig = tuple((n, t if t == "constexpr" else t + ":16") for n, t in SIG)
     hinted = compile_triton(spec_of(tmp_path, signature=hinted_sig, constexprs=(("BLOCK", 1024),)), "gfx950")
-    assert hinted.spec.divisible_by_16 == ("x_ptr", "y_ptr", "out_ptr", "n") and plain.spec.divisible_by_16 == ()
+    assert (
+        hinted.spec.divisible_by_16 == ("x_ptr", "y_ptr", "out_ptr", "n") and plain.spec.divisible_by_16 == ()
+    )
     assert hinted.image != plain.image  # 16-byte aligned pointers: Triton vectorises the loads (dwordx4)
     (k,) = read_code_object(hinted.image, source="hinted").kernels
     assert [a.size for a in k.args if not a.hidden] == [8, 8, 8, 4, 8, 8]
     bad = tuple((n, "i32:8" if n == "n" else t) for n, t in SIG)
     with pytest.raises(TritonCompileError) as e:
         compile_triton(spec_of(tmp_path, signature=bad), "gfx950")
-    assert str(e.value).endswith("specialization 'add': parameter n: type 'i32:8' has an unknown hint (only ':16' "
-                                 "is accepted: a 16-byte aligned pointer or an integer divisible by 16)")
+    assert str(e.value).endswith(
+        "specialization 'add': parameter n: type 'i32:8' has an unknown hint (only ':16' "
+        "is accepted: a 16-byte aligned pointer or an integer divisible by 16)"
+    )

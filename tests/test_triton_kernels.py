@@ -88,7 +88,12 @@ def test_gfx950_specialization_resources(proj: str, name: str) -> None:
     assert (kernel.private_segment_fixed_size, kernel.vgpr_spill_count, kernel.sgpr_spill_count) == (0, 0, 0)
     block = entry["num_warps"] * 64
     occ = targets.occupancy(kernel, "gfx950", block, dynamic_lds=compiled.metadata.shared)
-    assert occ.launchable and occ.waves_per_simd >= 2, (name, kernel.vgpr_count, compiled.metadata.shared, occ.limits)
+    assert occ.launchable and occ.waves_per_simd >= 2, (
+        name,
+        kernel.vgpr_count,
+        compiled.metadata.shared,
+        occ.limits,
+    )
     want, refuse = MFMA_RULES.get(entry["kernel"], (None, None))
     mnemonics = re.findall(r"^\s+(v_mfma\w*)", compiled.asm["amdgcn"], re.MULTILINE)
     if want:

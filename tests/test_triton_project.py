@@ -27,32 +27,67 @@ def test_entries_become_specs_sharing_one_read(proj):
                                                      "num_stages": 0, "options": {"waves_per_eu": 2}}}, proj)
     assert (a.name, a.kernel, a.num_warps, a.num_stages, a.options) == ("small", "add_kernel", 4, 2, ())
     assert a.source == (proj / "k.py").resolve() and a.source_bytes == b"import triton\n"
-    assert a.signature == (("x_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")) and a.constexprs == (("BLOCK", 256),)
-    assert (b.num_warps, b.num_stages, b.options, b.constexprs) == (8, 0, (("waves_per_eu", 2),), (("BLOCK", 1024),))
+    assert a.signature == (("x_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")) and a.constexprs == (
+        ("BLOCK", 256),
+    )
+    assert (b.num_warps, b.num_stages, b.options, b.constexprs) == (
+        8,
+        0,
+        (("waves_per_eu", 2),),
+        (("BLOCK", 1024),),
+    )
     assert a.source_bytes is b.source_bytes
 
 
-@pytest.mark.parametrize("table, message", [
-    ([1], "launch.py: TRITON must be a dict of launch name -> specialization, got list"),
-    ({"a b": GOOD}, "launch.py: TRITON['a b']: a launch name must be an identifier string"),
-    ({"m": 5}, "launch.py: TRITON['m']: must be a dict, got int"),
-    ({"m": {**GOOD, "warps": 4}}, "launch.py: TRITON['m']: unknown key(s) 'warps' (expected source, kernel, "
-                                  "signature, constexprs, num_warps, num_stages, options)"),
-    ({"m": {"source": "k.py"}}, "launch.py: TRITON['m']: missing kernel, signature"),
-    ({"m": {**GOOD, "source": "k.hip"}}, "launch.py: TRITON['m']: 'source' must name a .py file in the project "
-                                         "folder, got 'k.hip'"),
-    ({"m": {**GOOD, "source": "gone.py"}}, "launch.py: TRITON['m']: 'source' 'gone.py' not found in {proj}"),
-    ({"m": {**GOOD, "source": "../k.py"}}, "launch.py: TRITON['m']: 'source' '../k.py' is outside the project "
-                                           "folder {proj}"),
-    ({"m": {**GOOD, "kernel": "a-b"}}, "launch.py: TRITON['m']: 'kernel' must be a Python identifier, got 'a-b'"),
-    ({"m": {**GOOD, "signature": {"x": 1}}}, "launch.py: TRITON['m']: 'signature' must be a dict of parameter "
-                                             "name -> Triton type string, got {'x': 1}"),
-    ({"m": {**GOOD, "constexprs": {"BLOCK": float("nan")}}}, "launch.py: TRITON['m']: constexprs['BLOCK'] must be "
-                                                              "a bool, int, finite float, str or None, got nan"),
-    ({"m": {**GOOD, "num_warps": 3}}, "launch.py: TRITON['m']: 'num_warps' must be a power of two from 1 to 64, got 3"),
-    ({"m": {**GOOD, "num_stages": True}}, "launch.py: TRITON['m']: 'num_stages' must be an int from 0 to 64, got True"),
-    ({"m": {**GOOD, "options": [1]}}, "launch.py: TRITON['m']: 'options' must be a dict, got list"),
-])
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ([1], "launch.py: TRITON must be a dict of launch name -> specialization, got list"),
+        ({"a b": GOOD}, "launch.py: TRITON['a b']: a launch name must be an identifier string"),
+        ({"m": 5}, "launch.py: TRITON['m']: must be a dict, got int"),
+        (
+            {"m": {**GOOD, "warps": 4}},
+            "launch.py: TRITON['m']: unknown key(s) 'warps' (expected source, kernel, "
+            "signature, constexprs, num_warps, num_stages, options)",
+        ),
+        ({"m": {"source": "k.py"}}, "launch.py: TRITON['m']: missing kernel, signature"),
+        (
+            {"m": {**GOOD, "source": "k.hip"}},
+            "launch.py: TRITON['m']: 'source' must name a .py file in the project folder, got 'k.hip'",
+        ),
+        (
+            {"m": {**GOOD, "source": "gone.py"}},
+            "launch.py: TRITON['m']: 'source' 'gone.py' not found in {proj}",
+        ),
+        (
+            {"m": {**GOOD, "source": "../k.py"}},
+            "launch.py: TRITON['m']: 'source' '../k.py' is outside the project folder {proj}",
+        ),
+        (
+            {"m": {**GOOD, "kernel": "a-b"}},
+            "launch.py: TRITON['m']: 'kernel' must be a Python identifier, got 'a-b'",
+        ),
+        (
+            {"m": {**GOOD, "signature": {"x": 1}}},
+            "launch.py: TRITON['m']: 'signature' must be a dict of parameter "
+            "name -> Triton type string, got {'x': 1}",
+        ),
+        (
+            {"m": {**GOOD, "constexprs": {"BLOCK": float("nan")}}},
+            "launch.py: TRITON['m']: constexprs['BLOCK'] must be "
+            "a bool, int, finite float, str or None, got nan",
+        ),
+        (
+            {"m": {**GOOD, "num_warps": 3}},
+            "launch.py: TRITON['m']: 'num_warps' must be a power of two from 1 to 64, got 3",
+        ),
+        (
+            {"m": {**GOOD, "num_stages": True}},
+            "launch.py: TRITON['m']: 'num_stages' must be an int from 0 to 64, got True",
+        ),
+        ({"m": {**GOOD, "options": [1]}}, "launch.py: TRITON['m']: 'options' must be a dict, got list"),
+    ],
+)
 def test_each_mistake_is_one_plan_error(proj, table, message):
     with pytest.raises(PlanError) as e:
         specs_from_launch(table, proj)
@@ -63,5 +98,7 @@ def test_a_source_that_is_not_a_regular_file_is_refused(proj):
     os.mkfifo(proj / "pipe.py")
     with pytest.raises(PlanError) as e:
         specs_from_launch({"m": {**GOOD, "source": "pipe.py"}}, proj)
-    assert str(e.value) == (f"launch.py: TRITON['m']: Triton source {(proj / 'pipe.py').resolve()}: not a regular file "
-                            "(a FIFO); sources and headers must be regular files")
+    assert str(e.value) == (
+        f"launch.py: TRITON['m']: Triton source {(proj / 'pipe.py').resolve()}: not a regular file "
+        "(a FIFO); sources and headers must be regular files"
+    )

@@ -22,8 +22,11 @@ def test_wheel_ships_templates_and_kernels_and_builds(tmp_path):
     assert "submitgen/_data/kernels/include/submitgen/device.h" in names
     assert "submitgen/_data/kernels/mxfp4_mm/launch.py" in names
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     work = tmp_path / "work"
     work.mkdir()
     env = dict(os.environ, PYTHONPATH=str(site))

@@ -40,7 +40,9 @@ def mxfp4_mm_kernel(a_ptr, b_ptr, bs_ptr, c_ptr, M, N, K, SN,
     s_row = (offs_n // 32) * (32 * SN) + (offs_n % 16) * 4 + (offs_n // 16) % 2
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for kk in range(0, K, BK):
-        a = tl.load(a_ptr + offs_m[:, None] * K + kk + tl.arange(0, BK)[None, :], mask=m_ok[:, None], other=0.0)
+        a = tl.load(
+            a_ptr + offs_m[:, None] * K + kk + tl.arange(0, BK)[None, :], mask=m_ok[:, None], other=0.0
+        )
         a_q, a_s = quant_e2m1(a.to(tl.float32), BM, BK)
         b = tl.load(b_ptr + offs_n[None, :] * (K // 2) + kk // 2 + tl.arange(0, BK // 2)[:, None],
                     mask=n_ok[None, :], other=0)
@@ -48,4 +50,6 @@ def mxfp4_mm_kernel(a_ptr, b_ptr, bs_ptr, c_ptr, M, N, K, SN,
         b_s = tl.load(bs_ptr + s_row[:, None] + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)[None, :],
                       mask=n_ok[:, None], other=0)
         acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc)
-    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.bfloat16), mask=m_ok[:, None] & n_ok[None, :])
+    tl.store(
+        c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.bfloat16), mask=m_ok[:, None] & n_ok[None, :]
+    )

@@ -39,7 +39,9 @@ def mla_decode_kernel(q_ptr, kv_ptr, kv_scale_ptr, po_ptr, plse_ptr, kv_len, spl
     q_pe = tl.load(q_rows + DV + offs_r[None, :])
     kv_scale = tl.load(kv_scale_ptr)
     qk_scale = tl.full((H,), sm_scale * 1.4426950408889634, tl.float32) * kv_scale
-    q_amax = tl.maximum(tl.max(tl.abs(q_nope.to(tl.float32)), axis=1), tl.max(tl.abs(q_pe.to(tl.float32)), axis=1))
+    q_amax = tl.maximum(
+        tl.max(tl.abs(q_nope.to(tl.float32)), axis=1), tl.max(tl.abs(q_pe.to(tl.float32)), axis=1)
+    )
     q_sc = tl.maximum(q_amax, 1e-30) / 448.0
     q_nope = (q_nope.to(tl.float32) / q_sc[:, None]).to(tl.float8e4nv)
     q_pe = (q_pe.to(tl.float32) / q_sc[:, None]).to(tl.float8e4nv)

@@ -13,34 +13,83 @@ the payload limit counts every byte of them.
 import torch
 
 # Plain data (submitgen reads it without running the plan): launch name -> Triton specialization.
+# ":16" promises 16-byte aligned pointers (whole tensors) and integers divisible by 16 (H and
+# d_expert are multiples of 256), as Triton's JIT would find them: it lets Triton vectorise.
 TRITON = {
     "route": {
-        "source": "moe_mxfp4.py", "kernel": "moe_route",
-        "signature": {"topk_ids_ptr": "*i32", "sorted_ptr": "*i32", "counts_ptr": "*i32", "acc_ptr": "*fp32",
-                      "slots": "i32", "tokens": "i32", "acc_size": "i32", "acc_chunk": "i32",
-                      "BLOCK": "constexpr"},
-        "constexprs": {"BLOCK": 1024}, "num_warps": 4, "num_stages": 1,
+        "source": "moe_mxfp4.py",
+        "kernel": "moe_route",
+        "signature": {
+            "topk_ids_ptr": "*i32:16",
+            "sorted_ptr": "*i32:16",
+            "counts_ptr": "*i32:16",
+            "acc_ptr": "*fp32:16",
+            "slots": "i32",
+            "tokens": "i32",
+            "acc_size": "i32:16",
+            "acc_chunk": "i32",
+            "BLOCK": "constexpr",
+        },
+        "constexprs": {"BLOCK": 1024},
+        "num_warps": 4,
+        "num_stages": 1,
     },
     "gate_up": {
-        "source": "moe_mxfp4.py", "kernel": "moe_gate_up",
-        "signature": {"hidden_ptr": "*bf16", "w_ptr": "*u8", "w_scale_ptr": "*u8", "sorted_ptr": "*i32",
-                      "counts_ptr": "*i32", "a2_ptr": "*u8", "a2_scale_ptr": "*u8", "tokens": "i32",
-                      "hidden": "i32", "d_expert": "i32", "top_k": "i32", "row_splits": "i32",
-                      "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"},
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128}, "num_warps": 4, "num_stages": 2,
+        "source": "moe_mxfp4.py",
+        "kernel": "moe_gate_up",
+        "signature": {
+            "hidden_ptr": "*bf16:16",
+            "w_ptr": "*u8:16",
+            "w_scale_ptr": "*u8:16",
+            "sorted_ptr": "*i32:16",
+            "counts_ptr": "*i32:16",
+            "a2_ptr": "*u8:16",
+            "a2_scale_ptr": "*u8:16",
+            "tokens": "i32",
+            "hidden": "i32:16",
+            "d_expert": "i32:16",
+            "top_k": "i32",
+            "row_splits": "i32",
+            "BM": "constexpr",
+            "BN": "constexpr",
+            "BK": "constexpr",
+        },
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128},
+        "num_warps": 4,
+        "num_stages": 2,
     },
     "down": {
-        "source": "moe_mxfp4.py", "kernel": "moe_down",
-        "signature": {"a2_ptr": "*u8", "a2_scale_ptr": "*u8", "w_ptr": "*u8", "w_scale_ptr": "*u8",
-                      "sorted_ptr": "*i32", "counts_ptr": "*i32", "topk_weights_ptr": "*fp32", "acc_ptr": "*fp32",
-                      "tokens": "i32", "hidden": "i32", "d_expert": "i32", "top_k": "i32", "row_splits": "i32",
-                      "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"},
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128}, "num_warps": 4, "num_stages": 2,
+        "source": "moe_mxfp4.py",
+        "kernel": "moe_down",
+        "signature": {
+            "a2_ptr": "*u8:16",
+            "a2_scale_ptr": "*u8:16",
+            "w_ptr": "*u8:16",
+            "w_scale_ptr": "*u8:16",
+            "sorted_ptr": "*i32:16",
+            "counts_ptr": "*i32:16",
+            "topk_weights_ptr": "*fp32:16",
+            "acc_ptr": "*fp32:16",
+            "tokens": "i32",
+            "hidden": "i32:16",
+            "d_expert": "i32:16",
+            "top_k": "i32",
+            "row_splits": "i32",
+            "BM": "constexpr",
+            "BN": "constexpr",
+            "BK": "constexpr",
+        },
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128},
+        "num_warps": 4,
+        "num_stages": 2,
     },
     "to_bf16": {
-        "source": "moe_mxfp4.py", "kernel": "moe_to_bf16",
-        "signature": {"acc_ptr": "*fp32", "out_ptr": "*bf16", "size": "i32", "BLOCK": "constexpr"},
-        "constexprs": {"BLOCK": 1024}, "num_warps": 4, "num_stages": 1,
+        "source": "moe_mxfp4.py",
+        "kernel": "moe_to_bf16",
+        "signature": {"acc_ptr": "*fp32:16", "out_ptr": "*bf16:16", "size": "i32:16", "BLOCK": "constexpr"},
+        "constexprs": {"BLOCK": 1024},
+        "num_warps": 4,
+        "num_stages": 1,
     },
 }
 BM = TRITON["gate_up"]["constexprs"]["BM"]  # slots per row tile (the same in down)
@@ -52,7 +101,9 @@ MAX_ROW_SPLITS = 8
 
 def _check(hidden, d_expert):
     if hidden % 256 or d_expert % 256:
-        raise ValueError(f"moe_mxfp4 plan: need d_hidden and d_expert multiples of 256, got {hidden} and {d_expert}")
+        raise ValueError(
+            f"moe_mxfp4 plan: need d_hidden and d_expert multiples of 256, got {hidden} and {d_expert}"
+        )
 
 
 def plan(data):
@@ -76,13 +127,53 @@ def plan(data):
     a2_scale = torch.empty((slots, d_expert // 32), dtype=torch.uint8, device=dev)
     out = torch.empty((tokens, hidden), dtype=torch.bfloat16, device=dev)
     return out, [
-        ("route", (experts, 1, 1), None, None,
-         (topk_ids, sorted_slots, counts, acc, slots, tokens, acc_size, acc_chunk)),
-        ("gate_up", (experts, d_expert // BN_GATE_UP, splits), None, None,
-         (hidden_states, gate_up, gate_up_scale, sorted_slots, counts, a2, a2_scale,
-          tokens, hidden, d_expert, top_k, splits)),
-        ("down", (experts, hidden // BN_DOWN, splits), None, None,
-         (a2, a2_scale, down, down_scale, sorted_slots, counts, topk_weights, acc,
-          tokens, hidden, d_expert, top_k, splits)),
+        (
+            "route",
+            (experts, 1, 1),
+            None,
+            None,
+            (topk_ids, sorted_slots, counts, acc, slots, tokens, acc_size, acc_chunk),
+        ),
+        (
+            "gate_up",
+            (experts, d_expert // BN_GATE_UP, splits),
+            None,
+            None,
+            (
+                hidden_states,
+                gate_up,
+                gate_up_scale,
+                sorted_slots,
+                counts,
+                a2,
+                a2_scale,
+                tokens,
+                hidden,
+                d_expert,
+                top_k,
+                splits,
+            ),
+        ),
+        (
+            "down",
+            (experts, hidden // BN_DOWN, splits),
+            None,
+            None,
+            (
+                a2,
+                a2_scale,
+                down,
+                down_scale,
+                sorted_slots,
+                counts,
+                topk_weights,
+                acc,
+                tokens,
+                hidden,
+                d_expert,
+                top_k,
+                splits,
+            ),
+        ),
         ("to_bf16", (-(-acc_size // CAST_BLOCK), 1, 1), None, None, (acc, out, acc_size)),
     ]

@@ -50,8 +50,9 @@ def _round_bf16(x):
 
 
 @triton.jit
-def moe_route(topk_ids_ptr, sorted_ptr, counts_ptr, acc_ptr, slots, tokens, acc_size, acc_chunk,
-              BLOCK: tl.constexpr):
+def moe_route(
+    topk_ids_ptr, sorted_ptr, counts_ptr, acc_ptr, slots, tokens, acc_size, acc_chunk, BLOCK: tl.constexpr
+):
     expert = tl.program_id(0)
     offs = tl.arange(0, BLOCK)
     count = tl.zeros((), dtype=tl.int32)
@@ -70,9 +71,23 @@ def moe_route(topk_ids_ptr, sorted_ptr, counts_ptr, acc_ptr, slots, tokens, acc_
 
 
 @triton.jit
-def moe_gate_up(hidden_ptr, w_ptr, w_scale_ptr, sorted_ptr, counts_ptr, a2_ptr, a2_scale_ptr,
-                tokens, hidden, d_expert, top_k, row_splits,
-                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def moe_gate_up(
+    hidden_ptr,
+    w_ptr,
+    w_scale_ptr,
+    sorted_ptr,
+    counts_ptr,
+    a2_ptr,
+    a2_scale_ptr,
+    tokens,
+    hidden,
+    d_expert,
+    top_k,
+    row_splits,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
     expert = tl.program_id(0)
     col0 = tl.program_id(1) * BN
     count = tl.load(counts_ptr + expert)
@@ -89,8 +104,11 @@ def moe_gate_up(hidden_ptr, w_ptr, w_scale_ptr, sorted_ptr, counts_ptr, a2_ptr, 
         acc_g = tl.zeros((BM, BN), dtype=tl.float32)
         acc_u = tl.zeros((BM, BN), dtype=tl.float32)
         for k0 in range(0, hidden, BK):
-            x = tl.load(hidden_ptr + token[:, None] * hidden + k0 + tl.arange(0, BK)[None, :],
-                        mask=valid[:, None], other=0.0).to(tl.float32)
+            x = tl.load(
+                hidden_ptr + token[:, None] * hidden + k0 + tl.arange(0, BK)[None, :],
+                mask=valid[:, None],
+                other=0.0,
+            ).to(tl.float32)
             a, a_scale = _quantize_rows(x, BM, BK)
             wg = tl.load(w_ptr + gate_rows[:, None] * (hidden // 2) + k0 // 2 + kb[None, :])
             wu = tl.load(w_ptr + up_rows[:, None] * (hidden // 2) + k0 // 2 + kb[None, :])
@@ -108,9 +126,24 @@ def moe_gate_up(hidden_ptr, w_ptr, w_scale_ptr, sorted_ptr, counts_ptr, a2_ptr, 
 
 
 @triton.jit
-def moe_down(a2_ptr, a2_scale_ptr, w_ptr, w_scale_ptr, sorted_ptr, counts_ptr, topk_weights_ptr, acc_ptr,
-             tokens, hidden, d_expert, top_k, row_splits,
-             BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def moe_down(
+    a2_ptr,
+    a2_scale_ptr,
+    w_ptr,
+    w_scale_ptr,
+    sorted_ptr,
+    counts_ptr,
+    topk_weights_ptr,
+    acc_ptr,
+    tokens,
+    hidden,
+    d_expert,
+    top_k,
+    row_splits,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
     expert = tl.program_id(0)
     col0 = tl.program_id(1) * BN
     count = tl.load(counts_ptr + expert)
@@ -124,20 +157,31 @@ def moe_down(a2_ptr, a2_scale_ptr, w_ptr, w_scale_ptr, sorted_ptr, counts_ptr, t
         slot = tl.load(sorted_ptr + expert * tokens + tile * BM + rows, mask=valid, other=0)
         acc = tl.zeros((BM, BN), dtype=tl.float32)
         for k0 in range(0, d_expert, BK):
-            a = tl.load(a2_ptr + slot[:, None] * (d_expert // 2) + k0 // 2 + kb[None, :], mask=valid[:, None], other=0)
-            sa = tl.load(a2_scale_ptr + slot[:, None] * (d_expert // 32) + k0 // 32 + ks[None, :],
-                         mask=valid[:, None], other=0)
+            a = tl.load(
+                a2_ptr + slot[:, None] * (d_expert // 2) + k0 // 2 + kb[None, :], mask=valid[:, None], other=0
+            )
+            sa = tl.load(
+                a2_scale_ptr + slot[:, None] * (d_expert // 32) + k0 // 32 + ks[None, :],
+                mask=valid[:, None],
+                other=0,
+            )
             w = tl.load(w_ptr + w_rows[:, None] * (d_expert // 2) + k0 // 2 + kb[None, :])
             sw = tl.load(w_scale_ptr + w_rows[:, None] * (d_expert // 32) + k0 // 32 + ks[None, :])
             acc = tl.dot_scaled(a, sa, "e2m1", tl.trans(w), sw, "e2m1", acc)
         weight = tl.load(topk_weights_ptr + slot, mask=valid, other=0.0)
         token = slot // top_k
-        tl.atomic_add(acc_ptr + token[:, None] * hidden + cols[None, :], acc * weight[:, None],
-                      mask=valid[:, None], sem="relaxed")
+        tl.atomic_add(
+            acc_ptr + token[:, None] * hidden + cols[None, :],
+            acc * weight[:, None],
+            mask=valid[:, None],
+            sem="relaxed",
+        )
 
 
 @triton.jit
 def moe_to_bf16(acc_ptr, out_ptr, size, BLOCK: tl.constexpr):
     idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    value = _round_bf16(tl.load(acc_ptr + idx, mask=idx < size))  # exact in bf16 now: the store's cast keeps it
+    value = _round_bf16(
+        tl.load(acc_ptr + idx, mask=idx < size)
+    )  # exact in bf16 now: the store's cast keeps it
     tl.store(out_ptr + idx, value.to(tl.bfloat16), mask=idx < size)

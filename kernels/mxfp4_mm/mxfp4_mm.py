@@ -107,10 +107,18 @@ def mxfp4_quant_kernel(a_ptr, aq_ptr, as_ptr, M, K, BR: tl.constexpr, BK: tl.con
     ok = (offs_r < M)[:, None]
     x = tl.load(a_ptr + offs_r[:, None] * K + offs_k[None, :], mask=ok, other=0.0)
     q, s = _quant_e2m1(x.to(tl.float32), BR, BK)
-    tl.store(aq_ptr + offs_r[:, None] * (K // 2) + (tl.program_id(1) * (BK // 2) + tl.arange(0, BK // 2))[None, :],
-             q, mask=ok)
-    tl.store(as_ptr + offs_r[:, None] * (K // 32) + (tl.program_id(1) * (BK // 32) + tl.arange(0, BK // 32))[None, :],
-             s, mask=ok)
+    tl.store(
+        aq_ptr + offs_r[:, None] * (K // 2) + (tl.program_id(1) * (BK // 2) + tl.arange(0, BK // 2))[None, :],
+        q,
+        mask=ok,
+    )
+    tl.store(
+        as_ptr
+        + offs_r[:, None] * (K // 32)
+        + (tl.program_id(1) * (BK // 32) + tl.arange(0, BK // 32))[None, :],
+        s,
+        mask=ok,
+    )
 
 
 @triton.jit

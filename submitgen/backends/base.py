@@ -55,6 +55,8 @@ def compile_triton(spec: Any, arch: str, kind: str, *, use_cache: bool) -> Any:
 
     artifact = compile_one(spec, arch, cache=use_cache)
     if artifact.kind != kind:
-        raise TritonCompileError(f"{spec.source}: Triton kernel '{spec.kernel}' for {arch} gave a {artifact.kind}, "
-                                 f"this target loads a {kind}")
+        raise TritonCompileError(
+            f"{spec.source}: Triton kernel '{spec.kernel}' for {arch} gave a {artifact.kind}, "
+            f"this target loads a {kind}"
+        )
     return artifact

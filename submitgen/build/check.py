@@ -73,11 +73,16 @@ def param_kinds(p: Prepared) -> dict[str, tuple]:
         files = [(path.name, data) for path, data in zip(p.project.sources, p.project.source_bytes)]
         kinds.update(hip_param_kinds(files, p.project.kernels))
     for spec in p.project.triton:
-        kinds[spec.name] = (f"{spec.source.name} ({spec.kernel}'s signature)", triton_param_kinds(spec.signature))
+        kinds[spec.name] = (
+            f"{spec.source.name} ({spec.kernel}'s signature)",
+            triton_param_kinds(spec.signature),
+        )
     return kinds
 
 
-def _run_plan(p: Prepared, code_objects: Sequence[Any], table: Sequence[KernelLayout], lds_limit: int) -> PlanCheck:
+def _run_plan(
+    p: Prepared, code_objects: Sequence[Any], table: Sequence[KernelLayout], lds_limit: int
+) -> PlanCheck:
     """In the plan's child process: import the plan (from the text read once) and check every shape."""
     return check_plan(load_plan_module(p.project), p.problem, code_objects, table, lds_limit,
                       param_kinds=param_kinds(p))

@@ -51,7 +51,7 @@ def prepare(opts: BuildOptions) -> Prepared:
     backend = get_backend(opts.target)
     _check_launcher(opts, backend.launchers, problem.leaderboard)
     arch = opts.arch or backend.default_arch
-    project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project)
+    project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project, arch)
     inputs = (project.plan_path, *project.sources, *(s.source for s in project.triton), *opts.code_objects)
     check_output(Path(opts.output), inputs)
     return Prepared(opts, problem, backend, arch, project)

@@ -84,7 +84,11 @@ def _descriptor_vs_metadata(meta: KernelMeta, kd: KernelDescriptor, header: ElfH
                                ("kernarg_segment_size", kd.kernarg_size)):
         mv = getattr(meta, field_name)
         if kd_val != mv and not (field_name == "kernarg_segment_size" and kd_val == 0):
-            add("error", "descriptor-mismatch", f"{field_name}: metadata says {mv}, kernel descriptor says {kd_val}")
+            add(
+                "error",
+                "descriptor-mismatch",
+                f"{field_name}: metadata says {mv}, kernel descriptor says {kd_val}",
+            )
     granule = vgpr_encoding_granule(header.processor, wave32=kd.wave32)
     need = -(-meta.vgpr_count // granule) * granule
     if kd.vgpr_alloc < need:
@@ -108,7 +112,11 @@ def _descriptor_vs_metadata(meta: KernelMeta, kd: KernelDescriptor, header: ElfH
 def _descriptor_fields(kd: KernelDescriptor, header: ElfHeader, add: Add) -> None:
     proc = header.processor
     if kd.granulated_lds_size:
-        add("warning", "descriptor-field", f"rsrc2 GRANULATED_LDS_SIZE is {kd.granulated_lds_size}, expected 0")
+        add(
+            "warning",
+            "descriptor-field",
+            f"rsrc2 GRANULATED_LDS_SIZE is {kd.granulated_lds_size}, expected 0",
+        )
     if proc in targets.ARCHITECTED_FLAT_SCRATCH and \
             kd.kernel_code_properties & (KCP_PRIVATE_SEGMENT_BUFFER | KCP_FLAT_SCRATCH_INIT):
         add("error", "descriptor-field", "private_segment_buffer/flat_scratch_init user SGPRs set; "
@@ -134,7 +142,11 @@ def _entry(kd: KernelDescriptor, header: ElfHeader, func: tuple[int, int] | None
 
 def _resources(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
     if meta.wavefront_size != 64 and header.processor.startswith("gfx9"):
-        add("error", "wavefront-size", f".wavefront_size is {meta.wavefront_size}, expected 64 on {header.processor}")
+        add(
+            "error",
+            "wavefront-size",
+            f".wavefront_size is {meta.wavefront_size}, expected 64 on {header.processor}",
+        )
     if meta.max_flat_workgroup_size > targets.MAX_WORKGROUP_SIZE or meta.max_flat_workgroup_size == 0:
         add("error", "workgroup-size", f".max_flat_workgroup_size is {meta.max_flat_workgroup_size}, "
                                        f"expected 1..{targets.MAX_WORKGROUP_SIZE}")
@@ -144,13 +156,19 @@ def _resources(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
         add("error", "lds-over-limit",
             f"static LDS {lds} bytes exceeds {tgt.name}'s {tgt.lds_per_workgroup} bytes per workgroup")
     if meta.private_segment_fixed_size > targets.MAX_SCRATCH_PER_LANE:
-        add("error", "scratch-over-limit", f".private_segment_fixed_size is {meta.private_segment_fixed_size} bytes, "
-                                           f"expected at most {targets.MAX_SCRATCH_PER_LANE} per work-item")
+        add(
+            "error",
+            "scratch-over-limit",
+            f".private_segment_fixed_size is {meta.private_segment_fixed_size} bytes, "
+            f"expected at most {targets.MAX_SCRATCH_PER_LANE} per work-item",
+        )
     elif meta.private_segment_fixed_size:
         add("warning", "scratch", f"uses {meta.private_segment_fixed_size} bytes of scratch per work-item")
     if meta.uses_dynamic_stack:
         add("warning", "dynamic-stack", "uses a dynamic stack (scratch size unknown at compile time)")
-    spills = [f"{n} {label}" for n, label in ((meta.vgpr_spill_count, "VGPR"), (meta.sgpr_spill_count, "SGPR")) if n]
+    spills = [
+        f"{n} {label}" for n, label in ((meta.vgpr_spill_count, "VGPR"), (meta.sgpr_spill_count, "SGPR")) if n
+    ]
     if spills:
         add("warning", "spills", "spills " + " and ".join(spills) + " registers")
 
@@ -170,7 +188,11 @@ def _arg_layout(meta: KernelMeta, add: Add) -> None:
     for a in meta.args:
         label = f"arg {a.index}" + (f" '{a.name}'" if a.name else "")
         if a.offset < prev_end:
-            add("error", "arg-layout", f"{label} at offset {a.offset} overlaps the previous argument ending at {prev_end}")
+            add(
+                "error",
+                "arg-layout",
+                f"{label} at offset {a.offset} overlaps the previous argument ending at {prev_end}",
+            )
         if a.size and a.size & (a.size - 1) == 0 and a.size <= 8 and a.offset % a.size:
             add("warning", "arg-layout", f"{label} at offset {a.offset} is not aligned to its size {a.size}")
         if a.end > meta.kernarg_segment_size:

@@ -38,8 +38,13 @@ RSRC3_ACCUM_OFFSET = (0, 0x3F)
 RSRC3_TG_SPLIT = (16, 1)
 # kernel_code_properties
 KCP_USER_SGPRS = (  # (bit, input, SGPRs it takes), in the order they are loaded
-    (0, "private_segment_buffer", 4), (1, "dispatch_ptr", 2), (2, "queue_ptr", 2), (3, "kernarg_segment_ptr", 2),
-    (4, "dispatch_id", 2), (5, "flat_scratch_init", 2), (6, "private_segment_size", 1),
+    (0, "private_segment_buffer", 4),
+    (1, "dispatch_ptr", 2),
+    (2, "queue_ptr", 2),
+    (3, "kernarg_segment_ptr", 2),
+    (4, "dispatch_id", 2),
+    (5, "flat_scratch_init", 2),
+    (6, "private_segment_size", 1),
 )
 KCP_PRIVATE_SEGMENT_BUFFER = 1 << 0
 KCP_FLAT_SCRATCH_INIT = 1 << 5
@@ -130,7 +135,8 @@ def _rsrc1(rsrc1: int) -> dict:
         float_denorm_mode_32=bits(rsrc1, RSRC1_FLOAT_DENORM_MODE_32),
         float_denorm_mode_16_64=bits(rsrc1, RSRC1_FLOAT_DENORM_MODE_16_64),
         enable_dx10_clamp=bool(bits(rsrc1, RSRC1_ENABLE_DX10_CLAMP)),
-        enable_ieee_mode=bool(bits(rsrc1, RSRC1_ENABLE_IEEE_MODE)), fp16_overflow=bool(bits(rsrc1, RSRC1_FP16_OVFL)),
+        enable_ieee_mode=bool(bits(rsrc1, RSRC1_ENABLE_IEEE_MODE)),
+        fp16_overflow=bool(bits(rsrc1, RSRC1_FP16_OVFL)),
     )
 
 
@@ -139,8 +145,10 @@ def _rsrc2(rsrc2: int) -> dict:
         enable_private_segment=bool(bits(rsrc2, RSRC2_ENABLE_PRIVATE_SEGMENT)),
         user_sgpr_count=bits(rsrc2, RSRC2_USER_SGPR_COUNT),
         enable_trap_handler=bool(bits(rsrc2, RSRC2_ENABLE_TRAP_HANDLER)),
-        workgroup_id_x=bool(bits(rsrc2, RSRC2_WORKGROUP_ID_X)), workgroup_id_y=bool(bits(rsrc2, RSRC2_WORKGROUP_ID_Y)),
-        workgroup_id_z=bool(bits(rsrc2, RSRC2_WORKGROUP_ID_Z)), workgroup_info=bool(bits(rsrc2, RSRC2_WORKGROUP_INFO)),
+        workgroup_id_x=bool(bits(rsrc2, RSRC2_WORKGROUP_ID_X)),
+        workgroup_id_y=bool(bits(rsrc2, RSRC2_WORKGROUP_ID_Y)),
+        workgroup_id_z=bool(bits(rsrc2, RSRC2_WORKGROUP_ID_Z)),
+        workgroup_info=bool(bits(rsrc2, RSRC2_WORKGROUP_INFO)),
         workitem_id_dims=bits(rsrc2, RSRC2_VGPR_WORKITEM_ID) + 1,
         granulated_lds_size=bits(rsrc2, RSRC2_GRANULATED_LDS_SIZE),
     )
@@ -158,15 +166,29 @@ def decode_descriptor(kd: bytes, address: int, processor: str) -> KernelDescript
     plen = bits(preload, PRELOAD_LENGTH)
     user, need = _user_sgprs(kcp, plen)
     return KernelDescriptor(
-        address=address, group_segment_fixed_size=group, private_segment_fixed_size=private, kernarg_size=kernarg,
-        kernel_code_entry_byte_offset=entry, compute_pgm_rsrc1=rsrc1, compute_pgm_rsrc2=rsrc2,
-        compute_pgm_rsrc3=rsrc3, kernel_code_properties=kcp, kernarg_preload=preload,
+        address=address,
+        group_segment_fixed_size=group,
+        private_segment_fixed_size=private,
+        kernarg_size=kernarg,
+        kernel_code_entry_byte_offset=entry,
+        compute_pgm_rsrc1=rsrc1,
+        compute_pgm_rsrc2=rsrc2,
+        compute_pgm_rsrc3=rsrc3,
+        kernel_code_properties=kcp,
+        kernarg_preload=preload,
         reserved_nonzero=bool(res0 or res2 or any(res1) or kcp & KCP_RESERVED),
-        vgpr_granules=vg, vgpr_alloc=vgpr_alloc, sgpr_alloc=sgpr_alloc, accum_offset=accum,
+        vgpr_granules=vg,
+        vgpr_alloc=vgpr_alloc,
+        sgpr_alloc=sgpr_alloc,
+        accum_offset=accum,
         agpr_alloc=max(0, vgpr_alloc - accum) if accum is not None else 0,
-        **_rsrc1(rsrc1), **_rsrc2(rsrc2),
+        **_rsrc1(rsrc1),
+        **_rsrc2(rsrc2),
         tg_split=bool(bits(rsrc3, RSRC3_TG_SPLIT)) if unified else False,
-        user_sgprs=user, user_sgprs_needed=need, wave32=wave32,
+        user_sgprs=user,
+        user_sgprs_needed=need,
+        wave32=wave32,
         uses_dynamic_stack=bool(kcp & KCP_USES_DYNAMIC_STACK),
-        kernarg_preload_length=plen, kernarg_preload_offset=preload >> PRELOAD_OFFSET[0],
+        kernarg_preload_length=plen,
+        kernarg_preload_offset=preload >> PRELOAD_OFFSET[0],
     )

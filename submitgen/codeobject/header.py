@@ -54,7 +54,9 @@ def parse_header(data: bytes, source: str = "<bytes>") -> ElfHeader:
             f"expected v4, v5 or v6 (ABI version 2-4)"
         )
     if abiver not in SUPPORTED_ABI_VERSIONS:
-        raise CodeObjectError(f"{source}: ELF ABI version: expected 2, 3 or 4 (code object v4-v6), got {abiver}")
+        raise CodeObjectError(
+            f"{source}: ELF ABI version: expected 2, 3 or 4 (code object v4-v6), got {abiver}"
+        )
     if h.e_type not in (elf.ET_REL, elf.ET_DYN):
         raise CodeObjectError(f"{source}: ELF type: expected ET_DYN (3), got {h.e_type}")
     elf.check_section_table(h, len(data), source)

@@ -119,7 +119,9 @@ class _Map:
         self.used.add(key)
         if key not in self.m:
             if required:
-                raise CodeObjectError(f"{self.source}: metadata {self.where}: required key '{key}' is missing")
+                raise CodeObjectError(
+                    f"{self.source}: metadata {self.where}: required key '{key}' is missing"
+                )
             return None
         return self.m[key]
 
@@ -128,7 +130,8 @@ class _Map:
         if len(shown) > 40:
             shown = shown[:37] + "..."
         return CodeObjectError(
-            f"{self.source}: metadata {self.where} '{key}': expected {expected}, got {type(v).__name__} {shown}"
+            f"{self.source}: metadata {self.where} '{key}': expected {expected}, got {type(v).__name__} "
+            f"{shown}"
         )
 
     def _typed(self, key: str, required: bool, kind: type, expected: str) -> Any:
@@ -194,11 +197,21 @@ def decode_metadata_note(desc: bytes, source: str = "<bytes>") -> Any:
 def _parse_arg(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
     m = _Map(raw, f"kernel {kname!r} arg {index}", source)
     return ArgMeta(
-        index=index, offset=m.int(".offset", True), size=m.int(".size", True),
-        value_kind=m.str(".value_kind", True), name=m.str(".name"), type_name=m.str(".type_name"),
-        address_space=m.str(".address_space"), access=m.str(".access"), actual_access=m.str(".actual_access"),
-        pointee_align=m.int(".pointee_align"), is_const=m.bool(".is_const"), is_restrict=m.bool(".is_restrict"),
-        is_volatile=m.bool(".is_volatile"), is_pipe=m.bool(".is_pipe"), value_type=m.str(".value_type"),
+        index=index,
+        offset=m.int(".offset", True),
+        size=m.int(".size", True),
+        value_kind=m.str(".value_kind", True),
+        name=m.str(".name"),
+        type_name=m.str(".type_name"),
+        address_space=m.str(".address_space"),
+        access=m.str(".access"),
+        actual_access=m.str(".actual_access"),
+        pointee_align=m.int(".pointee_align"),
+        is_const=m.bool(".is_const"),
+        is_restrict=m.bool(".is_restrict"),
+        is_volatile=m.bool(".is_volatile"),
+        is_pipe=m.bool(".is_pipe"),
+        value_type=m.str(".value_type"),
         unknown=m.unknown(),
     )
 
@@ -210,23 +223,33 @@ def _parse_kernel_meta(raw: Any, index: int, source: str) -> KernelMeta:
     args_raw = m.list(".args") or []
     mnw = [m.int(f".max_num_workgroups_{d}") for d in "xyz"]
     return KernelMeta(
-        name=name, symbol=m.str(".symbol", True),
+        name=name,
+        symbol=m.str(".symbol", True),
         args=tuple(_parse_arg(a, i, name, source) for i, a in enumerate(args_raw)),
         kernarg_segment_size=m.int(".kernarg_segment_size", True),
         kernarg_segment_align=m.int(".kernarg_segment_align", True),
         group_segment_fixed_size=m.int(".group_segment_fixed_size", True),
         private_segment_fixed_size=m.int(".private_segment_fixed_size", True),
-        wavefront_size=m.int(".wavefront_size", True), sgpr_count=m.int(".sgpr_count", True),
-        vgpr_count=m.int(".vgpr_count", True), agpr_count=m.int(".agpr_count"),
+        wavefront_size=m.int(".wavefront_size", True),
+        sgpr_count=m.int(".sgpr_count", True),
+        vgpr_count=m.int(".vgpr_count", True),
+        agpr_count=m.int(".agpr_count"),
         max_flat_workgroup_size=m.int(".max_flat_workgroup_size", True),
-        sgpr_spill_count=m.int(".sgpr_spill_count"), vgpr_spill_count=m.int(".vgpr_spill_count"),
+        sgpr_spill_count=m.int(".sgpr_spill_count"),
+        vgpr_spill_count=m.int(".vgpr_spill_count"),
         uniform_work_group_size=m.bool(".uniform_work_group_size"),
-        uses_dynamic_stack=m.bool(".uses_dynamic_stack"), workgroup_processor_mode=m.bool(".workgroup_processor_mode"),
-        language=m.str(".language"), language_version=m.ints(".language_version"), kind=m.str(".kind"),
-        reqd_workgroup_size=m.ints(".reqd_workgroup_size", 3), workgroup_size_hint=m.ints(".workgroup_size_hint", 3),
-        vec_type_hint=m.str(".vec_type_hint"), device_enqueue_symbol=m.str(".device_enqueue_symbol"),
+        uses_dynamic_stack=m.bool(".uses_dynamic_stack"),
+        workgroup_processor_mode=m.bool(".workgroup_processor_mode"),
+        language=m.str(".language"),
+        language_version=m.ints(".language_version"),
+        kind=m.str(".kind"),
+        reqd_workgroup_size=m.ints(".reqd_workgroup_size", 3),
+        workgroup_size_hint=m.ints(".workgroup_size_hint", 3),
+        vec_type_hint=m.str(".vec_type_hint"),
+        device_enqueue_symbol=m.str(".device_enqueue_symbol"),
         max_num_workgroups=tuple(x or 0 for x in mnw) if any(x is not None for x in mnw) else None,
-        cluster_dims=m.ints(".cluster_dims", 3), unknown=m.unknown(),
+        cluster_dims=m.ints(".cluster_dims", 3),
+        unknown=m.unknown(),
     )
 
 
@@ -236,7 +259,9 @@ def parse_metadata(doc: Any, source: str = "<bytes>") -> tuple[Metadata, tuple[K
     if version is None:
         raise CodeObjectError(f"{source}: metadata: required key 'amdhsa.version' is missing")
     if len(version) != 2:
-        raise CodeObjectError(f"{source}: metadata 'amdhsa.version': expected [major, minor], got {list(version)}")
+        raise CodeObjectError(
+            f"{source}: metadata 'amdhsa.version': expected [major, minor], got {list(version)}"
+        )
     target = m.str("amdhsa.target")
     printf = m.list("amdhsa.printf") or []
     if not all(isinstance(p, str) for p in printf):

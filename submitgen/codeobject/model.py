@@ -14,16 +14,51 @@ from .descriptor import KernelDescriptor
 from .header import ElfHeader
 from .metadata import ArgMeta, KernelMeta, Metadata
 
-_ALWAYS = ("agpr_count", "sgpr_spill_count", "vgpr_spill_count", "uniform_work_group_size")  # null when absent
+_ALWAYS = (
+    "agpr_count",
+    "sgpr_spill_count",
+    "vgpr_spill_count",
+    "uniform_work_group_size",
+)  # null when absent
 _META_JSON_KEYS = (
-    "name", "symbol", "language", "language_version", "kind", "kernarg_segment_size", "kernarg_segment_align",
-    "group_segment_fixed_size", "private_segment_fixed_size", "wavefront_size", "sgpr_count", "vgpr_count",
-    "agpr_count", "sgpr_spill_count", "vgpr_spill_count", "max_flat_workgroup_size", "uniform_work_group_size",
-    "uses_dynamic_stack", "workgroup_processor_mode", "reqd_workgroup_size", "workgroup_size_hint", "vec_type_hint",
-    "device_enqueue_symbol", "cluster_dims",
+    "name",
+    "symbol",
+    "language",
+    "language_version",
+    "kind",
+    "kernarg_segment_size",
+    "kernarg_segment_align",
+    "group_segment_fixed_size",
+    "private_segment_fixed_size",
+    "wavefront_size",
+    "sgpr_count",
+    "vgpr_count",
+    "agpr_count",
+    "sgpr_spill_count",
+    "vgpr_spill_count",
+    "max_flat_workgroup_size",
+    "uniform_work_group_size",
+    "uses_dynamic_stack",
+    "workgroup_processor_mode",
+    "reqd_workgroup_size",
+    "workgroup_size_hint",
+    "vec_type_hint",
+    "device_enqueue_symbol",
+    "cluster_dims",
 )
-_ARG_JSON_KEYS = ("name", "type_name", "address_space", "access", "actual_access", "pointee_align", "is_const",
-                  "is_restrict", "is_volatile", "is_pipe", "value_type")
+_ARG_JSON_KEYS = (
+    "name",
+    "type_name",
+    "address_space",
+    "access",
+    "actual_access",
+    "pointee_align",
+    "is_const",
+    "is_restrict",
+    "is_volatile",
+    "is_pipe",
+    "value_type",
+)
 
 
 @dataclass(frozen=True)
@@ -79,9 +114,11 @@ class Kernel(KernelMeta):
                              + ("   uniform_work_group_size" if self.uniform_work_group_size else ""))
         lines += _arg_rows(self) if self.args else ["  no arguments"]
         hidden = self.kernarg_segment_size - self.explicit_args_size
-        lines += textfmt.wrap(f"kernarg {self.explicit_args_size} bytes explicit ({len(self.explicit_args)} args), "
-                              f"{self.kernarg_segment_size} total ({hidden} hidden/padding), "
-                              f"align {self.kernarg_segment_align}")
+        lines += textfmt.wrap(
+            f"kernarg {self.explicit_args_size} bytes explicit ({len(self.explicit_args)} args), "
+            f"{self.kernarg_segment_size} total ({hidden} hidden/padding), "
+            f"align {self.kernarg_segment_align}"
+        )
         lines += textfmt.wrap(
             f"LDS {self.group_segment_fixed_size} B   scratch {self.private_segment_fixed_size} B   "
             f"VGPR {self.vgpr_count}   AGPR {self._agpr_text()}   SGPR {self.sgpr_count}   "
@@ -191,5 +228,9 @@ def _arg_rows(k: Kernel) -> list[str]:
             label = "(hidden)"
         if a.access or a.actual_access:
             label += f" {a.actual_access or a.access}"
-        rows.append(textfmt.cut(f"  {a.index:>3} {a.offset:>7} {a.size:>5}  {textfmt.cut(kind, 26):<26} {label}".rstrip()))
+        rows.append(
+            textfmt.cut(
+                f"  {a.index:>3} {a.offset:>7} {a.size:>5}  {textfmt.cut(kind, 26):<26} {label}".rstrip()
+            )
+        )
     return rows

@@ -50,7 +50,9 @@ def _read(data: bytes, header: ElfHeader, source: str) -> CodeObject:
     seen: set[str] = set()
     for meta in kmetas:
         if meta.name in seen:
-            findings.append(Finding("error", "duplicate-kernel", f"kernel {meta.name!r} appears twice in the metadata"))
+            findings.append(
+                Finding("error", "duplicate-kernel", f"kernel {meta.name!r} appears twice in the metadata")
+            )
             continue
         seen.add(meta.name)
         k = _kernel(image, header, symbols, meta)
@@ -65,12 +67,15 @@ def _read(data: bytes, header: ElfHeader, source: str) -> CodeObject:
                       metadata=metadata, kernels=tuple(kernels), findings=tuple(findings))
 
 
-def _kernel(image: elf.ElfImage, header: ElfHeader, symbols: dict[str, elf.Symbol], meta: KernelMeta) -> Kernel:
+def _kernel(
+    image: elf.ElfImage, header: ElfHeader, symbols: dict[str, elf.Symbol], meta: KernelMeta
+) -> Kernel:
     source, name = image.source, meta.name
     kd_sym = symbols.get(meta.symbol)
     if kd_sym is None:
-        raise CodeObjectError(f"{source}: kernel {name!r}: descriptor symbol {meta.symbol!r} not found in the "
-                              "symbol table")
+        raise CodeObjectError(
+            f"{source}: kernel {name!r}: descriptor symbol {meta.symbol!r} not found in the symbol table"
+        )
     if kd_sym.size not in (0, KD_SIZE):
         raise CodeObjectError(f"{source}: kernel {name!r}: descriptor {meta.symbol!r} size: expected 64, "
                               f"got {kd_sym.size}")

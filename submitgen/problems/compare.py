@@ -28,6 +28,8 @@ class Tolerance:
     """Fraction of elements allowed to fail ``isclose`` (mixed-mla: 0.05)."""
     strict_rel_l2: float | None = None
     """``check_strict`` also requires ``rel_l2_err`` at most this (None: same as ``check``)."""
+    check_dtype: bool = False
+    """An output whose dtype differs from the reference's fails (mxfp4-mm)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,10 @@ def compare(output: object, expected: torch.Tensor, tol: Tolerance, strict: bool
     with ``strict``, also by ``tol.strict_rel_l2``)."""
     if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
         return _shape_fail(output, expected)
+    if tol.check_dtype and output.dtype != expected.dtype:
+        total = expected.numel()
+        return CheckResult(False, math.nan, math.nan, total, total, 1.0,
+                           f"DTYPE MISMATCH: expected {expected.dtype}, got {output.dtype}")
     out = output.detach().to(expected.device)
     total = out.numel()
     rule_mismatches = int(_rule_mismatches(out, expected, tol).sum())

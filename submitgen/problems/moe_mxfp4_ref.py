@@ -26,8 +26,10 @@ ROUTING_STAGES = (1, 2)
 
 def _unpack(data: Any) -> tuple[Any, ...]:
     if not isinstance(data, (tuple, list)) or len(data) != 12:
-        raise ProblemError(f"moe-mxfp4: expected the 12-tuple (hidden_states, ..., topk_ids, config), "
-                           f"got {type(data).__name__} of length {len(data) if isinstance(data, (tuple, list)) else '-'}")
+        raise ProblemError(
+            f"moe-mxfp4: expected the 12-tuple (hidden_states, ..., topk_ids, config), "
+            f"got {type(data).__name__} of length {len(data) if isinstance(data, (tuple, list)) else '-'}"
+        )
     return tuple(data)
 
 
@@ -60,8 +62,15 @@ def _slots_by_expert(topk_ids: torch.Tensor) -> list[tuple[int, torch.Tensor]]:
     return [(int(e), torch.nonzero(flat == e).squeeze(1)) for e in torch.unique(flat).tolist()]
 
 
-def _stage1(a1: torch.Tensor, gate_up: ExpertWeights, groups, k: int, weights: torch.Tensor,
-            routing_stage: int, bf16_intermediate: bool) -> torch.Tensor:
+def _stage1(
+    a1: torch.Tensor,
+    gate_up: ExpertWeights,
+    groups,
+    k: int,
+    weights: torch.Tensor,
+    routing_stage: int,
+    bf16_intermediate: bool,
+) -> torch.Tensor:
     """The intermediate, one row per slot (token*K + j): float32 [M*K, Dp] holding bf16 values
     unless ``bf16_intermediate`` is off."""
     dp = gate_up.rows // 2
@@ -75,7 +84,9 @@ def _stage1(a1: torch.Tensor, gate_up: ExpertWeights, groups, k: int, weights: t
     return inter
 
 
-def reference(data: Any, ties: str = "up", bf16_intermediate: bool = True, routing_stage: int = 2) -> torch.Tensor:
+def reference(
+    data: Any, ties: str = "up", bf16_intermediate: bool = True, routing_stage: int = 2
+) -> torch.Tensor:
     """bf16 [M, H]: what the leaderboard's ``fused_moe`` call computes.
 
     The options exist to show what a near miss does (the leaderboard's pipeline is the default):
@@ -84,7 +95,9 @@ def reference(data: Any, ties: str = "up", bf16_intermediate: bool = True, routi
     to the stage-1 result instead of the stage-2 one."""
     if routing_stage not in ROUTING_STAGES:
         raise ProblemError(f"moe-mxfp4 reference: routing_stage must be 1 or 2, got {routing_stage!r}")
-    hidden, _gu, _dn, _gus, _dns, gu_sh, dn_sh, gus_sh, dns_sh, topk_weights, topk_ids, _config = _unpack(data)
+    hidden, _gu, _dn, _gus, _dns, gu_sh, dn_sh, gus_sh, dns_sh, topk_weights, topk_ids, _config = _unpack(
+        data
+    )
     m, h = hidden.shape
     k = topk_ids.shape[1]
     weights = topk_weights.reshape(-1).float()

@@ -120,9 +120,13 @@ def quantize(x: torch.Tensor, ties: str = "even", out: tuple[torch.Tensor, torch
     Returns (packed uint8 [M, K/2], e8m0 bytes uint8 [M, K/32]), both unpadded and row-major.
     With ``out`` the results are written into those two uint8 tensors instead."""
     if x.dim() != 2 or x.shape[1] % BLOCK:
-        raise ProblemError(f"mxfp4 quantize: expected a 2-D tensor with K % 32 == 0, got shape {tuple(x.shape)}")
+        raise ProblemError(
+            f"mxfp4 quantize: expected a 2-D tensor with K % 32 == 0, got shape {tuple(x.shape)}"
+        )
     if scale_rule not in _SCALE_RULES:
-        raise ProblemError(f"mxfp4 quantize: scale_rule must be one of {sorted(_SCALE_RULES)}, got {scale_rule!r}")
+        raise ProblemError(
+            f"mxfp4 quantize: scale_rule must be one of {sorted(_SCALE_RULES)}, got {scale_rule!r}"
+        )
     m, k = x.shape
     blocks = x.float().reshape(m, k // BLOCK, BLOCK)
     mag = blocks.abs()
@@ -179,7 +183,9 @@ def shuffle_scales(scales: torch.Tensor) -> torch.Tensor:
     return out.view(sm, sn).view(E8M0)
 
 
-def unshuffle_scales(shuffled: torch.Tensor, rows: int | None = None, cols: int | None = None) -> torch.Tensor:
+def unshuffle_scales(
+    shuffled: torch.Tensor, rows: int | None = None, cols: int | None = None
+) -> torch.Tensor:
     """Inverse of :func:`shuffle_scales`; with ``rows``/``cols`` the padding is cut off. Returns uint8."""
     b = as_bytes(shuffled)
     sm, sn = b.shape

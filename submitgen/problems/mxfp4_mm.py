@@ -40,12 +40,14 @@ BENCHMARKS = (
 )
 RTOL = ATOL = 1e-2
 
-TASK_SOURCE = '''\
+TASK_SOURCE = """\
 from typing import TypedDict, TypeVar
 
 import torch
 
-input_t = TypeVar("input_t", bound=tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor])
+input_t = TypeVar(
+    "input_t", bound=tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+)
 output_t = TypeVar("output_t", bound=torch.Tensor)
 
 
@@ -54,7 +56,7 @@ class TestSpec(TypedDict):
     n: int
     k: int
     seed: int
-'''
+"""
 
 
 # _sg_leaves and _sg_key are pasted into every submission of this problem: builtins only.
@@ -125,7 +127,9 @@ def meta_input(spec: Mapping[str, Any]) -> tuple[torch.Tensor, ...]:
 
 def _unpack(data: Any) -> tuple[torch.Tensor, ...]:
     if not isinstance(data, (tuple, list)) or len(data) != 5:
-        raise ProblemError(f"{NAME}: expected the 5-tuple (A, B, B_q, B_shuffle, B_scale_sh), got {type(data).__name__}")
+        raise ProblemError(
+            f"{NAME}: expected the 5-tuple (A, B, B_q, B_shuffle, B_scale_sh), got {type(data).__name__}"
+        )
     return tuple(data)
 
 
@@ -138,7 +142,9 @@ def reference(data: Any, ties: str = "even") -> torch.Tensor:
     n = b_shuffle.shape[0]
     a_packed, a_scales = mxfp4.quantize(a, ties)
     a_deq = mxfp4.dequantize(a_packed, a_scales)
-    b_deq = mxfp4.dequantize(mxfp4.unshuffle_weight(b_shuffle), mxfp4.unshuffle_scales(b_scale_sh, n, k // 32))
+    b_deq = mxfp4.dequantize(
+        mxfp4.unshuffle_weight(b_shuffle), mxfp4.unshuffle_scales(b_scale_sh, n, k // 32)
+    )
     return (a_deq @ b_deq.T).to(torch.bfloat16)
 
 
@@ -150,7 +156,7 @@ PROBLEM = ProblemSpec(
     spec_keys=SPEC_KEYS,
     tests=frozen_specs(TESTS),
     benchmarks=frozen_specs(BENCHMARKS),
-    tolerance=Tolerance(rtol=RTOL, atol=ATOL),
+    tolerance=Tolerance(rtol=RTOL, atol=ATOL, check_dtype=True),
     payload_baseline=9_700,
     leaves=_sg_leaves,
     key=_sg_key,

@@ -136,7 +136,9 @@ def get_problem(name: str) -> ProblemSpec:
 
 def leaderboards() -> dict[str, Leaderboard]:
     """Every leaderboard lint knows, by name, in listing order: the problems', then the others."""
-    out = {p.leaderboard: Leaderboard(p.leaderboard, (p.gpu,), p.payload_baseline, p.name) for p in problems()}
+    out = {
+        p.leaderboard: Leaderboard(p.leaderboard, (p.gpu,), p.payload_baseline, p.name) for p in problems()
+    }
     for row in OTHER_LEADERBOARDS:
         out.setdefault(row.name, row)
     return out

@@ -141,7 +141,9 @@ class ProblemSpec:
     def empty_input(self, spec: Mapping[str, Any], device: str | torch.device = "cpu") -> Any:
         """``meta_input`` with every tensor allocated, uninitialised, on ``device``: real addresses and
         shapes at no cost, for launch and dispatch checks that never read values."""
-        return map_tensors(self.meta_input(spec), lambda t: torch.empty(t.shape, dtype=t.dtype, device=device))
+        return map_tensors(
+            self.meta_input(spec), lambda t: torch.empty(t.shape, dtype=t.dtype, device=device)
+        )
 
     def _expected(self, data_or_reference: Any) -> torch.Tensor:
         if isinstance(data_or_reference, torch.Tensor):

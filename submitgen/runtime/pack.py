@@ -126,6 +126,19 @@ def _sg_struct(kernel, where, size, offset, cls, fields, leaves, out, slots, wor
     return bytes(inst)
 
 
+def _sg_pointer(kernel, where, value, offset, size, kind, leaves, out, slots, workspaces):
+    """A tensor (its address, patched per call) or None (a null pointer: the bytes stay 0)."""
+    if kind != "global_buffer" and not (kind == "cuda_param" and size == 8):
+        what = "a tensor" if value is not None else "None"
+        raise SgPlanError(f"kernel '{kernel}' {where}: metadata says {kind} size {size}, plan passes {what}")
+    if value is None:
+        return
+    src = _sg_source(kernel, where, value, leaves, out)
+    slots.append((offset, src))
+    if src == SG_SLOT_WORKSPACE:
+        workspaces.append((offset, value))
+
+
 def sg_pack(table, launch, leaves, out):
     """Pack one plan launch ``(kernel, grid, block, dynamic_lds, args)`` against the kernel table."""
     try:
@@ -152,17 +165,8 @@ def sg_pack(table, launch, leaves, out):
     workspaces = []
     for i, (value, (offset, size, kind, type_name)) in enumerate(zip(args, layout)):
         where = f"arg {i}"
-        if value is None and (kind == "global_buffer" or (kind == "cuda_param" and size == 8)):
-            continue  # a null pointer: the kernarg bytes are already 0
-        if hasattr(value, "data_ptr"):
-            if kind != "global_buffer" and not (kind == "cuda_param" and size == 8):
-                raise SgPlanError(
-                    f"kernel '{kernel}' {where}: metadata says {kind} size {size}, plan passes a tensor"
-                )
-            src = _sg_source(kernel, where, value, leaves, out)
-            slots.append((offset, src))
-            if src == SG_SLOT_WORKSPACE:
-                workspaces.append((offset, value))
+        if value is None or hasattr(value, "data_ptr"):
+            _sg_pointer(kernel, where, value, offset, size, kind, leaves, out, slots, workspaces)
             continue
         if kind == "global_buffer":
             raise SgPlanError(

@@ -93,13 +93,18 @@ def lookup(root: Path, key1: str) -> CachedObject | None:
     return CachedObject(data, meta)
 
 
-def store(root: Path, key1: str, data: bytes, meta: dict, header_digests: Sequence[tuple[str, str | None]]) -> str | None:
+def store(
+    root: Path, key1: str, data: bytes, meta: dict, header_digests: Sequence[tuple[str, str | None]]
+) -> str | None:
     """Store an object and its manifest; returns a warning when the folder is unusable."""
     key2 = object_key(key1, header_digests)
     for path, payload in (
         (root / "objects" / f"{key2}.co", data),
         (root / "objects" / f"{key2}.json", json.dumps(meta).encode()),
-        (root / "manifests" / f"{key1}.json", json.dumps({"headers": [h for h, _ in header_digests]}).encode()),
+        (
+            root / "manifests" / f"{key1}.json",
+            json.dumps({"headers": [h for h, _ in header_digests]}).encode(),
+        ),
     ):
         warning = write_cache_file(path, payload)
         if warning:

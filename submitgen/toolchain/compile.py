@@ -17,8 +17,9 @@ import re
 import stat
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import CompileError
 from ..files import private_dir
@@ -46,6 +47,9 @@ class CompileResult:
     kernels: tuple[str, ...]
     cache_warning: str | None = None  # why the result was not cached, when the cache was asked for
     source_sha256: tuple[str, ...] = ()  # of the exact bytes compiled, one per source
+    # The code object reader's model from the read-back of a fresh compile (None on a cache hit):
+    # the build reuses it instead of parsing the object again.
+    parsed: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,8 @@ def compile_sources(sources: Sequence[Path | str], options: CompileOptions | Non
     started = time.time_ns()
     data, commands, headers = _build(tc, opts, inputs, hh)
     label = srcs[0].name if len(srcs) == 1 else f"{srcs[0].name} (+{len(srcs) - 1})"
-    kernels = check_code_object(data, opts.arch, source=label)
+    parsed = read_back(data, opts.arch, source=label)
+    kernels = tuple(k.name for k in parsed.kernels)
     digest = hashlib.sha256(data).hexdigest()
     warning = None
     if opts.use_cache:
@@ -91,6 +96,7 @@ def compile_sources(sources: Sequence[Path | str], options: CompileOptions | Non
     return CompileResult(
         code_object=data, sha256=digest, arch=opts.arch, toolchain=tc, commands=commands, cache_hit=False,
         sources=srcs, headers=tuple(Path(h) for h in headers), kernels=kernels, cache_warning=warning,
+        parsed=parsed,
         source_sha256=digests,
     )
 
@@ -155,8 +161,9 @@ def _store(root: Path, key1: str, data: bytes, digest: str, commands, headers: S
     return cache.store(root, key1, data, meta, digests)
 
 
-def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: bool, hip_extra: Sequence[str] = ()
-                     ) -> tuple[list[list[str]], Path, Path | None]:
+def compile_commands(
+    tc: Toolchain, src: _Source, opts: CompileOptions, lto: bool, hip_extra: Sequence[str] = ()
+) -> tuple[list[list[str]], Path, Path | None]:
     """Commands turning one source into an object: (commands, object path, dependency file).
     With ``lto`` (several sources) HIP and OpenCL become LLVM bitcode, so that the link makes one
     module and one metadata note; alone, HIP goes through assembly."""
@@ -170,7 +177,11 @@ def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: boo
     defs = [f"-D{d}" for d in opts.defines]
     amd = ["-target", "amdgcn-amd-amdhsa", f"-mcpu={opts.arch}"]
     if kind == "asm":
-        return [[*tc.clang, *amd, *cov, *incs, *defs, *opts.extra_flags, "-c", str(src.snap), "-o", str(obj)]], obj, None
+        return (
+            [[*tc.clang, *amd, *cov, *incs, *defs, *opts.extra_flags, "-c", str(src.snap), "-o", str(obj)]],
+            obj,
+            None,
+        )
     # the copy is compiled: quoted includes and __FILE__ still resolve against the user's folder
     here = ["-iquote", str(src.path.parent), f"-ffile-prefix-map={src.snap.parent}={src.path.parent}"]
     dep = Path(f"{stem}.d")
@@ -178,9 +189,28 @@ def compile_commands(tc: Toolchain, src: _Source, opts: CompileOptions, lto: boo
     if kind == "cl":
         lang = ["-x", "cl", *amd]
         if tc.bare:
-            lang += ["-cl-no-stdinc", "-nogpulib", "-include", str(device_include_dir() / "submitgen" / "opencl.h")]
-        cmd = [*tc.clang, *lang, f"-O{opts.opt}", *cov, *(["-flto"] if lto else []), *here, *incs, *defs, *deps,
-               *opts.extra_flags, "-c", str(src.snap), "-o", str(obj)]
+            lang += [
+                "-cl-no-stdinc",
+                "-nogpulib",
+                "-include",
+                str(device_include_dir() / "submitgen" / "opencl.h"),
+            ]
+        cmd = [
+            *tc.clang,
+            *lang,
+            f"-O{opts.opt}",
+            *cov,
+            *(["-flto"] if lto else []),
+            *here,
+            *incs,
+            *defs,
+            *deps,
+            *opts.extra_flags,
+            "-c",
+            str(src.snap),
+            "-o",
+            str(obj),
+        ]
         return [cmd], obj, dep
     bare = ["-nogpuinc", "-nogpulib", *hip_extra] if tc.bare else []
     # clang derives the HIP compilation-unit id (a symbol in the object) from the input's path unless
@@ -220,8 +250,12 @@ def _build(tc: Toolchain, opts: CompileOptions, inputs: Sequence[_Source], hh: h
                 commands.append(tuple(argv))
                 if r.returncode != 0:
                     output = unmap_paths((r.stderr or "") + (r.stdout or ""), names)
-                    raise (hipheaders.missing_header(output, hh is not None)
-                           or compile_failure("compile" if step == 0 else "assemble", argv, r, opts.arch, s.path, names))
+                    raise (
+                        hipheaders.missing_header(output, hh is not None)
+                        or compile_failure(
+                            "compile" if step == 0 else "assemble", argv, r, opts.arch, s.path, names
+                        )
+                    )
             if dep is not None:
                 found = [h for h in parse_deps(work, work / dep) if h not in snaps]
                 _check_regular(s.path, found)
@@ -240,8 +274,10 @@ def _check_regular(src: Path, headers: Sequence[Path]) -> None:
         except OSError:
             continue  # gone since: the cache lookup then misses
         if not regular:
-            raise CompileError(f"{src}: the compile read {h}, which is not a regular file; sources and headers "
-                               "must be regular files")
+            raise CompileError(
+                f"{src}: the compile read {h}, which is not a regular file; sources and headers "
+                "must be regular files"
+            )
 
 
 def _oclc_library(tc: Toolchain, opts: CompileOptions, work: Path, hh: hipheaders.HipHeaders,
@@ -251,7 +287,9 @@ def _oclc_library(tc: Toolchain, opts: CompileOptions, work: Path, hh: hipheader
     src, out = work / "oclc.cl", Path("oclc.bc")
     src.write_text(hipheaders.oclc_source(opts.arch, opts.code_object_version, opts.extra_flags))
     argv = hipheaders.oclc_command(tc.clang, opts.arch, opts.code_object_version, Path(src.name), out)
-    r = run_tool(argv, cwd=work, timeout=opts.timeout, what=f"compiling the device-library constants for {opts.arch}")
+    r = run_tool(
+        argv, cwd=work, timeout=opts.timeout, what=f"compiling the device-library constants for {opts.arch}"
+    )
     commands.append(tuple(argv))
     if r.returncode != 0:
         raise compile_failure("compile", argv, r, opts.arch, None)
@@ -286,6 +324,11 @@ def parse_deps(work: Path, dep: Path) -> list[Path]:
 def check_code_object(data: bytes, arch: str, *, source: str = "<compiled>") -> tuple[str, ...]:
     """Read a linked code object back with the code object reader: it must be for ``arch`` and
     hold at least one kernel, each with its ``NAME.kd`` descriptor. Returns the kernel names."""
+    return tuple(k.name for k in read_back(data, arch, source=source).kernels)
+
+
+def read_back(data: bytes, arch: str, *, source: str = "<compiled>") -> Any:
+    """:func:`check_code_object`, returning the reader's model (the build reuses it: one parse)."""
     from ..codeobject import read_code_object
 
     co = read_code_object(data, source=source)
@@ -297,4 +340,4 @@ def check_code_object(data: bytes, arch: str, *, source: str = "<compiled>") -> 
     missing = [k.name for k in co.kernels if k.descriptor is None]
     if missing:
         raise CompileError(f"{source}: kernel(s) without a NAME.kd descriptor: {', '.join(missing)}")
-    return names
+    return co

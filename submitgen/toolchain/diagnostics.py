@@ -11,7 +11,8 @@ from ..errors import CompileError
 
 MAX_ERRORS = 3
 _DIAG_RE = re.compile(
-    r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?P<sev>fatal error|error|warning|note):\s*(?P<msg>.*)$"
+    r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)?"
+    r"\s*(?P<sev>fatal error|error|warning|note):\s*(?P<msg>.*)$"
 )
 
 

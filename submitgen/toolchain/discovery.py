@@ -180,7 +180,9 @@ def _make_toolchain(origin: str, hip: Argv, clang: Argv, linker: Argv, bare: boo
     probes = info["probes"]
     version = info["version"].splitlines()[0] if info["version"] else "unknown version"
     identity = hashlib.sha256(
-        "\0".join([*hip, *clang, *linker, info["version"], str(info.get("linker_version", "")), str(bare)]).encode()
+        "\0".join(
+            [*hip, *clang, *linker, info["version"], str(info.get("linker_version", "")), str(bare)]
+        ).encode()
     ).hexdigest()
     ok = tuple(a for a in arches if probes[a] == "")
     errs = tuple((a, probes[a]) for a in arches if probes[a])
@@ -267,8 +269,15 @@ def describe_extras() -> dict:
     except TritonMissingError:
         tri = None
     hh = hipheaders.find_hip_headers()
-    hip = None if hh is None else {"clang_resource_dir": str(hh.resource_dir), "hip_include": str(hh.hip_include),
-                                   "device_libraries": [str(p) for p in hh.bitcode]}
+    hip = (
+        None
+        if hh is None
+        else {
+            "clang_resource_dir": str(hh.resource_dir),
+            "hip_include": str(hh.hip_include),
+            "device_libraries": [str(p) for p in hh.bitcode],
+        }
+    )
     return {"triton": tri, "hipheaders": hip}
 
 

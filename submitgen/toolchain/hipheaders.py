@@ -77,7 +77,8 @@ def check_compiler(hh: HipHeaders, version: str) -> None:
     m = re.search(r"clang version (\d+)", version)
     if not m or m.group(1) != hh.clang_major:
         raise MissingHeaderError(
-            f"the HIP wrapper headers of the [hipheaders] extra are clang {hh.clang_major}'s, the compiler is "
+            f"the HIP wrapper headers of the [hipheaders] extra are clang {hh.clang_major}'s, the compiler "
+            "is "
             f"{version}; use the bundled clang (pip install 'submitgen[toolchain]') or ROCm"
         )
 
@@ -100,27 +101,50 @@ def oclc_source(arch: str, code_object_version: int | None, flags: Sequence[str]
         "__oclc_finite_only_opt": ("bool", int(fast or "-ffinite-math-only" in flags)),
         "__oclc_unsafe_math_opt": ("bool", int(fast or "-funsafe-math-optimizations" in flags)),
         "__oclc_daz_opt": ("bool", int("-fgpu-flush-denormals-to-zero" in flags)),
-        "__oclc_correctly_rounded_sqrt32": ("bool", int("-fno-hip-fp32-correctly-rounded-divide-sqrt" not in flags)),
+        "__oclc_correctly_rounded_sqrt32": (
+            "bool",
+            int("-fno-hip-fp32-correctly-rounded-divide-sqrt" not in flags),
+        ),
     }
     return "".join(f"const __constant {t} {name} = {v};\n" for name, (t, v) in values.items())
 
 
-def oclc_command(clang: Sequence[str], arch: str, code_object_version: int | None, src: Path, out: Path) -> list[str]:
+def oclc_command(
+    clang: Sequence[str], arch: str, code_object_version: int | None, src: Path, out: Path
+) -> list[str]:
     cov = [f"-mcode-object-version={code_object_version}"] if code_object_version else []
-    return [*clang, "-x", "cl", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", *cov, "-cl-no-stdinc", "-nogpulib",
-            "-fvisibility=hidden", "-emit-llvm", "-c", str(src), "-o", str(out)]
+    return [
+        *clang,
+        "-x",
+        "cl",
+        "-target",
+        "amdgcn-amd-amdhsa",
+        f"-mcpu={arch}",
+        *cov,
+        "-cl-no-stdinc",
+        "-nogpulib",
+        "-fvisibility=hidden",
+        "-emit-llvm",
+        "-c",
+        str(src),
+        "-o",
+        str(out),
+    ]
 
 
 def compile_flags(hh: HipHeaders, oclc_bc: Path) -> list[str]:
     """What a HIP compile adds (with -nogpuinc -nogpulib) to use these headers and libraries."""
     r = hh.resource_dir
-    links = [a for bc in (*hh.bitcode, oclc_bc) for a in ("-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(bc))]
+    links = [
+        a for bc in (*hh.bitcode, oclc_bc) for a in ("-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(bc))
+    ]
     return ["-resource-dir", str(r), "-isystem", str(r / "include"), "-isystem", str(hh.hip_include),
             "-D__HIP_PLATFORM_AMD__", "-include", "__clang_hip_runtime_wrapper.h", *links]
 
 
-_NOT_FOUND_RE = re.compile(r"^(?P<loc>[^\s:][^:]*:\d+):(?:\d+:)? fatal error: '(?P<name>hip/[^']+)' file not found",
-                           re.MULTILINE)
+_NOT_FOUND_RE = re.compile(
+    r"^(?P<loc>[^\s:][^:]*:\d+):(?:\d+:)? fatal error: '(?P<name>hip/[^']+)' file not found", re.MULTILINE
+)
 
 
 def missing_header(compiler_output: str, have_extra: bool) -> MissingHeaderError | None:

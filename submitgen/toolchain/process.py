@@ -38,7 +38,9 @@ def run_tool(argv: Sequence[str], cwd: Path | None = None, timeout: float = DEFA
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         label = what or " ".join(argv)
-        raise ToolchainError(f"{label} ran past its time limit of {timeout:g} s and was stopped ({hint})") from None
+        raise ToolchainError(
+            f"{label} ran past its time limit of {timeout:g} s and was stopped ({hint})"
+        ) from None
     except BaseException:
         _kill_group(proc)
         raise

@@ -3,9 +3,10 @@
 
 The kernel's file is loaded from the bytes the caller read (``TritonSpec.source_bytes``), as a
 module of its own, in a child process under a time limit (``triton_worker.py``): nothing else of
-the kernel project runs, and the object always matches the bytes the cache key names. What a launch needs comes from Triton's compiled metadata (see
-docs/triton.md): block = num_warps x wave size, dynamic shared memory = ``shared``, and two
-trailing scratch pointers (global, profile) whose sizes are ``global_scratch``/``profile_scratch``.
+the kernel project runs, and the object always matches the bytes the cache key names. What a
+launch needs comes from Triton's compiled metadata (see docs/triton.md): block = num_warps x wave
+size, dynamic shared memory = ``shared``, and two trailing scratch pointers (global, profile)
+whose sizes are ``global_scratch``/``profile_scratch``.
 
 Cache: ``<cache folder>/triton/``, keyed on the source bytes and path, the specialization, the
 options, the Triton version (and where it is installed), the target and Triton's ``TRITON_*``
@@ -61,7 +62,9 @@ class TritonSpec:
     source: Path  # the .py file (for messages and line info)
     source_bytes: bytes  # its bytes, read once by the caller: what is compiled
     kernel: str  # the @triton.jit function in it
-    signature: tuple[tuple[str, str], ...]  # every parameter -> Triton type ("*bf16", "i32:16"...) or "constexpr"
+    signature: tuple[
+        tuple[str, str], ...
+    ]  # every parameter -> Triton type ("*bf16", "i32:16"...) or "constexpr"
     constexprs: tuple[tuple[str, object], ...]  # value of every "constexpr" entry
     num_warps: int = 4
     num_stages: int = 2
@@ -103,7 +106,9 @@ def triton_version() -> tuple[str, str]:
     except (ImportError, ValueError):
         spec = None
     if spec is None or not spec.origin:
-        raise TritonMissingError(f"Triton kernels need the triton package, which is not installed: {INSTALL_HINT}")
+        raise TritonMissingError(
+            f"Triton kernels need the triton package, which is not installed: {INSTALL_HINT}"
+        )
     try:
         head = Path(spec.origin).read_text(errors="replace")[:4096]
     except OSError:
@@ -216,7 +221,9 @@ def _module_from_bytes(spec: TritonSpec):
         try:
             exec(code, module.__dict__)
         except (Exception, SystemExit) as e:
-            raise _fail(spec, f"loading the file raised {type(e).__name__}: {e}", _error_line(e, filename)) from None
+            raise _fail(
+                spec, f"loading the file raised {type(e).__name__}: {e}", _error_line(e, filename)
+            ) from None
         yield module
     finally:
         sys.modules.pop(name, None)
@@ -235,7 +242,9 @@ def _kernel_of(spec: TritonSpec, module: types.ModuleType, jit_type: type):
     fn = module.__dict__.get(spec.kernel)
     if fn is None:
         found = sorted(k for k, v in module.__dict__.items() if isinstance(v, jit_type))
-        raise _fail(spec, f"no such function in the file (its @triton.jit functions: {', '.join(found) or 'none'})")
+        raise _fail(
+            spec, f"no such function in the file (its @triton.jit functions: {', '.join(found) or 'none'})"
+        )
     if not isinstance(fn, jit_type):
         raise _fail(spec, f"is a {type(fn).__name__}, not a @triton.jit function")
     return fn
@@ -247,10 +256,15 @@ def check_signature(spec: TritonSpec, fn) -> dict[str, str]:
     params = [(p.name, bool(p.is_constexpr)) for p in fn.params]
     names = [n for n, _ in params]
     sig = {n: t.partition(":")[0] for n, t in spec.signature}
-    problems = [f"{label}: {', '.join(bad)}" for label, bad in _signature_differences(params, sig, spec) if bad]
+    problems = [
+        f"{label}: {', '.join(bad)}" for label, bad in _signature_differences(params, sig, spec) if bad
+    ]
     if problems:
-        raise _fail(spec, f"specialization '{spec.name}': the signature does not match the kernel's parameters "
-                          f"({', '.join(names)}): {'; '.join(problems)}")
+        raise _fail(
+            spec,
+            f"specialization '{spec.name}': the signature does not match the kernel's parameters "
+            f"({', '.join(names)}): {'; '.join(problems)}",
+        )
     return {n: sig[n] for n in names}
 
 
@@ -264,8 +278,11 @@ def divisibility_attrs(spec: TritonSpec, order: list[str]) -> dict[tuple[int], l
         if not colon:
             continue
         if hint != "16" or typ.startswith("constexpr"):
-            raise _fail(spec, f"specialization '{spec.name}': parameter {name}: type {typ!r} has an unknown hint "
-                              "(only ':16' is accepted: a 16-byte aligned pointer or an integer divisible by 16)")
+            raise _fail(
+                spec,
+                f"specialization '{spec.name}': parameter {name}: type {typ!r} has an unknown hint "
+                "(only ':16' is accepted: a 16-byte aligned pointer or an integer divisible by 16)",
+            )
         attrs[(order.index(name),)] = [["tt.divisibility", 16]]
     return attrs
 
@@ -277,8 +294,14 @@ def _signature_differences(params: list[tuple[str, bool]], sig: dict[str, str], 
     return (
         ("missing from the signature", [n for n, _ in params if n not in sig]),
         ("not parameters of the kernel", [n for n in sig if n not in names]),
-        ("constexpr parameters not typed 'constexpr'", [n for n, c in params if c and n in sig and n not in typed]),
-        ("'constexpr' entries without a value in constexprs", [n for n in sig if n in typed and n not in values]),
+        (
+            "constexpr parameters not typed 'constexpr'",
+            [n for n, c in params if c and n in sig and n not in typed],
+        ),
+        (
+            "'constexpr' entries without a value in constexprs",
+            [n for n in sig if n in typed and n not in values],
+        ),
         ("constexprs values for entries not typed 'constexpr'", [n for n in values if n not in typed]),
     )
 

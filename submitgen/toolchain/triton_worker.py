@@ -27,17 +27,28 @@ _ERRORS = {"TritonMissingError": TritonMissingError}
 _MAX_RESULT_BYTES = 1 << 30
 
 
-def compile_in_child(specs: Sequence[TritonSpec], arch: str, version: str, timeout: float) -> list[TritonArtifact]:
+def compile_in_child(
+    specs: Sequence[TritonSpec], arch: str, version: str, timeout: float
+) -> list[TritonArtifact]:
     """Compile ``specs`` in one child process; raises the first error it reports."""
     root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, **triton_env(), "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    env = {
+        **os.environ,
+        **triton_env(),
+        "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
+    }
     names = ", ".join(s.name for s in specs)
     with tempfile.TemporaryDirectory(prefix="submitgen-triton-job-") as d:
         request, result = Path(d) / "request.pickle", Path(d) / "result.msgpack"
         request.write_bytes(pickle.dumps({"arch": arch, "version": version, "specs": list(specs)}))
-        r = run_tool([sys.executable, "-m", "submitgen.toolchain.triton_worker", str(request), str(result)],
-                     cwd=Path(d), timeout=timeout, env=env, what=f"compiling Triton kernels ({names}) for {arch}",
-                     hint="does a kernel's file loop when it is loaded?")
+        r = run_tool(
+            [sys.executable, "-m", "submitgen.toolchain.triton_worker", str(request), str(result)],
+            cwd=Path(d),
+            timeout=timeout,
+            env=env,
+            what=f"compiling Triton kernels ({names}) for {arch}",
+            hint="does a kernel's file loop when it is loaded?",
+        )
         done = _read_result(result)
     out = []
     for spec, item in zip(specs, done):
@@ -48,8 +59,10 @@ def compile_in_child(specs: Sequence[TritonSpec], arch: str, version: str, timeo
         spec = specs[len(out)]
         lines = [ln for ln in (r.stderr or "").splitlines() if ln.strip()]
         last = f": {lines[-1].strip()}" if lines else ""
-        raise TritonCompileError(f"{spec.source}: Triton kernel '{spec.kernel}': the compile process ended without "
-                                 f"a result (exit code {r.returncode}){last}")
+        raise TritonCompileError(
+            f"{spec.source}: Triton kernel '{spec.kernel}': the compile process ended without "
+            f"a result (exit code {r.returncode}){last}"
+        )
     return out
 
 

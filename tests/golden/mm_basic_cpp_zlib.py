@@ -12,6 +12,7 @@
 # Without a usable GPU, custom_kernel is a pure-torch fallback and says so once on stderr.
 import base64
 import ctypes
+import functools
 import hashlib
 import os
 import struct
@@ -219,6 +220,19 @@ def _sg_struct(kernel, where, size, offset, cls, fields, leaves, out, slots, wor
     return bytes(inst)
 
 
+def _sg_pointer(kernel, where, value, offset, size, kind, leaves, out, slots, workspaces):
+    """A tensor (its address, patched per call) or None (a null pointer: the bytes stay 0)."""
+    if kind != "global_buffer" and not (kind == "cuda_param" and size == 8):
+        what = "a tensor" if value is not None else "None"
+        raise SgPlanError(f"kernel '{kernel}' {where}: metadata says {kind} size {size}, plan passes {what}")
+    if value is None:
+        return
+    src = _sg_source(kernel, where, value, leaves, out)
+    slots.append((offset, src))
+    if src == SG_SLOT_WORKSPACE:
+        workspaces.append((offset, value))
+
+
 def sg_pack(table, launch, leaves, out):
     """Pack one plan launch ``(kernel, grid, block, dynamic_lds, args)`` against the kernel table."""
     try:
@@ -245,17 +259,8 @@ def sg_pack(table, launch, leaves, out):
     workspaces = []
     for i, (value, (offset, size, kind, type_name)) in enumerate(zip(args, layout)):
         where = f"arg {i}"
-        if value is None and (kind == "global_buffer" or (kind == "cuda_param" and size == 8)):
-            continue  # a null pointer: the kernarg bytes are already 0
-        if hasattr(value, "data_ptr"):
-            if kind != "global_buffer" and not (kind == "cuda_param" and size == 8):
-                raise SgPlanError(
-                    f"kernel '{kernel}' {where}: metadata says {kind} size {size}, plan passes a tensor"
-                )
-            src = _sg_source(kernel, where, value, leaves, out)
-            slots.append((offset, src))
-            if src == SG_SLOT_WORKSPACE:
-                workspaces.append((offset, value))
+        if value is None or hasattr(value, "data_ptr"):
+            _sg_pointer(kernel, where, value, offset, size, kind, leaves, out, slots, workspaces)
             continue
         if kind == "global_buffer":
             raise SgPlanError(
@@ -541,15 +546,24 @@ if _SG_LIB is not None:
 _SG_PREPARED = {}
 
 
+def _sg_output_maker(like):
+    """A function that makes a fresh output laid out like ``like`` (the plan's output, kept with
+    its shape): torch.empty_like, the cheapest, when it gives the same strides, else
+    torch.empty_strided."""
+    if torch.empty_like(like).stride() == like.stride():
+        return functools.partial(torch.empty_like, like)
+    return functools.partial(torch.empty_strided, tuple(like.shape), like.stride(), dtype=like.dtype,
+                             device=like.device)
+
+
 class _SgShape:
     """The launches prepared for one input shape, once, by _sg_prepare."""
 
-    __slots__ = ("out", "shape", "strides", "dtype", "device", "out_cells", "leaf_cells", "calls", "keep")
+    __slots__ = ("out", "new_output", "out_cells", "leaf_cells", "calls", "keep")
 
-    def __init__(self, out, like, out_cells, leaf_cells, calls, keep):
+    def __init__(self, out, new_output, out_cells, leaf_cells, calls, keep):
         self.out = out  # --reuse-output: the tensor every call returns; else None
-        self.shape, self.strides = tuple(like.shape), like.stride()  # a fresh output's layout
-        self.dtype, self.device = like.dtype, like.device
+        self.new_output = new_output  # else: makes each call's fresh output
         self.out_cells = out_cells  # kernarg cells that take the output's address
         self.leaf_cells = leaf_cells  # ((kernarg cell, index of the input tensor), ...)
         self.calls = calls  # the launch function's arguments, one tuple per launch
@@ -587,24 +601,24 @@ def _sg_prepare(data):
             ctypes.addressof(kernarg), len(packed.kernarg),
         ))
         keep += [kernarg, size, extra, workspaces]
-    return _SgShape(None, out, tuple(out_cells), tuple(leaf_cells), tuple(calls), keep)
+    prepared = _SgShape(None, _sg_output_maker(out), tuple(out_cells), tuple(leaf_cells), tuple(calls), keep)
+    _SG_PREPARED[_sg_key(data)] = prepared
+    return prepared
 
 
 def _sg_kernel(data):
-    key = _sg_key(data)
-    prepared = _SG_PREPARED.get(key)
+    prepared = _SG_PREPARED.get(_sg_key(data))
     if prepared is None:
-        prepared = _SG_PREPARED[key] = _sg_prepare(data)
-    out = torch.empty_strided(prepared.shape, prepared.strides, dtype=prepared.dtype, device=prepared.device)
+        prepared = _sg_prepare(data)
+    out = prepared.new_output()
     out_ptr = out.data_ptr()
     for cell in prepared.out_cells:
         cell.value = out_ptr
     leaves = _sg_leaves(data)
     for cell, source in prepared.leaf_cells:
         cell.value = leaves[source].data_ptr()
-    launch = _sg_launch
     for call in prepared.calls:
-        rc = launch(*call)
+        rc = _sg_launch(*call)
         if rc:
             _sg_check(rc, _SG_LAUNCH)
     return out

@@ -35,13 +35,19 @@ def run(*args: str):
     return CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", "proj", *args])
 
 
-@pytest.mark.parametrize(("target", "error"), [
-    ("/dev/null", "-o /dev/null: is a device; the submission is written to a regular file"),
-    ("", "-o: the output path is empty; name a file, e.g. -o submission.py"),
-    ("proj/launch.py", "-o proj/launch.py: is one of the build's own inputs (proj/launch.py); name another file"),
-    ("proj/mm.hip", "-o proj/mm.hip: is one of the build's own inputs (proj/mm.hip); name another file"),
-    ("/proc/x", "cannot write /proc/x: No such file or directory"),
-])
+@pytest.mark.parametrize(
+    ("target", "error"),
+    [
+        ("/dev/null", "-o /dev/null: is a device; the submission is written to a regular file"),
+        ("", "-o: the output path is empty; name a file, e.g. -o submission.py"),
+        (
+            "proj/launch.py",
+            "-o proj/launch.py: is one of the build's own inputs (proj/launch.py); name another file",
+        ),
+        ("proj/mm.hip", "-o proj/mm.hip: is one of the build's own inputs (proj/mm.hip); name another file"),
+        ("/proc/x", "cannot write /proc/x: No such file or directory"),
+    ],
+)
 def test_bad_outputs_are_one_error_line(project, target, error):
     before = (project / "launch.py").read_bytes()
     r = run("-o", target)
@@ -52,7 +58,10 @@ def test_bad_outputs_are_one_error_line(project, target, error):
 def test_fifo_output_is_refused(project, tmp_path):
     os.mkfifo(tmp_path / "fifo")
     r = run("-o", "fifo")
-    assert (r.exit_code, r.output) == (1, "Error: -o fifo: is a FIFO; the submission is written to a regular file\n")
+    assert (r.exit_code, r.output) == (
+        1,
+        "Error: -o fifo: is a FIFO; the submission is written to a regular file\n",
+    )
 
 
 def test_the_co_input_cannot_be_the_output(project, tmp_path):
@@ -63,7 +72,10 @@ def test_the_co_input_cannot_be_the_output(project, tmp_path):
 
     co.write_bytes(load_code_objects("first.py")[0].data)
     r = run("--co", "mm.co", "-o", "mm.co")
-    assert (r.exit_code, r.output) == (1, "Error: -o mm.co: is one of the build's own inputs (mm.co); name another file\n")
+    assert (r.exit_code, r.output) == (
+        1,
+        "Error: -o mm.co: is one of the build's own inputs (mm.co); name another file\n",
+    )
 
 
 def test_output_folder_gets_submission_py(project, tmp_path):
@@ -132,7 +144,10 @@ def test_a_source_saved_during_the_build_is_refused(project, monkeypatch):
     monkeypatch.setattr(AmdBackend, "compile", edit_then_compile)
     r = run("-o", "s.py")
     assert (r.exit_code, r.output) == (
-        1, "Error: proj/mm.hip changed during the build (it was read, then compiled with other bytes); build again\n")
+        1,
+        "Error: proj/mm.hip changed during the build (it was read, then compiled with other bytes); build "
+        "again\n",
+    )
     assert not Path("s.py").exists()
 
 
@@ -145,7 +160,11 @@ def test_kill_9_leaves_the_earlier_output_whole(project, tmp_path):
     slow = tmp_path / "slow"
     shutil.copytree(PROJECT, slow)
     plan = slow / "launch.py"
-    plan.write_text(plan.read_text().replace("    m, k = a.shape\n", "    m, k = a.shape\n    while True:\n        pass\n"))
+    plan.write_text(
+        plan.read_text().replace(
+            "    m, k = a.shape\n", "    m, k = a.shape\n    while True:\n        pass\n"
+        )
+    )
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     for delay in (0.5, 2.0, 5.0):
         proc = subprocess.Popen([sys.executable, "-m", "submitgen", "build", "mxfp4-mm", "--kernels", "slow",

@@ -69,7 +69,9 @@ def test_a_plan_that_loops_at_import_is_stopped(tmp_path, monkeypatch):
     make_project(tmp_path, "loops", good.replace("import torch\n", "import torch\n\nwhile True:\n    pass\n"))
     monkeypatch.chdir(tmp_path)
     r, _ = build(tmp_path, "loops", "--plan-timeout", "1.5")
-    assert r.output.startswith("Error: loops/launch.py: the plan did not finish within 1.5 s (--plan-timeout)")
+    assert r.output.startswith(
+        "Error: loops/launch.py: the plan did not finish within 1.5 s (--plan-timeout)"
+    )
     assert r.exit_code == 1
 
 

@@ -45,6 +45,8 @@ def test_diff_text_on_a_cuda_submission(cubin, tmp_path):
     sub = tmp_path / "submission.py"
     b64 = base64.b64encode(lzma.compress(cubin.read_bytes())).decode()
     sub.write_text(f'#!POPCORN leaderboard x\n#!POPCORN gpu H100\n_CUBIN = "{b64}"\n')
-    r = CliRunner().invoke(cli, ["diff", str(sub), str(cubin), "--fail-on", "args,spills"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        cli, ["diff", str(sub), str(cubin), "--fail-on", "args,spills"], catch_exceptions=False
+    )
     assert r.exit_code == 0, r.output
     assert "submission.py:3 (lzma+base64)" in r.output and "fail-on args,spills: passed" in r.output

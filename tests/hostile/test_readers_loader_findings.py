@@ -29,20 +29,55 @@ def _args_size4(doc):
 
 
 CASES = [
-    ("no-phdrs", lambda d: patch_header(d, "<H", E_PHNUM, 0), None, "no-program-headers",
-     "no program headers (e_phnum is 0): a loader has no segment to map"),
-    ("phdrs-past-eof", lambda d: patch_header(d, "<Q", E_PHOFF, len(d) + 64), None, "no-program-headers",
-     "past the end of the file ("),
-    ("pointer-size-4", lambda d: with_metadata(d, _args_size4), "k", "arg-size",
-     "arg 0 is a global_buffer of .size 4, expected 8 (a 64-bit address)"),
-    ("scratch-2g", lambda d: with_metadata(d, kernel_edit("k", private_segment_fixed_size=2**31)), "k",
-     "scratch-over-limit", ".private_segment_fixed_size is 2147483648 bytes, expected at most 131056 per work-item"),
-    ("sgpr-200", lambda d: with_metadata(d, kernel_edit("k", sgpr_count=200)), "k", "sgpr-over-limit",
-     ".sgpr_count is 200, expected at most 112 on gfx950"),
-    ("align-0", lambda d: with_metadata(d, kernel_edit("k", kernarg_segment_align=0)), "k", "kernarg-align",
-     ".kernarg_segment_align is 0, expected a power of two"),
-    ("align-3", lambda d: with_metadata(d, kernel_edit("k", kernarg_segment_align=3)), "k", "kernarg-align",
-     ".kernarg_segment_align is 3, expected a power of two"),
+    (
+        "no-phdrs",
+        lambda d: patch_header(d, "<H", E_PHNUM, 0),
+        None,
+        "no-program-headers",
+        "no program headers (e_phnum is 0): a loader has no segment to map",
+    ),
+    (
+        "phdrs-past-eof",
+        lambda d: patch_header(d, "<Q", E_PHOFF, len(d) + 64),
+        None,
+        "no-program-headers",
+        "past the end of the file (",
+    ),
+    (
+        "pointer-size-4",
+        lambda d: with_metadata(d, _args_size4),
+        "k",
+        "arg-size",
+        "arg 0 is a global_buffer of .size 4, expected 8 (a 64-bit address)",
+    ),
+    (
+        "scratch-2g",
+        lambda d: with_metadata(d, kernel_edit("k", private_segment_fixed_size=2**31)),
+        "k",
+        "scratch-over-limit",
+        ".private_segment_fixed_size is 2147483648 bytes, expected at most 131056 per work-item",
+    ),
+    (
+        "sgpr-200",
+        lambda d: with_metadata(d, kernel_edit("k", sgpr_count=200)),
+        "k",
+        "sgpr-over-limit",
+        ".sgpr_count is 200, expected at most 112 on gfx950",
+    ),
+    (
+        "align-0",
+        lambda d: with_metadata(d, kernel_edit("k", kernarg_segment_align=0)),
+        "k",
+        "kernarg-align",
+        ".kernarg_segment_align is 0, expected a power of two",
+    ),
+    (
+        "align-3",
+        lambda d: with_metadata(d, kernel_edit("k", kernarg_segment_align=3)),
+        "k",
+        "kernarg-align",
+        ".kernarg_segment_align is 3, expected a power of two",
+    ),
 ]
 
 

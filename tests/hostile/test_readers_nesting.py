@@ -46,4 +46,8 @@ def test_nesting_python_cannot_parse_is_one_error(tmp_path):
         load_code_objects(path)
     assert str(e.value).startswith(f"{path}: not valid Python")
     r = CliRunner().invoke(cli, ["inspect", str(path)], catch_exceptions=False)
-    assert r.exit_code == 1 and r.output.startswith(f"Error: {path}: not valid Python") and r.output.count("\n") == 1
+    assert (
+        r.exit_code == 1
+        and r.output.startswith(f"Error: {path}: not valid Python")
+        and r.output.count("\n") == 1
+    )

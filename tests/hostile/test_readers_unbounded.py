@@ -37,7 +37,9 @@ def test_fifo_is_refused_without_blocking(fifo, command):
                                    "offload bundle or a Python file\n")
 
 
-@pytest.mark.parametrize("path,kind", [("/dev/zero", "a character device"), ("/dev/stdin", None), ("/", "a folder")])
+@pytest.mark.parametrize(
+    "path,kind", [("/dev/zero", "a character device"), ("/dev/stdin", None), ("/", "a folder")]
+)
 def test_devices_and_folders_are_refused(path, kind):
     if not os.path.exists(path):
         pytest.skip(f"{path} does not exist here")

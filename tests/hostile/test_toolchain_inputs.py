@@ -41,7 +41,9 @@ def test_compilers_run_with_stdin_closed_and_a_time_limit():
     assert time.monotonic() - t0 < 15
 
 
-@pytest.mark.parametrize("target, kind", [("/dev/zero", "a character device"), ("/dev/null", "a character device")])
+@pytest.mark.parametrize(
+    "target, kind", [("/dev/zero", "a character device"), ("/dev/null", "a character device")]
+)
 def test_include_of_a_device_file_is_refused_before_compiling(tmp_path, target, kind):
     src = tmp_path / "k.hip"
     src.write_text(f'#include "{target}"\n' + kernel())
@@ -64,8 +66,10 @@ def test_include_of_dev_stdin_and_of_a_fifo_in_a_header_is_refused(tmp_path):
     with pytest.raises(CompileError) as e:
         toolchain.compile_sources([src])
     assert time.monotonic() - t0 < 30
-    assert str(e.value) == (f"{tmp_path / 'inc' / 'outer.h'} includes '../pipe.h': header {tmp_path / 'pipe.h'}: "
-                            "not a regular file (a FIFO); sources and headers must be regular files")
+    assert str(e.value) == (
+        f"{tmp_path / 'inc' / 'outer.h'} includes '../pipe.h': header {tmp_path / 'pipe.h'}: "
+        "not a regular file (a FIFO); sources and headers must be regular files"
+    )
 
 
 def test_a_fifo_or_device_as_the_source_is_refused(tmp_path):
@@ -87,8 +91,10 @@ def _editing_compiler(tmp_path: Path, action: str) -> str:
     flag.write_text("")
     script = tmp_path / "bin" / "clang"
     script.parent.mkdir()
-    script.write_text(f'#!/bin/sh\ncase "$*" in *" -S s0/"*) if [ -e "{flag}" ]; then rm "{flag}"; {action}; fi;; esac\n'
-                      f'exec "{zig}" clang "$@"\n')
+    script.write_text(
+        f'#!/bin/sh\ncase "$*" in *" -S s0/"*) if [ -e "{flag}" ]; then rm "{flag}"; {action}; fi;; esac\n'
+        f'exec "{zig}" clang "$@"\n'
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return str(script)
 
@@ -116,7 +122,10 @@ def test_editing_a_header_during_the_compile_is_not_cached(tmp_path):
     cc = _editing_compiler(tmp_path, f'sleep 0.05; echo "#define V 2.0f" > "{tmp_path / "v.h"}"')
     first = toolchain.compile_sources([src], compiler=cc)
     assert not first.cache_hit
-    assert first.cache_warning == f"header {tmp_path / 'v.h'} changed during the compile; the object was not cached"
+    assert (
+        first.cache_warning
+        == f"header {tmp_path / 'v.h'} changed during the compile; the object was not cached"
+    )
     again = toolchain.compile_sources([src], compiler=cc)
     assert not again.cache_hit and again.cache_warning is None
     assert toolchain.compile_sources([src], compiler=cc).cache_hit
@@ -156,5 +165,7 @@ def test_a_fifo_included_through_a_macro_ends_at_the_time_limit(tmp_path):
     with pytest.raises(ToolchainError) as e:
         toolchain.compile_sources([src], timeout=3)
     assert time.monotonic() - t0 < 60
-    assert str(e.value) == (f"compiling {src} for gfx950 ran past its time limit of 3 s and was stopped (does a "
-                            "source include a FIFO or a device file?)")
+    assert str(e.value) == (
+        f"compiling {src} for gfx950 ran past its time limit of 3 s and was stopped (does a "
+        "source include a FIFO or a device file?)"
+    )

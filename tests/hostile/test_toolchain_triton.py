@@ -36,7 +36,9 @@ def _cache(tmp_path, monkeypatch):
 def spec(tmp_path: Path, prefix: str) -> TritonSpec:
     p = tmp_path / "k.py"
     p.write_text(prefix + KERNEL)
-    return TritonSpec("k64", p, p.read_bytes(), "k", (("x_ptr", "*fp32"), ("BLOCK", "constexpr")), (("BLOCK", 64),))
+    return TritonSpec(
+        "k64", p, p.read_bytes(), "k", (("x_ptr", "*fp32"), ("BLOCK", "constexpr")), (("BLOCK", 64),)
+    )
 
 
 def test_a_file_that_loops_at_load_time_ends_at_the_time_limit(tmp_path):
@@ -44,15 +46,20 @@ def test_a_file_that_loops_at_load_time_ends_at_the_time_limit(tmp_path):
     with pytest.raises(ToolchainError) as e:
         compile_triton(spec(tmp_path, "while True:\n    pass\n"), "gfx950", timeout=5)
     assert time.monotonic() - t0 < 60
-    assert str(e.value) == ("compiling Triton kernels (k64) for gfx950 ran past its time limit of 5 s and was "
-                            "stopped (does a kernel's file loop when it is loaded?)")
+    assert str(e.value) == (
+        "compiling Triton kernels (k64) for gfx950 ran past its time limit of 5 s and was "
+        "stopped (does a kernel's file loop when it is loaded?)"
+    )
 
 
 def test_a_file_that_ends_the_process_fails_the_compile_only(tmp_path):
     s = spec(tmp_path, "import os\nos._exit(3)\n")
     with pytest.raises(TritonCompileError) as e:
         compile_triton(s, "gfx950")
-    assert str(e.value) == f"{s.source}: Triton kernel 'k': the compile process ended without a result (exit code 3)"
+    assert (
+        str(e.value)
+        == f"{s.source}: Triton kernel 'k': the compile process ended without a result (exit code 3)"
+    )
     s = spec(tmp_path, "raise SystemExit(0)\n")
     with pytest.raises(TritonCompileError) as e:
         compile_triton(s, "gfx950")
@@ -60,7 +67,10 @@ def test_a_file_that_ends_the_process_fails_the_compile_only(tmp_path):
 
 
 def test_output_and_environment_changes_stay_in_the_child(tmp_path, capfd):
-    s = spec(tmp_path, "import os, sys\nprint('noise')\nprint('more', file=sys.stderr)\nos.environ['SG_LEAK'] = '1'\n")
+    s = spec(
+        tmp_path,
+        "import os, sys\nprint('noise')\nprint('more', file=sys.stderr)\nos.environ['SG_LEAK'] = '1'\n",
+    )
     art = compile_triton(s, "gfx950")
     assert art.symbol == "k" and art.block == 256
     out, err = capfd.readouterr()

@@ -29,7 +29,7 @@ def _sg_moe_weight(w, scale, e):
     n, half = raw.shape
     table = torch.tensor(_SG_MOE_E2M1, dtype=torch.float32, device=raw.device)
     vals = table[torch.stack([raw & 0xF, raw >> 4], dim=-1).long()].reshape(n, half // 16, 32)
-    exps = scale.view(torch.uint8)[e * n:(e + 1) * n].float() - 127.0
+    exps = scale.view(torch.uint8)[e * n : (e + 1) * n].float() - 127.0
     return (vals * torch.exp2(exps).unsqueeze(-1)).reshape(n, 2 * half)
 
 

@@ -1,0 +1,108 @@
+"""The parent side of ``submitgen test``/``bench``: judging a shape outside the submission's process.
+
+The worker only runs the submission and writes each output's raw bytes to a file. Here the inputs
+are generated again from the shape's seed (on the same device, so the same numbers), the reference
+is computed, and the problem's check is applied to the bytes read back. A submission can therefore
+forge neither the verdict nor the reference: whatever it writes to the pipe or patches in its own
+process, only its output bytes reach the check."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+MAX_OUTPUT_DIMS = 16
+
+
+class OutputError(Exception):
+    """The worker's description of an output does not match the bytes it wrote (internal to this
+    module: it becomes the shape's error text)."""
+
+
+def _dtype(name: Any):
+    import torch
+
+    value = getattr(torch, name, None) if isinstance(name, str) and name.isidentifier() else None
+    if not isinstance(value, torch.dtype):
+        raise OutputError(f"the worker named an unknown output dtype {name!r}")
+    return value
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    if (not isinstance(value, list) or len(value) > MAX_OUTPUT_DIMS
+            or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in value)):
+        raise OutputError(f"the worker described the output shape as {value!r}")
+    return tuple(value)
+
+
+def read_output(described: Any, path: Path) -> Any:
+    """The output tensor from ``path`` as ``described`` by the worker (``{"dtype", "shape"}``), or a
+    placeholder naming the type custom_kernel returned instead of a tensor."""
+    import torch
+
+    if not isinstance(described, Mapping):
+        raise OutputError(f"the worker described the output as {described!r}")
+    if "type" in described:
+        return _NotATensor(str(described["type"])[:100])
+    dtype, shape = _dtype(described.get("dtype")), _shape(described.get("shape"))
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    want = math.prod(shape) * itemsize
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        raise OutputError("the worker wrote no output file") from None
+    if size != want:
+        raise OutputError(f"the output file holds {size:,} bytes, {dtype} {list(shape)} needs {want:,}")
+    raw = torch.from_file(str(path), shared=False, size=size, dtype=torch.uint8) if size else \
+        torch.empty(0, dtype=torch.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+class _NotATensor:
+    """What the check sees when custom_kernel returned something other than a tensor."""
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return self.type_name
+
+
+def device() -> str:
+    """Where the worker generates inputs: the same rule, so the same numbers."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def judge(problem: Any, spec: Mapping[str, Any], output: Any) -> Any:
+    """The problem's check of ``output`` against the reference of freshly generated inputs."""
+    from ..problems.compare import CheckResult
+
+    data = problem.generate_input(dict(spec), device=device())
+    expected = problem.reference(data).cpu()
+    if isinstance(output, _NotATensor):
+        total = expected.numel()
+        return CheckResult(False, math.nan, math.nan, total, total, 1.0,
+                           f"custom_kernel returned {output.type_name}, not a tensor of shape "
+                           f"{tuple(expected.shape)}")
+    return problem.check(output, expected)
+
+
+def check_fields(res: Any) -> dict[str, Any]:
+    def finite(x: float) -> float | None:
+        return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+    return {
+        "passed": bool(res.passed),
+        "max_abs_err": finite(float(res.max_abs_err)),
+        "max_rel_err": finite(float(res.max_rel_err)),
+        "mismatches": int(res.mismatches),
+        "total": int(res.total),
+        "mismatch_ratio": float(res.mismatch_ratio),
+        "message": str(res.message),
+        "rel_l2_err": finite(float(getattr(res, "rel_l2_err", math.nan))),
+    }

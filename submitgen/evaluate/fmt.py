@@ -1,0 +1,84 @@
+"""The text ``submitgen test`` and ``bench`` print."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .results import BenchReport, BenchResult, ShapeResult, TestReport, format_ns, modified
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    out = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths)).rstrip()]
+    out += [fmt.format(*r).rstrip() for r in rows]
+    return out
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4g}"
+
+
+def progress_line(result: ShapeResult | BenchResult, position: int, count: int) -> str:
+    return f"[{position}/{count}] {result.shape.label}: {result.summary()}"
+
+
+def format_test_report(report: TestReport) -> list[str]:
+    """The final table, a line per failure's details, and the verdict."""
+    rows = []
+    for r in report.results:
+        ratio = "-" if r.mismatch_ratio is None else f"{r.mismatch_ratio:.3%}"
+        mism = "-" if r.mismatches is None else f"{r.mismatches:,}/{r.total:,}"
+        verdict = "pass" if r.passed else ("ERROR" if r.error else "FAIL")
+        if r.mutated:
+            verdict = "MUTATED"
+        rows.append([r.shape.label, verdict, _num(r.max_abs_err), _num(r.max_rel_err), mism, ratio,
+                     "-" if r.seconds is None else f"{r.seconds:.2f}s"])
+    lines = [f"{report.problem}: {report.path}", report.backend.describe()]
+    lines += [f"  the file printed: {ln}" for ln in report.backend.output]
+    lines += [f"lint warning: {ln}" for ln in report.lint_warnings]
+    lines += _table(["shape", "result", "max abs err", "max rel err", "mismatches", "ratio", "time"], rows)
+    for r in report.results:
+        if r.passed:
+            continue
+        if r.error:
+            lines.append(f"{r.shape.label}: {r.error}")
+        elif r.mutated:
+            why = ("this leaderboard's evaluator passes the inputs uncloned, so its reference would read the "
+                   "changed tensors" if not report.clones_inputs else
+                   "the leaderboard's timed loop passes the inputs uncloned")
+            lines.append(
+                f"{r.shape.label}: {'; '.join(modified(m) for m in r.mutated)} ({why}): write results "
+                "into a fresh tensor instead"
+            )
+        else:
+            lines.append(f"{r.shape.label}: {r.message}")
+    failed = sum(not r.passed for r in report.results)
+    n = len(report.results)
+    lines.append(f"all {n} shapes passed" if failed == 0 else f"FAILED: {failed} of {n} shapes failed")
+    return lines
+
+
+def format_bench_report(report: BenchReport) -> list[str]:
+    rows = []
+    for r in report.results:
+        status = "error" if r.error else ("ok" if r.correct else "WRONG")
+        rows.append([r.shape.label, str(r.runs), format_ns(r.mean_ns), format_ns(r.best_ns),
+                     format_ns(r.worst_ns), format_ns(r.std_ns), status])
+    lines = [f"{report.problem}: {report.path}", report.backend.describe()]
+    lines += [f"  the file printed: {ln}" for ln in report.backend.output]
+    lines += [f"lint warning: {ln}" for ln in report.lint_warnings]
+    lines.append(report.timing_note())
+    lines += _table(["shape", "runs", "mean", "best", "worst", "std", "output"], rows)
+    for r in report.results:
+        if r.error:
+            lines.append(f"{r.shape.label}: {r.error}")
+        elif not r.correct:
+            lines.append(f"{r.shape.label}: wrong output: {r.check_message}")
+    means = [r.mean_ns for r in report.results if r.mean_ns]
+    if means and len(means) == len(report.results):
+        import math
+
+        geo = math.exp(sum(math.log(m) for m in means) / len(means))
+        lines.append(f"geometric mean of the means: {format_ns(geo)} ({report.timing} time)")
+    return lines

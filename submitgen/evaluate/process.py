@@ -1,0 +1,287 @@
+"""Running the worker process of ``submitgen test``/``bench`` (:mod:`submitgen.evaluate_worker`).
+
+One worker imports the submission and runs the shapes; if it dies or a shape runs past the time
+limit, the shape fails and a new worker carries on. The worker runs in a session of its own, and
+the whole process group is killed when it is done with, so a child process or thread the
+submission leaves behind neither keeps ``test`` waiting nor outlives it. Every line the worker
+writes to the result pipe is validated: a malformed or impossible event (a submission can write
+to the pipe too) fails the shape and ends that worker, never ``test`` itself."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .results import Shape
+
+IMPORT_TIMEOUT_S = 300.0
+"""Starting the worker and importing the submission may take at least this long, whatever
+``timeout_s`` says (torch's own import is slow on a loaded machine)."""
+MAX_EVENT_CHARS = 1 << 20
+_TAIL_LINES = 12
+_POLL_S = 0.5
+PIPE_LOST_EXIT = 86  # evaluate_worker.PIPE_LOST_EXIT (that module imports torch; this one must not)
+
+_EVENTS = frozenset({"ready", "import-error", "shape-start", "output", "bench", "error", "done"})
+
+
+class Malformed(Exception):
+    """A line on the result pipe that is not an event of the protocol."""
+
+
+@dataclass
+class RunState:
+    ready: dict[str, Any] | None = None
+    backend: str | None = None
+    import_error: str | None = None
+
+
+@dataclass
+class _Worker:
+    proc: subprocess.Popen
+    events: queue.Queue
+    log: Path
+    outputs: Path
+    shapes: Sequence[Shape]
+    reported: set[int] = field(default_factory=set)
+    current: int | None = None
+    ready: bool = False
+    finished: bool = False
+
+
+def package_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
+
+
+def tail(log: Path, n: int = _TAIL_LINES) -> str:
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 64 * 1024))
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[-n:])
+
+
+def parse_event(line: str, count: int) -> dict[str, Any]:
+    """One validated event; Malformed names what is wrong."""
+    line = line.rstrip("\n")
+    if len(line) > MAX_EVENT_CHARS:
+        raise Malformed(f"a line of {len(line):,} characters")
+    try:
+        ev = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        raise Malformed(f"not JSON: {line[:120]!r}") from None
+    if not isinstance(ev, dict) or ev.get("event") not in _EVENTS:
+        raise Malformed(f"not an event: {line[:120]!r}")
+    if "index" in ev or ev["event"] in ("shape-start", "output", "bench", "error"):
+        index = ev.get("index")
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count:
+            raise Malformed(f"{ev['event']!r} event with index {index!r} (this worker runs {count} shapes)")
+    for key in ("backend", "error", "device"):
+        if key in ev and ev[key] is not None and not isinstance(ev[key], str):
+            raise Malformed(f"{ev['event']!r} event with {key} {ev[key]!r}")
+    if "mutated" in ev and (not isinstance(ev["mutated"], list)
+                            or not all(isinstance(m, str) for m in ev["mutated"])):
+        raise Malformed(f"{ev['event']!r} event with mutated {ev['mutated']!r}")
+    return ev
+
+
+def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Shape]) -> _Worker:
+    cfg_path = workdir / f"config-{attempt}.json"
+    outputs = workdir / f"out-{attempt}"
+    outputs.mkdir()
+    cfg = {
+        **cfg,
+        "outputs": str(outputs),
+        "shapes": [{"index": i, "spec": s.spec_dict} for i, s in enumerate(shapes)],
+    }
+    cfg_path.write_text(json.dumps(cfg))
+    log = workdir / f"worker-{attempt}.log"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root(), env.get("PYTHONPATH")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    rfd, wfd = os.pipe()
+    env["SUBMITGEN_RESULT_FD"] = str(wfd)
+    try:
+        with open(log, "wb") as logf:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "submitgen.evaluate_worker", str(cfg_path)],
+                cwd=workdir / "run", env=env, stdin=subprocess.DEVNULL, stdout=logf,
+                stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True)
+    finally:
+        os.close(wfd)
+    events: queue.Queue = queue.Queue()
+
+    def reader() -> None:
+        with os.fdopen(rfd, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                events.put(line)
+        events.put(None)
+
+    threading.Thread(target=reader, daemon=True).start()
+    return _Worker(proc, events, log, outputs, shapes)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """End the worker and everything it started (its session's process group)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _next_line(w: _Worker, deadline: float) -> str | None | bool:
+    """The next line; None at the end of the pipe or when the worker has exited; False when the
+    deadline passed."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            return w.events.get(timeout=min(left, _POLL_S))
+        except queue.Empty:
+            if w.proc.poll() is not None:
+                try:  # the worker is gone; a child of the submission may hold the pipe open
+                    return w.events.get(timeout=_POLL_S)
+                except queue.Empty:
+                    return None
+
+
+Handler = Callable[[int, dict[str, Any]], None]
+
+
+def _died(w: _Worker, state: RunState | None = None) -> str:
+    code = w.proc.returncode
+    if code == PIPE_LOST_EXIT:
+        return ("the submission closed or replaced submitgen's result pipe, so its process could not "
+                f"report: treated as the submission dying\n{tail(w.log)}").rstrip()
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+    return f"the worker process died ({how})\n{tail(w.log)}".rstrip()
+
+
+Judge = Callable[[int, dict[str, Any], Path], None]
+"""Called with (position in this worker's shapes, the result event, the output file)."""
+
+
+def _fail_next(w: _Worker, state: RunState, message: str, on_result: Judge) -> None:
+    """Charge ``message`` to the shape running, or to the next one (a worker that fails between
+    shapes must not be restarted forever), or to the import."""
+    target = w.current
+    if target is None and state.ready is not None:
+        target = next((i for i in range(len(w.shapes)) if i not in w.reported), None)
+    if target is None:
+        state.import_error = message
+        return
+    on_result(target, {"event": "error", "error": message}, w.outputs / f"out-{target}.bin")
+    w.reported.add(target)
+    w.current = None
+
+
+def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -> bool:
+    """Apply one event; True when the worker is done with."""
+    kind = ev["event"]
+    if ev.get("backend") is not None:
+        state.backend = ev["backend"]
+    if kind == "ready":
+        if w.ready:
+            raise Malformed("a second 'ready' event")
+        w.ready = True
+        state.ready = ev
+        return False
+    if kind == "import-error":
+        if not isinstance(ev.get("error"), str):
+            raise Malformed("an 'import-error' event without an error text")
+        out = tail(w.log)
+        state.import_error = ev["error"] + (f"\noutput of the file:\n{out}" if out else "")
+        return True
+    if kind == "done":
+        w.finished = True
+        return True
+    index = ev["index"]
+    if index in w.reported:
+        raise Malformed(f"a {kind!r} event for shape {index}, which already has its result")
+    if kind == "shape-start":
+        w.current = index
+        return False
+    if kind == "error" and not isinstance(ev.get("error"), str):
+        raise Malformed("an 'error' event without an error text")
+    on_result(index, ev, w.outputs / f"out-{index}.bin")
+    w.reported.add(index)
+    w.current = None
+    return False
+
+
+def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> None:
+    deadline = time.monotonic() + max(timeout_s, IMPORT_TIMEOUT_S)
+    while True:
+        line = _next_line(w, deadline)
+        if line is False:
+            what = (
+                f"shape {w.shapes[w.current].label}" if w.current is not None else "importing the submission"
+            )
+            limit = timeout_s if state.ready is not None else max(timeout_s, IMPORT_TIMEOUT_S)
+            if w.current is None and state.ready is not None:
+                what = "between shapes"
+            _fail_next(w, state, f"timed out after {limit:g} s ({what})\n{tail(w.log)}".rstrip(), on_result)
+            return
+        if line is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                w.proc.wait(timeout=5)
+            return
+        started = time.monotonic()
+        try:
+            ev = parse_event(line, len(w.shapes))
+            stop = _handle(w, state, ev, on_result)
+        except Malformed as e:
+            _fail_next(w, state, f"the result pipe carried a malformed event ({e}): something in the "
+                       f"submission's process wrote to it\n{tail(w.log)}".rstrip(), on_result)
+            return
+        if stop:
+            return
+        if ev["event"] in ("ready", "shape-start"):
+            deadline = time.monotonic() + timeout_s
+        else:  # the time spent judging an output here is not the worker's
+            deadline += time.monotonic() - started
+
+
+def run_worker(cfg: dict[str, Any], shapes: Sequence[Shape], timeout_s: float, on_result: Judge,
+               workdir: Path, attempt: int, state: RunState) -> list[int]:
+    """Run one worker on ``shapes``; return the positions it left unrun because it died, timed out
+    or broke the protocol (empty when it finished, or when the import failed)."""
+    w = _start(cfg, workdir, attempt, shapes)
+    try:
+        _loop(w, state, timeout_s, on_result)
+    finally:
+        kill_group(w.proc)
+    if w.current is not None:  # the process died inside a shape
+        _fail_next(w, state, _died(w, state), on_result)
+    if state.import_error is not None or w.finished:
+        return []
+    if state.ready is None:
+        if w.proc.returncode == PIPE_LOST_EXIT:
+            state.import_error = _died(w, state)
+        else:
+            state.import_error = (f"the worker process ended before importing the submission "
+                                  f"(exit code {w.proc.returncode})\n{tail(w.log)}").rstrip()
+        return []
+    left = [i for i in range(len(shapes)) if i not in w.reported]
+    if left and not w.reported:  # no progress: charge the next shape, or a new worker would loop
+        _fail_next(w, state, _died(w, state), on_result)
+        left = [i for i in range(len(shapes)) if i not in w.reported]
+    return left

@@ -1,0 +1,162 @@
+"""What ``submitgen test`` and ``bench`` report: the shapes run, the backend, per-shape results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+def format_ns(ns: float | None) -> str:
+    if ns is None:
+        return "-"
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e6:
+        return f"{ns / 1e3:.2f} us"
+    if ns < 1e9:
+        return f"{ns / 1e6:.2f} ms"
+    return f"{ns / 1e9:.2f} s"
+
+
+def modified(name: str) -> str:
+    return f"input '{name}' was modified by custom_kernel"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One selected shape: where it comes from and the spec that is run (seed already combined)."""
+
+    kind: str  # "test", "benchmark" or "custom"
+    index: int  # index in its list
+    spec: tuple[tuple[str, Any], ...]
+    label: str
+
+    @property
+    def spec_dict(self) -> dict[str, Any]:
+        return dict(self.spec)
+
+
+_BACKEND_TEXT = {
+    # SUBMITGEN_BACKEND as a submission reports it -> what ran
+    "hip": "backend: hip - ran the kernel {where}",
+    "cuda": "backend: cuda - ran the CUDA build of the kernel {where}",
+    "fallback": "backend: fallback - ran the torch fallback, not the kernel, {where}",
+    "dry-run": ("backend: dry-run - kernels were 'launched' against the stand-in HIP library "
+                "(SUBMITGEN_HIP_LIBRARY): no kernel ran, outputs are not meaningful"),
+}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What ran: the file's ``SUBMITGEN_BACKEND`` (None for hand-written files) and the device."""
+
+    value: str | None
+    gpu: bool
+    device: str
+    output: tuple[str, ...] = ()  # first lines the file printed (a fallback notice, say)
+
+    def describe(self) -> str:
+        where = f"on {self.device}" if self.gpu else "on this machine without a GPU (CPU only)"
+        if self.value in _BACKEND_TEXT:
+            return _BACKEND_TEXT[self.value].format(where=where)
+        if self.value is not None:
+            return f"backend: {self.value!r} (as the file reports it), {where}"
+        if self.gpu:
+            return f"backend: the file's own code, {where}"
+        return (f"backend: the file's own code, {where}: it ran whatever path the file "
+                "takes without a GPU, not a GPU kernel")
+
+
+@dataclass(frozen=True)
+class ShapeResult:
+    shape: Shape
+    passed: bool
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    rel_l2_err: float | None = None
+    mismatches: int | None = None
+    total: int | None = None
+    mismatch_ratio: float | None = None
+    message: str = ""
+    mutated: tuple[str, ...] = ()
+    error: str | None = None
+    seconds: float | None = None
+
+    def summary(self) -> str:
+        """One line: verdict and figures, or why it failed."""
+        verdict = "pass" if self.passed else "FAIL"
+        if self.error:
+            return f"{verdict}: {self.error.splitlines()[-1] if self.error else ''}"
+        parts = [verdict]
+        if self.max_abs_err is not None:
+            parts.append(f"max abs err {self.max_abs_err:.4g}")
+        if self.mismatches is not None and self.total is not None:
+            parts.append(f"mismatches {self.mismatches:,}/{self.total:,} ({self.mismatch_ratio or 0:.3%})")
+        if self.rel_l2_err is not None:
+            parts.append(f"rel L2 err {self.rel_l2_err:.3g}")
+        parts += [modified(m) for m in self.mutated]
+        if self.seconds is not None:
+            parts.append(f"{self.seconds:.2f} s")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    shape: Shape
+    runs: int = 0
+    mean_ns: float | None = None
+    std_ns: float | None = None
+    best_ns: float | None = None
+    worst_ns: float | None = None
+    correct: bool | None = None
+    check_message: str = ""
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and bool(self.correct)
+
+    def summary(self) -> str:
+        if self.error:
+            return f"FAIL: {self.error.splitlines()[-1]}"
+        text = (f"mean {format_ns(self.mean_ns)}, best {format_ns(self.best_ns)}, "
+                f"worst {format_ns(self.worst_ns)} over {self.runs} runs")
+        if not self.correct:
+            text += f" - WRONG OUTPUT: {self.check_message}"
+        return text
+
+
+@dataclass(frozen=True)
+class TestReport:
+    path: str
+    problem: str
+    backend: Backend
+    results: tuple[ShapeResult, ...]
+    lint_warnings: tuple[str, ...] = ()
+    clones_inputs: bool = True  # whether the problem's evaluator clones the inputs
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    path: str
+    problem: str
+    backend: Backend
+    results: tuple[BenchResult, ...]
+    timing: str  # "device" or "host"
+    flush_mib: int
+    lint_warnings: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+    def timing_note(self) -> str:
+        if self.timing == "device":
+            return (f"timing: device time (GPU events around each call, {self.flush_mib} MiB cache "
+                    "flush before each iteration, like the leaderboard)")
+        return ("timing: host-only wall clock (no GPU here): not comparable with the leaderboard's "
+                "device times")
