@@ -237,6 +237,22 @@ def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
         click.echo(f"warning (--no-lint): {line}", err=True)
 
 
+def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run) -> None:
+    """``test`` and ``bench``: warn (--no-lint) or stop on lint, ``run()``, print ``fmt(report)``,
+    exit 1 unless it passed."""
+    from .errors import LintFailed
+
+    try:
+        _warn_lint(file, problem, no_lint)
+        report = run()
+    except LintFailed as e:
+        _lint_failed(e)
+    for line in fmt(report):
+        click.echo(line)
+    if not report.passed:
+        raise SystemExit(1)
+
+
 def _progress(result, finished: int, count: int) -> None:
     from .evaluate import progress_line
 
@@ -283,19 +299,11 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
     leaderboard's evaluator does, and check each output against the local reference at the
     leaderboard's tolerance (and that the inputs were not changed). Says which backend ran.
     Exits 1 on any failure."""
-    from .errors import LintFailed
     from .evaluate import format_test_report, run_test
 
-    try:
-        _warn_lint(file, problem, no_lint)
-        report = run_test(file, problem=problem, shapes=shapes, custom=custom, seed=seed,
-                          timeout_s=timeout, lint=not no_lint, progress=_progress)
-    except LintFailed as e:
-        _lint_failed(e)
-    for line in format_test_report(report):
-        click.echo(line)
-    if not report.passed:
-        raise SystemExit(1)
+    _run_and_report(file, problem, no_lint, format_test_report, lambda: run_test(
+        file, problem=problem, shapes=shapes, custom=custom, seed=seed, timeout_s=timeout,
+        lint=not no_lint, progress=_progress))
 
 
 @cli.command("bench")
@@ -316,20 +324,11 @@ def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ..
     best and worst. With a GPU: device events, flushing the cache before each call like the
     leaderboard. Without one: host wall time, labelled host-only. Exits 1 if a shape errors or
     gives a wrong output."""
-    from .errors import LintFailed
     from .evaluate import format_bench_report, run_bench
 
-    try:
-        _warn_lint(file, problem, no_lint)
-        report = run_bench(file, problem=problem, shapes=shapes, custom=custom, iters=iters,
-                           max_time_s=max_time, flush_mib=flush_mib, timeout_s=timeout,
-                           lint=not no_lint, progress=_progress)
-    except LintFailed as e:
-        _lint_failed(e)
-    for line in format_bench_report(report):
-        click.echo(line)
-    if not report.passed:
-        raise SystemExit(1)
+    _run_and_report(file, problem, no_lint, format_bench_report, lambda: run_bench(
+        file, problem=problem, shapes=shapes, custom=custom, iters=iters, max_time_s=max_time,
+        flush_mib=flush_mib, timeout_s=timeout, lint=not no_lint, progress=_progress))
 
 
 def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:

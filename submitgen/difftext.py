@@ -6,11 +6,12 @@ import textwrap
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from .diffmodel import FIELDS
 from .textfmt import WIDTH, fit_call, fit_middle, fit_pair, jsonable
 
 if TYPE_CHECKING:
     from . import targets
-    from .diff import DiffResult, FieldChange, KernelDiff, Side
+    from .diffmodel import DiffResult, FieldChange, KernelDiff, Side
     from .diffpair import ArgChange
     from .kernelinfo import ArgInfo as KernelArg
 
@@ -21,8 +22,6 @@ _MOVED_RUN = 4  # this many consecutive args moved by the same offset collapse i
 @cache
 def _lw() -> int:
     """Width of the label column: the longest field label plus 2."""
-    from .diff import FIELDS  # noqa: PLC0415  (diff imports this module)
-
     return max(len(f[1]) for f in FIELDS) + 2
 
 

@@ -4,7 +4,7 @@ share (``KernelLookup``). ``report``, ``diff``, ``containers`` and ``validate`` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,6 +36,20 @@ class ArgInfo(Protocol):
 
     @property
     def end(self) -> int: ...
+
+
+def check_arg_extent(a: ArgInfo, label: str, prev_end: int, limit: int,
+                     add: Callable[[str, str, str], None], *, previous: str, beyond: str) -> None:
+    """The layout checks both readers make on one argument: it does not overlap the ``previous`` one
+    (ending at ``prev_end``), it is aligned to its size (1 to 8 bytes, a power of two), and it ends
+    within ``limit`` bytes (``beyond`` names that limit)."""
+    if a.offset < prev_end:
+        add("error", "arg-layout",
+            f"{label} at offset {a.offset} overlaps the {previous} ending at {prev_end}")
+    if a.size and a.size & (a.size - 1) == 0 and a.size <= 8 and a.offset % a.size:
+        add("warning", "arg-layout", f"{label} at offset {a.offset} is not aligned to its size {a.size}")
+    if a.end > limit:
+        add("error", "arg-layout", f"{label} ends at byte {a.end}, beyond {beyond}")
 
 
 class KernelInfo(Protocol):

@@ -93,27 +93,25 @@ _COMMON = dict(
     max_workgroups_per_cu=40,
 )
 
+def _cdna(name: str, marketing_name: str, compute_units: int, lds: int, lds_granule: int) -> Target:
+    """A CDNA processor: ``lds`` bytes of LDS per CU, all of which one workgroup may use."""
+    return Target(
+        name=name,
+        marketing_name=marketing_name,
+        mach=MACH_NUMBERS[name],
+        compute_units=compute_units,
+        lds_per_workgroup=lds,
+        lds_per_cu=lds,
+        lds_granule=lds_granule,
+        **_COMMON,
+    )
+
+
 TARGETS: dict[str, Target] = {
-    "gfx942": Target(
-        name="gfx942",
-        marketing_name="MI300X/MI300A/MI325X (CDNA3)",
-        mach=MACH_NUMBERS["gfx942"],
-        compute_units=304,
-        lds_per_workgroup=64 * 1024,
-        lds_per_cu=64 * 1024,
-        lds_granule=512,
-        **_COMMON,
-    ),
-    "gfx950": Target(
-        name="gfx950",
-        marketing_name="MI350X/MI355X (CDNA4)",
-        mach=MACH_NUMBERS["gfx950"],
-        compute_units=256,
-        lds_per_workgroup=160 * 1024,
-        lds_per_cu=160 * 1024,
-        lds_granule=1280,
-        **_COMMON,
-    ),
+    "gfx942": _cdna("gfx942", "MI300X/MI300A/MI325X (CDNA3)", compute_units=304, lds=64 * 1024,
+                    lds_granule=512),
+    "gfx950": _cdna("gfx950", "MI350X/MI355X (CDNA4)", compute_units=256, lds=160 * 1024,
+                    lds_granule=1280),
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import targets
-from ..kernelinfo import Finding
+from ..kernelinfo import Finding, check_arg_extent
 from .descriptor import (
     KCP_FLAT_SCRATCH_INIT,
     KCP_PRIVATE_SEGMENT_BUFFER,
@@ -187,17 +187,8 @@ def _arg_layout(meta: KernelMeta, add: Add) -> None:
     seen_hidden = False
     for a in meta.args:
         label = f"arg {a.index}" + (f" '{a.name}'" if a.name else "")
-        if a.offset < prev_end:
-            add(
-                "error",
-                "arg-layout",
-                f"{label} at offset {a.offset} overlaps the previous argument ending at {prev_end}",
-            )
-        if a.size and a.size & (a.size - 1) == 0 and a.size <= 8 and a.offset % a.size:
-            add("warning", "arg-layout", f"{label} at offset {a.offset} is not aligned to its size {a.size}")
-        if a.end > meta.kernarg_segment_size:
-            add("error", "arg-layout",
-                f"{label} ends at byte {a.end}, beyond .kernarg_segment_size {meta.kernarg_segment_size}")
+        check_arg_extent(a, label, prev_end, meta.kernarg_segment_size, add, previous="previous argument",
+                         beyond=f".kernarg_segment_size {meta.kernarg_segment_size}")
         if a.hidden:
             seen_hidden = True
         else:

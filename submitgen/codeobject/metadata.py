@@ -7,7 +7,7 @@ kernel, the key, the expected and the actual value; keys submitgen does not mode
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -194,23 +194,20 @@ def decode_metadata_note(desc: bytes, source: str = "<bytes>") -> Any:
         ) from None
 
 
+def _each(get: Callable[..., Any], *names: str, **kw: Any) -> dict[str, Any]:
+    """``{name: get("." + name, **kw)}`` for each of ``names``, read in order."""
+    return {n: get(f".{n}", **kw) for n in names}
+
+
 def _parse_arg(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
     m = _Map(raw, f"kernel {kname!r} arg {index}", source)
     return ArgMeta(
         index=index,
-        offset=m.int(".offset", True),
-        size=m.int(".size", True),
+        **_each(m.int, "offset", "size", required=True),
         value_kind=m.str(".value_kind", True),
-        name=m.str(".name"),
-        type_name=m.str(".type_name"),
-        address_space=m.str(".address_space"),
-        access=m.str(".access"),
-        actual_access=m.str(".actual_access"),
+        **_each(m.str, "name", "type_name", "address_space", "access", "actual_access"),
         pointee_align=m.int(".pointee_align"),
-        is_const=m.bool(".is_const"),
-        is_restrict=m.bool(".is_restrict"),
-        is_volatile=m.bool(".is_volatile"),
-        is_pipe=m.bool(".is_pipe"),
+        **_each(m.bool, "is_const", "is_restrict", "is_volatile", "is_pipe"),
         value_type=m.str(".value_type"),
         unknown=m.unknown(),
     )
@@ -226,20 +223,12 @@ def _parse_kernel_meta(raw: Any, index: int, source: str) -> KernelMeta:
         name=name,
         symbol=m.str(".symbol", True),
         args=tuple(_parse_arg(a, i, name, source) for i, a in enumerate(args_raw)),
-        kernarg_segment_size=m.int(".kernarg_segment_size", True),
-        kernarg_segment_align=m.int(".kernarg_segment_align", True),
-        group_segment_fixed_size=m.int(".group_segment_fixed_size", True),
-        private_segment_fixed_size=m.int(".private_segment_fixed_size", True),
-        wavefront_size=m.int(".wavefront_size", True),
-        sgpr_count=m.int(".sgpr_count", True),
-        vgpr_count=m.int(".vgpr_count", True),
+        **_each(m.int, "kernarg_segment_size", "kernarg_segment_align", "group_segment_fixed_size",
+                "private_segment_fixed_size", "wavefront_size", "sgpr_count", "vgpr_count", required=True),
         agpr_count=m.int(".agpr_count"),
         max_flat_workgroup_size=m.int(".max_flat_workgroup_size", True),
-        sgpr_spill_count=m.int(".sgpr_spill_count"),
-        vgpr_spill_count=m.int(".vgpr_spill_count"),
-        uniform_work_group_size=m.bool(".uniform_work_group_size"),
-        uses_dynamic_stack=m.bool(".uses_dynamic_stack"),
-        workgroup_processor_mode=m.bool(".workgroup_processor_mode"),
+        **_each(m.int, "sgpr_spill_count", "vgpr_spill_count"),
+        **_each(m.bool, "uniform_work_group_size", "uses_dynamic_stack", "workgroup_processor_mode"),
         language=m.str(".language"),
         language_version=m.ints(".language_version"),
         kind=m.str(".kind"),

@@ -161,6 +161,19 @@ def _store(root: Path, key1: str, data: bytes, digest: str, commands, headers: S
     return cache.store(root, key1, data, meta, digests)
 
 
+def _opencl_lang(tc: Toolchain, amd: list[str]) -> list[str]:
+    """The language and target flags of an OpenCL compile (without the ROCm device libraries when bare)."""
+    lang = ["-x", "cl", *amd]
+    if tc.bare:
+        lang += [
+            "-cl-no-stdinc",
+            "-nogpulib",
+            "-include",
+            str(device_include_dir() / "submitgen" / "opencl.h"),
+        ]
+    return lang
+
+
 def compile_commands(
     tc: Toolchain, src: _Source, opts: CompileOptions, lto: bool, hip_extra: Sequence[str] = ()
 ) -> tuple[list[list[str]], Path, Path | None]:
@@ -187,17 +200,9 @@ def compile_commands(
     dep = Path(f"{stem}.d")
     deps = ["-Xclang", "-dependency-file", "-Xclang", str(dep), "-Xclang", "-MT", "-Xclang", str(obj)]
     if kind == "cl":
-        lang = ["-x", "cl", *amd]
-        if tc.bare:
-            lang += [
-                "-cl-no-stdinc",
-                "-nogpulib",
-                "-include",
-                str(device_include_dir() / "submitgen" / "opencl.h"),
-            ]
         cmd = [
             *tc.clang,
-            *lang,
+            *_opencl_lang(tc, amd),
             f"-O{opts.opt}",
             *cov,
             *(["-flto"] if lto else []),
