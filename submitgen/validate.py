@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import ValidationError
 from .plan_checks import check_launch_form, check_output, check_result, check_workspaces
+from .render_context import AqlEntry
 from .runtime.pack import SgPlanError, sg_pack, sg_triton_launch
 from .targets import MAX_GLOBAL_X, MAX_GRID_X, MAX_GRID_YZ, MAX_WORKGROUP_SIZE
 
@@ -48,18 +49,10 @@ AQL_FILLED = frozenset({
 })
 
 
-@dataclass(frozen=True)
-class AqlLayout:
+class AqlLayout(AqlEntry):
     """What ``--launcher aql`` needs of one kernel beyond KernelLayout: the whole kernarg segment
-    and the hidden arguments at their metadata offsets (ctypes/cpp files never render this)."""
-
-    name: str
-    symbol: str  # NAME.kd
-    kernarg_segment_size: int
-    kernarg_segment_align: int
-    group_segment_fixed_size: int
-    private_segment_fixed_size: int
-    hidden: tuple[tuple[int, int, str], ...]  # (offset, size, value_kind)
+    and the hidden arguments at their metadata offsets (ctypes/cpp files never render this). The
+    fields are :class:`~submitgen.render_context.AqlEntry`'s."""
 
     @property
     def zeroed(self) -> tuple[str, ...]:

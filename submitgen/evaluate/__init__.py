@@ -32,7 +32,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import EvaluateError, LintFailed, ProblemError
 from ..lint import lint_report, read_header, read_submission, render_findings, resolve_leaderboard
@@ -41,6 +41,8 @@ from .fmt import format_bench_report, format_ns, format_test_report, progress_li
 from .process import IMPORT_TIMEOUT_S, RunState, run_worker
 from .results import Backend, BenchReport, BenchResult, Shape, ShapeResult, TestReport
 from .shapes import combine_seed, parse_shape, select_shapes
+
+R = TypeVar("R")
 
 __all__ = [
     "IMPORT_TIMEOUT_S",
@@ -200,6 +202,33 @@ def _mutated(prep: Prepared, ev: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(ev.get("mutated") or ())
 
 
+def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: dict[str, Any],
+                timeout_s: float, result: Callable[..., R], missing: Callable[[Shape], R],
+                report: Callable[[tuple[R, ...], Backend], Any],
+                progress: Callable[[R, int, int], None] | None) -> Any:
+    """Run ``kind`` on every selected shape in a fresh process: ``result(shape, fields, error, ev,
+    mutated)`` makes each shape's result as it finishes (``missing(shape)`` one that never ran),
+    ``report(results, backend)`` the report."""
+    done: dict[int, R] = {}
+
+    def on(pos: int, ev: dict[str, Any], out: Path) -> None:
+        fields, error = _verdict(prep, selected[pos], ev, out)
+        done[pos] = result(selected[pos], fields, error, ev, _mutated(prep, ev))
+        if progress:
+            progress(done[pos], len(done), len(selected))
+
+    state, tmp = _execute(prep, kind, selected, options, timeout_s, on)
+    try:
+        if state.import_error is not None:
+            for pos in range(len(selected)):
+                if pos not in done:
+                    on(pos, {"event": "error", "error": state.import_error}, tmp)
+        results = tuple(done.get(pos) or missing(s) for pos, s in enumerate(selected))
+        return report(results, _backend_of(state, tmp))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "test",
              custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
              timeout_s: float = DEFAULT_TIMEOUT_S, lint: bool = True,
@@ -209,14 +238,12 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "tes
     timeout_s = check_timeout(timeout_s)
     prep = prepare(path, problem, lint=lint)
     selected = select_shapes(prep.problem, shapes, custom=custom, seed=seed)
-    done: dict[int, ShapeResult] = {}
 
-    def on(pos: int, ev: dict[str, Any], out: Path) -> None:
-        fields, error = _verdict(prep, selected[pos], ev, out)
-        mutated = _mutated(prep, ev)
+    def result(shape: Shape, fields: dict[str, Any] | None, error: str | None, ev: Mapping[str, Any],
+               mutated: tuple[str, ...]) -> ShapeResult:
         f = fields or {}
-        done[pos] = ShapeResult(
-            shape=selected[pos],
+        return ShapeResult(
+            shape=shape,
             passed=bool(f.get("passed")) and not mutated and error is None,
             max_abs_err=f.get("max_abs_err"),
             max_rel_err=f.get("max_rel_err"),
@@ -229,22 +256,13 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "tes
             error=error,
             seconds=_number(ev, "seconds"),
         )
-        if progress:
-            progress(done[pos], len(done), len(selected))
 
-    state, tmp = _execute(prep, "test", selected, {}, timeout_s, on)
-    try:
-        if state.import_error is not None:
-            for pos in range(len(selected)):
-                if pos not in done:
-                    on(pos, {"event": "error", "error": state.import_error}, tmp)
-        results = tuple(
-            done.get(pos) or ShapeResult(s, False, error="not run") for pos, s in enumerate(selected)
-        )
-        return TestReport(str(path), prep.problem.leaderboard, _backend_of(state, tmp), results,
+    def report(results: tuple[ShapeResult, ...], backend: Backend) -> TestReport:
+        return TestReport(str(path), prep.problem.leaderboard, backend, results,
                           prep.lint_warnings, prep.problem.eval_clones_inputs)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    return _run_shapes(prep, "test", selected, {}, timeout_s, result,
+                       lambda s: ShapeResult(s, False, error="not run"), report, progress)
 
 
 def run_bench(
@@ -273,33 +291,23 @@ def run_bench(
     timeout_s = check_timeout(timeout_s)
     prep = prepare(path, problem, lint=lint)
     selected = select_shapes(prep.problem, shapes, custom=custom, seed=seed)
-    done: dict[int, BenchResult] = {}
 
-    def on(pos: int, ev: dict[str, Any], out: Path) -> None:
-        fields, error = _verdict(prep, selected[pos], ev, out)
-        mutated = _mutated(prep, ev)
+    def result(shape: Shape, fields: dict[str, Any] | None, error: str | None, ev: Mapping[str, Any],
+               mutated: tuple[str, ...]) -> BenchResult:
         runs = ev.get("runs")
         message = str((fields or {}).get("message", ""))
         if mutated:
             message += "; " + "; ".join(f"input '{m}' was modified by custom_kernel" for m in mutated)
-        done[pos] = BenchResult(
-            shape=selected[pos], runs=runs if isinstance(runs, int) and not isinstance(runs, bool) else 0,
+        return BenchResult(
+            shape=shape, runs=runs if isinstance(runs, int) and not isinstance(runs, bool) else 0,
             mean_ns=_number(ev, "mean_ns"), std_ns=_number(ev, "std_ns"), best_ns=_number(ev, "best_ns"),
             worst_ns=_number(ev, "worst_ns"), correct=bool(fields and fields["passed"]) and not mutated,
             check_message=message, error=error)
-        if progress:
-            progress(done[pos], len(done), len(selected))
 
-    options = {"iters": iters, "max_time_s": max_time_s, "flush_bytes": flush_mib * 1024 * 1024}
-    state, tmp = _execute(prep, "bench", selected, options, timeout_s, on)
-    try:
-        if state.import_error is not None:
-            for pos in range(len(selected)):
-                if pos not in done:
-                    on(pos, {"event": "error", "error": state.import_error}, tmp)
-        results = tuple(done.get(pos) or BenchResult(s, error="not run") for pos, s in enumerate(selected))
-        backend = _backend_of(state, tmp)
+    def report(results: tuple[BenchResult, ...], backend: Backend) -> BenchReport:
         return BenchReport(str(path), prep.problem.leaderboard, backend, results,
                            "device" if backend.gpu else "host", flush_mib, prep.lint_warnings)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    options = {"iters": iters, "max_time_s": max_time_s, "flush_bytes": flush_mib * 1024 * 1024}
+    return _run_shapes(prep, "bench", selected, options, timeout_s, result,
+                       lambda s: BenchResult(s, error="not run"), report, progress)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 
 def format_ns(ns: float | None) -> str:
@@ -126,33 +126,35 @@ class BenchResult:
         return text
 
 
+R = TypeVar("R", "ShapeResult", "BenchResult")
+
+
 @dataclass(frozen=True)
-class TestReport:
+class _Report(Generic[R]):
+    """What both reports start with: the file, its problem, the backend it ran and one result a shape;
+    it passed when every shape did (and there was one)."""
+
     path: str
     problem: str
     backend: Backend
-    results: tuple[ShapeResult, ...]
+    results: tuple[R, ...]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+
+@dataclass(frozen=True)
+class TestReport(_Report[ShapeResult]):
     lint_warnings: tuple[str, ...] = ()
     clones_inputs: bool = True  # whether the problem's evaluator clones the inputs
 
-    @property
-    def passed(self) -> bool:
-        return bool(self.results) and all(r.passed for r in self.results)
-
 
 @dataclass(frozen=True)
-class BenchReport:
-    path: str
-    problem: str
-    backend: Backend
-    results: tuple[BenchResult, ...]
+class BenchReport(_Report[BenchResult]):
     timing: str  # "device" or "host"
     flush_mib: int
     lint_warnings: tuple[str, ...] = ()
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.results) and all(r.passed for r in self.results)
 
     def timing_note(self) -> str:
         if self.timing == "device":

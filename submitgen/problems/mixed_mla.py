@@ -18,8 +18,7 @@ import torch
 from submitgen.errors import ProblemError
 from submitgen.problems import mxfp4
 from submitgen.problems.compare import Tolerance
-from submitgen.problems.spec import ProblemSpec, frozen_specs
-from submitgen.resources import kernels_dir
+from submitgen.problems.spec import mi355x_problem
 
 NAME = "mixed-mla"
 LEADERBOARD = "amd-mixed-mla"
@@ -240,28 +239,10 @@ def reference(data: Any, kv: str = "bf16") -> torch.Tensor:
     return out
 
 
-PROBLEM = ProblemSpec(
-    name=NAME,
-    leaderboard=LEADERBOARD,
-    gpu="MI355X",
-    arch="gfx950",
-    spec_keys=SPEC_KEYS,
-    tests=frozen_specs(TESTS),
-    benchmarks=frozen_specs(BENCHMARKS),
+PROBLEM = mi355x_problem(
+    globals(), kernel="mixed_mla", payload_baseline=12_600,
     tolerance=Tolerance(rtol=RTOL, atol=ATOL, max_mismatch_ratio=MAX_MISMATCH_RATIO,
                         strict_rel_l2=STRICT_REL_L2),
-    payload_baseline=12_600,
-    leaves=_sg_leaves,
-    key=_sg_key,
     input_names=("q", "kv_data['bf16']", "kv_data['fp8'][0]", "kv_data['fp8'][1]", "kv_data['mxfp4'][0]",
                  "kv_data['mxfp4'][1]", "qo_indptr", "kv_indptr"),
-    fallback_module="submitgen.problems.fallbacks.mixed_mla",
-    kernel_project=kernels_dir() / "mixed_mla",
-    task_source=TASK_SOURCE,
-    shape_label=shape_label,
-    generate_input=generate_input,
-    meta_input=meta_input,
-    output_meta=output_meta,
-    reference=reference,
-    module=__name__,
 )

@@ -23,8 +23,7 @@ import torch
 from submitgen.errors import ProblemError
 from submitgen.problems import mxfp4
 from submitgen.problems.compare import Tolerance
-from submitgen.problems.spec import ProblemSpec, frozen_specs
-from submitgen.resources import kernels_dir
+from submitgen.problems.spec import mi355x_problem
 
 NAME = "moe-mxfp4"
 LEADERBOARD = "amd-moe-mxfp4"
@@ -275,26 +274,9 @@ def reference(data: Any, **options: Any) -> torch.Tensor:
     return run(data, **options)
 
 
-PROBLEM = ProblemSpec(
-    name=NAME,
-    leaderboard=LEADERBOARD,
-    gpu="MI355X",
-    arch="gfx950",
-    spec_keys=SPEC_KEYS,
-    tests=frozen_specs(TESTS),
-    benchmarks=frozen_specs(BENCHMARKS),
+PROBLEM = mi355x_problem(
+    globals(), kernel="moe_mxfp4", payload_baseline=11_800,
     tolerance=Tolerance(rtol=RTOL, atol=ATOL),
-    payload_baseline=11_800,
-    leaves=_sg_leaves,
-    key=_sg_key,
     input_names=INPUT_NAMES,
-    fallback_module="submitgen.problems.fallbacks.moe_mxfp4",
-    kernel_project=kernels_dir() / "moe_mxfp4",
-    task_source=TASK_SOURCE,
-    shape_label=shape_label,
-    generate_input=generate_input,
-    meta_input=meta_input,
-    reference=reference,
-    module=__name__,
     eval_clones_inputs=False,
 )

@@ -17,8 +17,7 @@ import torch
 from submitgen.errors import ProblemError
 from submitgen.problems import mxfp4
 from submitgen.problems.compare import Tolerance
-from submitgen.problems.spec import ProblemSpec, frozen_specs
-from submitgen.resources import kernels_dir
+from submitgen.problems.spec import mi355x_problem
 
 NAME = "mxfp4-mm"
 LEADERBOARD = "amd-mxfp4-mm"
@@ -148,26 +147,8 @@ def reference(data: Any, ties: str = "even") -> torch.Tensor:
     return (a_deq @ b_deq.T).to(torch.bfloat16)
 
 
-PROBLEM = ProblemSpec(
-    name=NAME,
-    leaderboard=LEADERBOARD,
-    gpu="MI355X",
-    arch="gfx950",
-    spec_keys=SPEC_KEYS,
-    tests=frozen_specs(TESTS),
-    benchmarks=frozen_specs(BENCHMARKS),
+PROBLEM = mi355x_problem(
+    globals(), kernel="mxfp4_mm", payload_baseline=9_700,
     tolerance=Tolerance(rtol=RTOL, atol=ATOL, check_dtype=True),
-    payload_baseline=9_700,
-    leaves=_sg_leaves,
-    key=_sg_key,
     input_names=("A", "B", "B_q", "B_shuffle", "B_scale_sh"),
-    fallback_module="submitgen.problems.fallbacks.mxfp4_mm",
-    kernel_project=kernels_dir() / "mxfp4_mm",
-    task_source=TASK_SOURCE,
-    shape_label=shape_label,
-    generate_input=generate_input,
-    meta_input=meta_input,
-    output_meta=output_meta,
-    reference=reference,
-    module=__name__,
 )

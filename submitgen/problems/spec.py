@@ -182,3 +182,23 @@ def map_tensors(data: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
     if isinstance(data, dict):
         return {k: map_tensors(v, fn) for k, v in data.items()}
     return data
+
+
+def mi355x_problem(ns: Mapping[str, Any], *, kernel: str, tolerance: Tolerance, payload_baseline: int,
+                   input_names: tuple[str, ...], **extra: Any) -> ProblemSpec:
+    """The ``ProblemSpec`` of a shipped MI355X problem module from its ``globals()``: the module
+    binds NAME, LEADERBOARD, SPEC_KEYS, TESTS, BENCHMARKS, TASK_SOURCE, ``_sg_leaves``, ``_sg_key``,
+    ``shape_label``, ``generate_input``, ``meta_input``, ``reference`` and optionally ``output_meta``;
+    its fallback is ``submitgen.problems.fallbacks.<kernel>`` and its kernels ``kernels/<kernel>``."""
+    from submitgen.resources import kernels_dir
+
+    return ProblemSpec(
+        name=ns["NAME"], leaderboard=ns["LEADERBOARD"], gpu="MI355X", arch="gfx950",
+        spec_keys=ns["SPEC_KEYS"], tests=frozen_specs(ns["TESTS"]), benchmarks=frozen_specs(ns["BENCHMARKS"]),
+        tolerance=tolerance, payload_baseline=payload_baseline,
+        leaves=ns[LEAVES_FUNCTION], key=ns[KEY_FUNCTION], input_names=input_names,
+        fallback_module=f"submitgen.problems.fallbacks.{kernel}", kernel_project=kernels_dir() / kernel,
+        task_source=ns["TASK_SOURCE"], shape_label=ns["shape_label"], generate_input=ns["generate_input"],
+        meta_input=ns["meta_input"], output_meta=ns.get("output_meta"), reference=ns["reference"],
+        module=ns["__name__"], **extra,
+    )
