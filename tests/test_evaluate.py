@@ -168,7 +168,8 @@ def test_bench_reports_stats_and_labels_host_time():
     report = run_bench(SUBMISSIONS / "mla_torch.py", custom=MLA_SMALL, iters=3)
     assert report.passed
     for r in report.results:
-        assert r.runs == 3 and r.best_ns <= r.mean_ns <= r.worst_ns and r.correct
+        t = r.timing
+        assert t is not None and t.runs == 3 and t.best_ns <= t.mean_ns <= t.worst_ns and r.correct
     text = format_bench_report(report)
     if not torch.cuda.is_available():
         assert report.timing == "host"

@@ -39,7 +39,7 @@ from ..lint import lint_report, read_header, read_submission, render_findings, r
 from .check import OutputError, check_fields, judge, read_output
 from .fmt import format_bench_report, format_ns, format_test_report, progress_line
 from .process import IMPORT_TIMEOUT_S, RunState, run_worker
-from .results import Backend, BenchReport, BenchResult, Shape, ShapeResult, TestReport
+from .results import Backend, BenchReport, BenchResult, Shape, ShapeResult, TestReport, Timing
 from .shapes import combine_seed, parse_shape, select_shapes
 
 R = TypeVar("R")
@@ -294,15 +294,12 @@ def run_bench(
 
     def result(shape: Shape, fields: dict[str, Any] | None, error: str | None, ev: Mapping[str, Any],
                mutated: tuple[str, ...]) -> BenchResult:
-        runs = ev.get("runs")
         message = str((fields or {}).get("message", ""))
         if mutated:
             message += "; " + "; ".join(f"input '{m}' was modified by custom_kernel" for m in mutated)
-        return BenchResult(
-            shape=shape, runs=runs if isinstance(runs, int) and not isinstance(runs, bool) else 0,
-            mean_ns=_number(ev, "mean_ns"), std_ns=_number(ev, "std_ns"), best_ns=_number(ev, "best_ns"),
-            worst_ns=_number(ev, "worst_ns"), correct=bool(fields and fields["passed"]) and not mutated,
-            check_message=message, error=error)
+        return BenchResult(shape=shape, timing=Timing.from_event(ev),
+                           correct=bool(fields and fields["passed"]) and not mutated,
+                           check_message=message, error=error)
 
     def report(results: tuple[BenchResult, ...], backend: Backend) -> BenchReport:
         return BenchReport(str(path), prep.problem.leaderboard, backend, results,

@@ -63,8 +63,9 @@ def format_bench_report(report: BenchReport) -> list[str]:
     rows = []
     for r in report.results:
         status = "error" if r.error else ("ok" if r.correct else "WRONG")
-        rows.append([r.shape.label, str(r.runs), format_ns(r.mean_ns), format_ns(r.best_ns),
-                     format_ns(r.worst_ns), format_ns(r.std_ns), status])
+        t = r.timing
+        figures = [t.mean_ns, t.best_ns, t.worst_ns, t.std_ns] if t else [None] * 4
+        rows.append([r.shape.label, str(t.runs if t else 0), *(format_ns(f) for f in figures), status])
     lines = [f"{report.problem}: {report.path}", report.backend.describe()]
     lines += [f"  the file printed: {ln}" for ln in report.backend.output]
     lines += [f"lint warning: {ln}" for ln in report.lint_warnings]
@@ -75,7 +76,7 @@ def format_bench_report(report: BenchReport) -> list[str]:
             lines.append(f"{r.shape.label}: {r.error}")
         elif not r.correct:
             lines.append(f"{r.shape.label}: wrong output: {r.check_message}")
-    means = [r.mean_ns for r in report.results if r.mean_ns]
+    means = [r.timing.mean_ns for r in report.results if r.timing and r.timing.mean_ns]
     if means and len(means) == len(report.results):
         import math
 

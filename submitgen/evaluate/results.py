@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -101,13 +103,32 @@ class ShapeResult:
 
 
 @dataclass(frozen=True)
+class Timing:
+    """One shape's timed calls: all of the figures, or none of them (no Timing)."""
+
+    runs: int
+    mean_ns: float
+    std_ns: float
+    best_ns: float
+    worst_ns: float
+
+    @classmethod
+    def from_event(cls, ev: Mapping[str, Any]) -> Timing | None:
+        """The figures of a worker's ``bench`` event; None unless each is a finite number."""
+        runs = ev.get("runs")
+        figures = [ev.get(k) for k in ("mean_ns", "std_ns", "best_ns", "worst_ns")]
+        if not isinstance(runs, int) or isinstance(runs, bool) or runs < 1:
+            return None
+        if not all(isinstance(f, (int, float)) and not isinstance(f, bool) and math.isfinite(f)
+                   for f in figures):
+            return None
+        return cls(runs, *(float(f) for f in figures))
+
+
+@dataclass(frozen=True)
 class BenchResult:
     shape: Shape
-    runs: int = 0
-    mean_ns: float | None = None
-    std_ns: float | None = None
-    best_ns: float | None = None
-    worst_ns: float | None = None
+    timing: Timing | None = None
     correct: bool | None = None
     check_message: str = ""
     error: str | None = None
@@ -119,8 +140,9 @@ class BenchResult:
     def summary(self) -> str:
         if self.error:
             return f"FAIL: {self.error.splitlines()[-1]}"
-        text = (f"mean {format_ns(self.mean_ns)}, best {format_ns(self.best_ns)}, "
-                f"worst {format_ns(self.worst_ns)} over {self.runs} runs")
+        t = self.timing
+        text = (f"mean {format_ns(t.mean_ns)}, best {format_ns(t.best_ns)}, worst {format_ns(t.worst_ns)} "
+                f"over {t.runs} runs" if t else "no timings")
         if not self.correct:
             text += f" - WRONG OUTPUT: {self.check_message}"
         return text
