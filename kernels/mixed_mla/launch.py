@@ -29,6 +29,10 @@ TRITON = {
         "constexprs": {"BN": 32},
         "num_warps": 4,
         "num_stages": 1,
+        # Hopper's wgmma wants 64-token tiles and a 3-stage pipeline; on gfx950 that config needs
+        # 431 VGPRs (1 wave/SIMD), so it applies to sm_90 only. Tiles are masked at the split's end,
+        # so split_len (a multiple of 32) stays valid.
+        "arch": {"sm_90": {"num_stages": 3, "constexprs": {"BN": 64}}},
     },
     "mla_reduce": {
         "source": "mixed_mla.py",
