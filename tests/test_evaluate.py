@@ -74,7 +74,7 @@ def test_correct_handwritten_passes():
     assert report.passed, format_test_report(report)
     assert [r.shape.label for r in report.results] == \
         ["batchsize=2 qseqlen=1 kvseqlen=256", "batchsize=3 qseqlen=1 kvseqlen=128"]
-    assert all(r.mismatch_ratio == 0.0 and r.max_abs_err is not None for r in report.results)
+    assert all(r.figures.mismatch_ratio == 0.0 and r.figures.max_abs_err is not None for r in report.results)
     assert report.backend.value is None
     if not torch.cuda.is_available():
         assert "without a GPU (CPU only)" in report.backend.describe()
@@ -86,7 +86,7 @@ def test_zeros_fail_and_progress_is_reported():
                       progress=lambda r, i, n: seen.append((r.shape.label, i, n)))
     assert not report.passed
     assert [r.passed for r in report.results] == [False, False]
-    assert all(r.mismatch_ratio > 0.9 for r in report.results)
+    assert all(r.figures.mismatch_ratio > 0.9 for r in report.results)
     assert seen == [("m=8 n=256 k=512", 1, 2), ("m=4 n=128 k=256", 2, 2)]
     assert format_test_report(report)[-1] == "FAILED: 2 of 2 shapes failed"
 

@@ -203,7 +203,7 @@ def test_fallback_file_passes_submitgen_test(tmp_path, one_thread_worker):
     )
     report = run_test(path, custom=MOE_CUSTOM)
     assert report.passed, [r.summary() for r in report.results]
-    assert [r.max_abs_err for r in report.results] == [0.0, 0.0]
+    assert [r.figures.max_abs_err for r in report.results] == [0.0, 0.0]
 
 
 def test_writing_into_hidden_states_fails_submitgen_test_naming_it(tmp_path, one_thread_worker):

@@ -39,7 +39,7 @@ from ..lint import lint_report, read_header, read_submission, render_findings, r
 from .check import OutputError, check_fields, judge, read_output
 from .fmt import format_bench_report, format_ns, format_test_report, progress_line
 from .process import IMPORT_TIMEOUT_S, RunState, run_worker
-from .results import Backend, BenchReport, BenchResult, Shape, ShapeResult, TestReport, Timing
+from .results import Backend, BenchReport, BenchResult, Figures, Shape, ShapeResult, TestReport, Timing
 from .shapes import combine_seed, parse_shape, select_shapes
 
 R = TypeVar("R")
@@ -245,12 +245,7 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "tes
         return ShapeResult(
             shape=shape,
             passed=bool(f.get("passed")) and not mutated and error is None,
-            max_abs_err=f.get("max_abs_err"),
-            max_rel_err=f.get("max_rel_err"),
-            rel_l2_err=f.get("rel_l2_err"),
-            mismatches=f.get("mismatches"),
-            total=f.get("total"),
-            mismatch_ratio=f.get("mismatch_ratio"),
+            figures=Figures.from_fields(f),
             message=str(f.get("message", "")),
             mutated=mutated,
             error=error,

@@ -27,13 +27,15 @@ def format_test_report(report: TestReport) -> list[str]:
     """The final table, a line per failure's details, and the verdict."""
     rows = []
     for r in report.results:
-        ratio = "-" if r.mismatch_ratio is None else f"{r.mismatch_ratio:.3%}"
-        mism = "-" if r.mismatches is None else f"{r.mismatches:,}/{r.total:,}"
+        g = r.figures
+        ratio = "-" if g is None else f"{g.mismatch_ratio:.3%}"
+        mism = "-" if g is None else f"{g.mismatches:,}/{g.total:,}"
         verdict = "pass" if r.passed else ("ERROR" if r.error else "FAIL")
         if r.mutated:
             verdict = "MUTATED"
-        rows.append([r.shape.label, verdict, _num(r.max_abs_err), _num(r.max_rel_err), mism, ratio,
-                     "-" if r.seconds is None else f"{r.seconds:.2f}s"])
+        errs = [_num(g.max_abs_err), _num(g.max_rel_err)] if g else ["-", "-"]
+        seconds = "-" if r.seconds is None else f"{r.seconds:.2f}s"
+        rows.append([r.shape.label, verdict, *errs, mism, ratio, seconds])
     lines = [f"{report.problem}: {report.path}", report.backend.describe()]
     lines += [f"  the file printed: {ln}" for ln in report.backend.output]
     lines += [f"lint warning: {ln}" for ln in report.lint_warnings]

@@ -70,15 +70,30 @@ class Backend:
 
 
 @dataclass(frozen=True)
+class Figures:
+    """What the problem's check measured on one output (the errors are None where not finite)."""
+
+    mismatches: int
+    total: int
+    mismatch_ratio: float
+    max_abs_err: float | None
+    max_rel_err: float | None
+    rel_l2_err: float | None
+
+    @classmethod
+    def from_fields(cls, f: Mapping[str, Any]) -> Figures | None:
+        """From the check's fields (``check.check_fields``); None without a judged output."""
+        if not isinstance(f.get("mismatches"), int) or not isinstance(f.get("total"), int):
+            return None
+        return cls(f["mismatches"], f["total"], float(f.get("mismatch_ratio") or 0.0), f.get("max_abs_err"),
+                   f.get("max_rel_err"), f.get("rel_l2_err"))
+
+
+@dataclass(frozen=True)
 class ShapeResult:
     shape: Shape
     passed: bool
-    max_abs_err: float | None = None
-    max_rel_err: float | None = None
-    rel_l2_err: float | None = None
-    mismatches: int | None = None
-    total: int | None = None
-    mismatch_ratio: float | None = None
+    figures: Figures | None = None
     message: str = ""
     mutated: tuple[str, ...] = ()
     error: str | None = None
@@ -90,12 +105,13 @@ class ShapeResult:
         if self.error:
             return f"{verdict}: {self.error.splitlines()[-1] if self.error else ''}"
         parts = [verdict]
-        if self.max_abs_err is not None:
-            parts.append(f"max abs err {self.max_abs_err:.4g}")
-        if self.mismatches is not None and self.total is not None:
-            parts.append(f"mismatches {self.mismatches:,}/{self.total:,} ({self.mismatch_ratio or 0:.3%})")
-        if self.rel_l2_err is not None:
-            parts.append(f"rel L2 err {self.rel_l2_err:.3g}")
+        g = self.figures
+        if g is not None:
+            if g.max_abs_err is not None:
+                parts.append(f"max abs err {g.max_abs_err:.4g}")
+            parts.append(f"mismatches {g.mismatches:,}/{g.total:,} ({g.mismatch_ratio:.3%})")
+            if g.rel_l2_err is not None:
+                parts.append(f"rel L2 err {g.rel_l2_err:.3g}")
         parts += [modified(m) for m in self.mutated]
         if self.seconds is not None:
             parts.append(f"{self.seconds:.2f} s")

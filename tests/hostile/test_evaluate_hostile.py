@@ -66,7 +66,7 @@ def test_a_patched_checker_changes_nothing(tmp_path):
         "def custom_kernel(data):\n    return torch.zeros_like(data[0])\n"))
     report = run_test(sub, custom=TWO)
     assert [r.passed for r in report.results] == [False, False]
-    assert all(r.error is None and r.mismatches > 0 for r in report.results)
+    assert all(r.error is None and r.figures.mismatches > 0 for r in report.results)
     assert report.results[0].message.startswith("FAIL (rtol=1e-05 atol=1e-05, every element): ")
 
 
@@ -138,7 +138,7 @@ def test_inputs_changed_by_custom_kernel_fail_where_the_evaluator_does_not_clone
                           "    return out\n", header)
     report = run_test(sub, custom=SMALL)
     [r] = report.results
-    assert not r.passed and r.error is None and r.mutated == ("a",) and r.mismatches == 0
+    assert not r.passed and r.error is None and r.mutated == ("a",) and r.figures.mismatches == 0
     assert r.summary().startswith("FAIL, max abs err 0, mismatches 0/64 (0.000%), rel L2 err 0, "
                                   "input 'a' was modified by custom_kernel")
     text = format_test_report(report)
