@@ -1,0 +1,38 @@
+"""Builds running at the same time, sharing one (initially empty) compile cache, write
+byte-identical submissions, and so does a later build that reads the cache they filled."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from submitgen.cli import cli
+
+PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
+
+
+def test_concurrent_builds_sharing_the_cache_are_identical(tmp_path, monkeypatch):
+    shutil.copytree(PROJECT, tmp_path / "proj")
+    env = dict(os.environ, SUBMITGEN_CACHE_DIR=str(tmp_path / "cache"))
+    builds = [
+        subprocess.Popen([sys.executable, "-m", "submitgen", "build", "mxfp4-mm", "--kernels", "proj",
+                          "-o", f"out{i}/submission.py"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for i in range(2)
+    ]
+    for p in builds:
+        out, _ = p.communicate(timeout=300)
+        assert p.returncode == 0, out
+    assert any((tmp_path / "cache").rglob("*")), "the builds cached nothing"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SUBMITGEN_CACHE_DIR", env["SUBMITGEN_CACHE_DIR"])
+    warm = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", "proj", "-o", "warm/submission.py"])
+    assert warm.exit_code == 0, warm.output
+    texts = {(tmp_path / d / "submission.py").read_bytes() for d in ("out0", "out1", "warm")}
+    assert len(texts) == 1
+    assert sorted(p.name for p in tmp_path.rglob(".submission.py.*")) == []

@@ -1,0 +1,79 @@
+"""A build whose output folder is read-only gives one ``Error:`` line, writes no file and leaves an
+earlier output there untouched. Run as root (as CI does), the build runs in a forked child that
+has dropped to the ``nobody`` user first, since root writes through any mode bits."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from submitgen.cli import cli
+from submitgen.containers import load_code_objects
+
+PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
+NOBODY = 65534
+
+
+@pytest.fixture
+def world(monkeypatch):
+    """A folder every user can read (pytest's own tmp folders are root's alone): the project, its
+    code object and a good output in ``out/``."""
+    base = Path(tempfile.mkdtemp(prefix="sg-readonly-"))
+    base.chmod(0o755)
+    shutil.copytree(PROJECT, base / "proj")
+    monkeypatch.chdir(base)
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", "proj", "-o", "out/s.py"])
+    assert r.exit_code == 0, r.output
+    Path("mm.co").write_bytes(load_code_objects("out/s.py")[0].data)
+    yield base
+    (base / "out").chmod(0o755)
+    shutil.rmtree(base)
+
+
+def _build_as_nobody(args: list[str]) -> tuple[int, str]:
+    """``submitgen ARGS`` in a forked child running as nobody (uid and gid 65534)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            r = CliRunner().invoke(cli, args)
+            os.write(write, json.dumps([r.exit_code, r.output]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    code, output = json.loads(data)
+    return code, output
+
+
+def _run(args: list[str]) -> tuple[int, str]:
+    if os.geteuid() == 0:
+        return _build_as_nobody(args)
+    r = CliRunner().invoke(cli, args)
+    return r.exit_code, r.output
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_read_only_output_folder_is_one_error_line(world, existing):
+    out = world / "out"
+    good = (out / "s.py").read_bytes()
+    if not existing:
+        (out / "s.py").unlink()
+    out.chmod(0o555)
+    code, output = _run(["build", "mxfp4-mm", "--kernels", "proj", "--co", "mm.co", "-o", "out/s.py"])
+    assert (code, output) == (1, "Error: cannot write out/s.py: Permission denied\n")
+    assert sorted(p.name for p in out.iterdir()) == (["s.py"] if existing else [])
+    if existing:
+        assert (out / "s.py").read_bytes() == good
