@@ -1,9 +1,11 @@
 """Occupancy: how many waves of a kernel one SIMD holds at a given block size.
 
-LLVM's model (``AMDGPUBaseInfo.cpp`` / ``GCNSubtarget``): waves per SIMD is the minimum over the
-hardware cap, the VGPR file, the SGPR file, LDS and the workgroup slots of a CU, each counted in
-whole workgroups (a workgroup's waves all live on one CU). Rules and sources: docs/readers.md,
-"Occupancy"."""
+LLVM's model (``GCNSubtarget::computeOccupancy``, ``AMDGPUSubtarget::getOccupancyWithWorkGroupSizes``,
+``AMDGPUBaseInfo.cpp``): waves per SIMD is the minimum over the hardware cap, the VGPR and SGPR
+files (per SIMD), and LDS and the workgroup slots of a CU (in whole workgroups, spread over the
+SIMDs). ``workgroups_per_cu`` also counts registers in whole workgroups, so it can hold fewer
+waves than 4 x waves per SIMD. Rules and sources: docs/readers.md, "Occupancy"; checked against
+LLVM 22's remarks by tests/test_occupancy_llvm.py."""
 
 from __future__ import annotations
 
@@ -78,15 +80,20 @@ class _Launch:
 
     def per_simd(self, wgs_per_cu: int) -> int:
         """Waves on the busiest SIMD when ``wgs_per_cu`` workgroups share a CU: their waves spread
-        over the SIMDs, rounded up (LLVM ``getOccupancyWithWorkGroupSizes``: ``divideCeil``)."""
-        return min(self.t.max_waves_per_simd, -(-(wgs_per_cu * self.wpw) // self.t.simds_per_cu))
+        over the SIMDs, rounded up, at least 1 (LLVM ``getOccupancyWithWorkGroupSizes``:
+        ``clamp(divideCeil(waves per CU, EUs per CU), 1, max waves per EU)``)."""
+        waves = -(-(wgs_per_cu * self.wpw) // self.t.simds_per_cu)
+        return max(1, min(self.t.max_waves_per_simd, waves))
 
 
-# Each resource: (its limit, the workgroups per CU it allows, why the block cannot run or None).
+# Each resource: (its limit, the whole workgroups per CU it allows, why the block cannot run or None).
 _Result = tuple[OccupancyLimit, int, "str | None"]
 
 
 def _vgpr(kernel: KernelResources, x: _Launch) -> _Result:
+    """LLVM ``getNumWavesPerEUWithNumVGPRs``: per SIMD, not rounded to whole workgroups. A
+    workgroup's waves must all be resident at once, so a block needing more waves per SIMD than
+    the VGPRs allow cannot launch (LLVM's remark does not say so)."""
     t, simds = x.t, x.t.simds_per_cu
     vgprs = _round_up(max(kernel.vgpr_count, 1), t.vgpr_granule)
     kd_alloc = getattr(getattr(kernel, "descriptor", None), "vgpr_alloc", 0) or 0
@@ -94,9 +101,7 @@ def _vgpr(kernel: KernelResources, x: _Launch) -> _Result:
     if kd_alloc > vgprs:  # the hardware allocates what the descriptor says
         vgprs = kd_alloc
         src = f"{kernel.vgpr_count} VGPRs, descriptor allocates {kd_alloc}"
-    v_simd = (
-        min(t.max_waves_per_simd, t.vgprs_per_simd_lane // vgprs) if vgprs <= t.vgprs_per_simd_lane else 0
-    )
+    v_simd = min(t.max_waves_per_simd, t.vgprs_per_simd_lane // vgprs)
     v_wgs = (v_simd * simds) // x.wpw
     problem = None
     if vgprs > t.vgprs_per_simd_lane:
@@ -106,33 +111,33 @@ def _vgpr(kernel: KernelResources, x: _Launch) -> _Result:
             f"a block of {x.block} threads ({x.wpw} waves) needs {math.ceil(x.wpw / simds)} waves per SIMD; "
             f"{vgprs} VGPRs allow {v_simd}"
         )
-    detail = f"{src}; {t.vgprs_per_simd_lane}/{vgprs} -> {v_simd} waves/SIMD -> {v_wgs} workgroups/CU"
-    return OccupancyLimit("vgpr", x.per_simd(v_wgs), detail), v_wgs, problem
+    detail = f"{src}; {t.vgprs_per_simd_lane}/{vgprs} -> {v_simd} waves/SIMD"
+    return OccupancyLimit("vgpr", v_simd, detail), v_wgs, problem
 
 
 def _sgpr(kernel: KernelResources, x: _Launch) -> _Result:
     s_simd = min(_sgpr_waves(kernel.sgpr_count), x.t.max_waves_per_simd)
     s_wgs = (s_simd * x.t.simds_per_cu) // x.wpw
-    detail = f"{kernel.sgpr_count} SGPRs -> {s_simd} waves/SIMD -> {s_wgs} workgroups/CU"
-    return OccupancyLimit("sgpr", x.per_simd(s_wgs), detail), s_wgs, None
+    detail = f"{kernel.sgpr_count} SGPRs -> {s_simd} waves/SIMD"
+    return OccupancyLimit("sgpr", s_simd, detail), s_wgs, None
 
 
 def _lds(lds: int, x: _Launch) -> _Result:
+    """LLVM ``getOccupancyWithWorkGroupSizes``: whole workgroups by LDS, no allocation granule."""
     t = x.t
     if lds > t.lds_per_workgroup:
         return (OccupancyLimit("lds", 0, f"{lds} B > {t.lds_per_workgroup} B per workgroup"), 0,
                 f"LDS {lds} bytes exceeds {t.name}'s {t.lds_per_workgroup} bytes per workgroup")
-    if lds == 0:
-        return OccupancyLimit("lds", t.max_waves_per_simd, "no LDS"), t.max_waves_per_cu, None
-    lds_alloc = _round_up(lds, t.lds_granule)
-    l_wgs = t.lds_per_cu // lds_alloc
-    detail = (f"{lds} B -> {lds_alloc} B allocated (granule {t.lds_granule}); "
-              f"{t.lds_per_cu}/{lds_alloc} = {l_wgs} workgroups/CU")
+    l_wgs = t.lds_per_cu // max(lds, 1)
+    detail = f"{t.lds_per_cu}/{lds} B = {l_wgs} workgroups/CU" if lds else "no LDS"
     return OccupancyLimit("lds", x.per_simd(l_wgs), detail), l_wgs, None
 
 
 def _slots(x: _Launch) -> _Result:
-    w_wgs = x.t.max_workgroups_per_cu if x.wpw == 1 else min(x.t.max_workgroups_per_cu // x.wpw, 16)
+    """LLVM ``IsaInfo::getMaxWorkGroupsPerCU``: a one-wave workgroup takes a wave slot only,
+    larger ones a barrier too (16 per CU)."""
+    t = x.t
+    w_wgs = t.max_waves_per_cu if x.wpw == 1 else min(t.max_waves_per_cu // x.wpw, t.max_workgroups_per_cu)
     detail = f"{x.wpw} waves/workgroup -> at most {w_wgs} workgroups/CU"
     return OccupancyLimit("workgroup_slots", x.per_simd(w_wgs), detail), w_wgs, None
 

@@ -1,9 +1,8 @@
 """gfx942 (MI300X) and gfx950 (MI355X) hardware facts, and an occupancy estimate.
 
 The occupancy model is LLVM's (``AMDGPUBaseInfo.cpp`` / ``GCNSubtarget``): waves per SIMD is the
-minimum over the hardware cap, the VGPR file, the SGPR file, LDS and the workgroup slots of a CU,
-each counted in whole workgroups (a workgroup's waves all live on one CU). The LDS and
-workgroup-slot rounding is approximate (docs/readers.md, "Occupancy").
+minimum over the hardware cap, the VGPR file, the SGPR file (per SIMD), LDS and the workgroup
+slots of a CU (in whole workgroups); docs/readers.md, "Occupancy".
 
 Processor facts used anywhere in submitgen live here once: the ``EF_AMDGPU_MACH`` numbers, which
 processors have the unified VGPR/AGPR file and architected flat scratch, what a generic target
@@ -64,7 +63,6 @@ class Target:
     max_waves_per_simd: int
     lds_per_workgroup: int  # the most LDS one workgroup may use (static + dynamic)
     lds_per_cu: int
-    lds_granule: int
     vgprs_per_simd_lane: int  # unified arch + acc VGPRs addressable per lane
     vgpr_granule: int
     vgpr_file_bytes_per_cu: int
@@ -90,10 +88,10 @@ _COMMON = dict(
     sgpr_granule=16,
     addressable_sgprs=102,
     max_workgroup_size=MAX_WORKGROUP_SIZE,
-    max_workgroups_per_cu=40,
+    max_workgroups_per_cu=16,  # workgroup barriers per CU (LLVM getMaxWorkGroupsPerCU)
 )
 
-def _cdna(name: str, marketing_name: str, compute_units: int, lds: int, lds_granule: int) -> Target:
+def _cdna(name: str, marketing_name: str, compute_units: int, lds: int) -> Target:
     """A CDNA processor: ``lds`` bytes of LDS per CU, all of which one workgroup may use."""
     return Target(
         name=name,
@@ -102,16 +100,13 @@ def _cdna(name: str, marketing_name: str, compute_units: int, lds: int, lds_gran
         compute_units=compute_units,
         lds_per_workgroup=lds,
         lds_per_cu=lds,
-        lds_granule=lds_granule,
         **_COMMON,
     )
 
 
 TARGETS: dict[str, Target] = {
-    "gfx942": _cdna("gfx942", "MI300X/MI300A/MI325X (CDNA3)", compute_units=304, lds=64 * 1024,
-                    lds_granule=512),
-    "gfx950": _cdna("gfx950", "MI350X/MI355X (CDNA4)", compute_units=256, lds=160 * 1024,
-                    lds_granule=1280),
+    "gfx942": _cdna("gfx942", "MI300X/MI300A/MI325X (CDNA3)", compute_units=304, lds=64 * 1024),
+    "gfx950": _cdna("gfx950", "MI350X/MI355X (CDNA4)", compute_units=256, lds=160 * 1024),
 }
 
 

@@ -33,6 +33,10 @@ RSRC2_WORKGROUP_ID_Z = (9, 1)
 RSRC2_WORKGROUP_INFO = (10, 1)
 RSRC2_VGPR_WORKITEM_ID = (11, 3)
 RSRC2_GRANULATED_LDS_SIZE = (15, 0x1FF)
+RSRC2_EXCEPTIONS = (  # (bit, name): the exceptions that trap, bits 24-30
+    (24, "fp_ieee_invalid_op"), (25, "fp_denorm_src"), (26, "fp_ieee_div_zero"), (27, "fp_ieee_overflow"),
+    (28, "fp_ieee_underflow"), (29, "fp_ieee_inexact"), (30, "int_div_zero"),
+)
 # compute_pgm_rsrc3 (gfx90a, gfx94x, gfx950)
 RSRC3_ACCUM_OFFSET = (0, 0x3F)
 RSRC3_TG_SPLIT = (16, 1)
@@ -98,6 +102,7 @@ class KernelDescriptor:
     workgroup_info: bool
     workitem_id_dims: int  # 1..3 (rsrc2[12:11] + 1)
     granulated_lds_size: int  # rsrc2[23:15], must be 0
+    exceptions: tuple[str, ...]  # enabled rsrc2[30:24] exception traps, by name
     tg_split: bool
     user_sgprs: tuple[str, ...]  # enabled user SGPR inputs, in order
     user_sgprs_needed: int  # SGPRs those inputs take, plus preloaded kernargs
@@ -151,6 +156,7 @@ def _rsrc2(rsrc2: int) -> dict:
         workgroup_info=bool(bits(rsrc2, RSRC2_WORKGROUP_INFO)),
         workitem_id_dims=bits(rsrc2, RSRC2_VGPR_WORKITEM_ID) + 1,
         granulated_lds_size=bits(rsrc2, RSRC2_GRANULATED_LDS_SIZE),
+        exceptions=tuple(name for bit, name in RSRC2_EXCEPTIONS if rsrc2 >> bit & 1),
     )
 
 
