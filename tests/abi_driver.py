@@ -2,9 +2,10 @@
 stand-in HIP library. Imports the submission like the evaluator does, then for each benchmark
 shape calls custom_kernel on real CPU tensors of the problem's shapes, and writes what the test
 needs to rebuild the expected launches independently: the leaves' addresses, the output's
-address, and the plan's launches with each argument described.
+address, and the plan's launches with each argument described. With ``all``, the test shapes
+are called too (first), then the benchmark shapes.
 
-usage: python abi_driver.py SUBMISSION PROBLEM OUT.json"""
+usage: python abi_driver.py SUBMISSION PROBLEM OUT.json [all]"""
 
 import ctypes
 import importlib.util
@@ -17,6 +18,8 @@ from submitgen.problems import get_problem
 
 
 def describe(value, leaves, out, workspaces):
+    if value is None:
+        return {"none": True}
     if isinstance(value, torch.Tensor):
         for i, leaf in enumerate(leaves):
             if value is leaf:
@@ -39,13 +42,14 @@ def describe(value, leaves, out, workspaces):
     return {"int": value}
 
 
-def main(path, problem_name, result_path):
+def main(path, problem_name, result_path, which="benchmarks"):
     spec = importlib.util.spec_from_file_location("submission", path)
     sub = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sub)
     problem = get_problem(problem_name)
     shapes = []
-    for shape in problem.benchmarks:
+    specs = (*problem.tests, *problem.benchmarks) if which == "all" else problem.benchmarks
+    for shape in specs:
         data = problem.empty_input(shape)
         leaves = problem.leaves(data)
         out = sub.custom_kernel(data)
