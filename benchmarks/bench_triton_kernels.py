@@ -79,6 +79,9 @@ def plan_runner(launch_mod, kernel_mod, data):
         # fp4x2 / e8m0 tensors go to Triton as their bytes (the kernels take *u8)
         args = tuple(mxfp4.as_bytes(x) if isinstance(x, torch.Tensor) and x.dtype in _BYTE_DTYPES else x
                      for x in args)
+        # a plan's None pointer is a null pointer in the built file; Triton's JIT would make it a
+        # constexpr None and fail to compile code that reads it on a branch not taken
+        args = tuple(torch.empty(0, device=data[0].device) if x is None else x for x in args)
         calls.append((fn[tuple(grid)], args, dict(spec["constexprs"], num_warps=spec["num_warps"],
                                                   num_stages=spec["num_stages"])))
 

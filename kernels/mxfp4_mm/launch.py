@@ -2,10 +2,12 @@
 has the design and the measurements behind every choice).
 
 mxfp4_mm_kernel: one BM x BN tile over a range of k on tl.dot_scaled (e2m1; the MXFP4 MFMA on
-gfx950), B read from B_shuffle/B_scale_sh. A is quantized in the GEMM for m <= 32, else once by
-mm_quant_a. k is split until about TARGET_BLOCKS blocks run (MI355X has 256 CUs; 180 measured
-best on the H200's 132 SMs); every split writes fp32 partial sums and mm_reduce adds them in
-order and casts to bf16. BM: the smallest of 16/32/64 covering m; BK 128; 4 warps.
+gfx950; on sm_90, DEQ: both operands widened to bf16 for the bf16 tensor cores), B read from
+B_shuffle/B_scale_sh. A is quantized in the GEMM for m <= 32, else once by mm_quant_a. k is
+split until about TARGET_BLOCKS blocks run (MI355X has 256 CUs; 180 measured best on the H200's
+132 SMs); every split writes fp32 partial sums to a workspace and the last split of each tile to
+arrive adds them in order and writes bf16 (no reduce launch). BM: the smallest of 16/32/64
+covering m; BK 128; 4 warps.
 """
 
 import torch
@@ -15,7 +17,6 @@ MIN_STEPS_PER_SPLIT = 1
 BK = 128
 QUANT_ROWS = 16  # rows per mxfp4_quant_kernel block (its BR)
 QUANT_K = 128  # k per mxfp4_quant_kernel block (its BK)
-REDUCE_BLOCK = 1024  # mm_reduce's BLOCK
 
 # Specializations: plain data that submitgen reads (BK must equal the module's BK; A_PREQ: A comes
 # from mm_quant_a). Few tiles, since each is one more object in the payload.
@@ -24,34 +25,40 @@ TRITON = {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
         "signature": {"a_ptr": "*bf16:16", "as_ptr": "*u8:16", "b_ptr": "*u8:16", "bs_ptr": "*u8:16",
-                      "c_ptr": "*fp32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
+                      "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
+                      "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
                       "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "PARTIAL": "constexpr", "A_PREQ": "constexpr"},
-        "constexprs": {"BM": 16, "BN": 128, "BK": 128, "PARTIAL": True, "A_PREQ": False},
+                      "A_PREQ": "constexpr", "DEQ": "constexpr"},
+        "constexprs": {"BM": 16, "BN": 128, "BK": 128, "A_PREQ": False, "DEQ": False},
         "num_warps": 4,
         "num_stages": 2,
+        "arch": {"sm_90": {"constexprs": {"DEQ": True}}},
     },
     "mm_32x64": {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
         "signature": {"a_ptr": "*bf16:16", "as_ptr": "*u8:16", "b_ptr": "*u8:16", "bs_ptr": "*u8:16",
-                      "c_ptr": "*fp32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
+                      "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
+                      "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
                       "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "PARTIAL": "constexpr", "A_PREQ": "constexpr"},
-        "constexprs": {"BM": 32, "BN": 64, "BK": 128, "PARTIAL": True, "A_PREQ": False},
+                      "A_PREQ": "constexpr", "DEQ": "constexpr"},
+        "constexprs": {"BM": 32, "BN": 64, "BK": 128, "A_PREQ": False, "DEQ": False},
         "num_warps": 4,
         "num_stages": 2,
+        "arch": {"sm_90": {"constexprs": {"DEQ": True}}},
     },
     "mm_64x128_q": {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
         "signature": {"a_ptr": "*u8:16", "as_ptr": "*u8:16", "b_ptr": "*u8:16", "bs_ptr": "*u8:16",
-                      "c_ptr": "*fp32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
+                      "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
+                      "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
                       "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "PARTIAL": "constexpr", "A_PREQ": "constexpr"},
-        "constexprs": {"BM": 64, "BN": 128, "BK": 128, "PARTIAL": True, "A_PREQ": True},
+                      "A_PREQ": "constexpr", "DEQ": "constexpr"},
+        "constexprs": {"BM": 64, "BN": 128, "BK": 128, "A_PREQ": True, "DEQ": False},
         "num_warps": 4,
         "num_stages": 2,
+        "arch": {"sm_90": {"constexprs": {"DEQ": True}}},
     },
     "mm_quant_a": {
         "source": "mxfp4_mm.py",
@@ -59,15 +66,6 @@ TRITON = {
         "signature": {"a_ptr": "*bf16:16", "aq_ptr": "*u8:16", "as_ptr": "*u8:16", "M": "i32",
                       "K": "i32:16", "BR": "constexpr", "BK": "constexpr"},
         "constexprs": {"BR": 16, "BK": 128},
-        "num_warps": 4,
-        "num_stages": 1,
-    },
-    "mm_reduce": {
-        "source": "mxfp4_mm.py",
-        "kernel": "mxfp4_mm_reduce",
-        "signature": {"ws_ptr": "*fp32:16", "c_ptr": "*bf16:16", "MN": "i32", "splits": "i32",
-                      "BLOCK": "constexpr"},
-        "constexprs": {"BLOCK": 1024},
         "num_warps": 4,
         "num_stages": 1,
     },
@@ -118,13 +116,12 @@ def plan(data):
         qgrid = (_cdiv(m, QUANT_ROWS), k // QUANT_K, 1)
         launches.append(("mm_quant_a", qgrid, None, None, (A, a_arg, as_arg, m, k)))
     grid = (_cdiv(n, bn), _cdiv(m, bm), splits)
-    if not TRITON[name]["constexprs"]["PARTIAL"]:  # one split, bf16 written directly
-        launches.append((name, grid, None, None, (a_arg, as_arg, B_shuffle, B_scale_sh, out, m, n, k,
-                                                  B_scale_sh.shape[1], k)))
-        return out, launches
-    # fp32 partial sums, one [m, n] slice per split (fully overwritten every call)
-    ws = torch.empty((splits, m, n), dtype=torch.float32, device=dev)
-    args = (a_arg, as_arg, B_shuffle, B_scale_sh, ws, m, n, k, B_scale_sh.shape[1], k // splits)
-    launches.append((name, grid, None, None, args))
-    launches.append(("mm_reduce", (_cdiv(m * n, REDUCE_BLOCK), 1, 1), None, None, (ws, out, m * n, splits)))
+    ws = cnt = None
+    if splits > 1:
+        # fp32 partial sums, one [m, n] slice per split (fully overwritten every call), and one
+        # arrival counter per tile: zero here, re-armed to zero by the kernel at every call's end
+        ws = torch.empty((splits, m, n), dtype=torch.float32, device=dev)
+        cnt = torch.zeros((grid[0] * grid[1],), dtype=torch.int32, device=dev)
+    launches.append((name, grid, None, None, (a_arg, as_arg, B_shuffle, B_scale_sh, out, ws, cnt, m, n, k,
+                                              B_scale_sh.shape[1], k // splits)))
     return out, launches

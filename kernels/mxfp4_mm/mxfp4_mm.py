@@ -12,6 +12,32 @@ The layouts and the quantization rule are in docs/mxfp4.md.
 import triton
 import triton.language as tl
 
+# The DEQ path's operand type. bf16 holds every e2m1 value times any e8m0 scale of real data
+# exactly. (Triton's CPU interpreter computes bf16 dots wrongly, so tests/test_triton_kernels.py
+# runs this path there in fp16, exact for the moderate scales of its inputs.)
+DEQ_DTYPE: tl.constexpr = tl.bfloat16
+
+
+@triton.jit
+def _e2m1_code(q):
+    """Values already divided by their block's scale -> e2m1 codes (int32; bit 3 the sign).
+    code = number of grid midpoints below |q|; a tie counts when the code above it is even
+    (0.75 -> 1.0, 1.75 -> 2.0, 3.5 -> 4.0), so ties go to the even code; > 5 saturates to 6.0."""
+    a = tl.abs(q)
+    code = ((a > 0.25).to(tl.int32) + (a >= 0.75).to(tl.int32) + (a > 1.25).to(tl.int32)
+            + (a >= 1.75).to(tl.int32) + (a > 2.5).to(tl.int32) + (a >= 3.5).to(tl.int32)
+            + (a > 5.0).to(tl.int32))
+    return code | ((q.to(tl.uint32, bitcast=True) >> 28) & 8).to(tl.int32)
+
+
+@triton.jit
+def _scale_exponent(amax):
+    """The leaderboard's block scale exponent from the block's amax (fp32): amax rounded up by
+    adding 0x200000 to its bits and dropping the mantissa, its exponent - 2, clamped."""
+    bits = (amax.to(tl.uint32, bitcast=True) + 0x200000) & 0xFF800000
+    e = ((bits >> 23) & 0xFF).to(tl.int32) - 129
+    return tl.minimum(tl.maximum(e, -127), 127)
+
 
 @triton.jit
 def _quant_e2m1(x, BM: tl.constexpr, BK: tl.constexpr):
@@ -21,35 +47,90 @@ def _quant_e2m1(x, BM: tl.constexpr, BK: tl.constexpr):
     dropping the mantissa; scale exponent = its exponent - 2, clamped to [-127, 127]; values
     divided by 2^exp, rounded to the e2m1 grid with ties to even, saturated at 6."""
     xb = tl.reshape(x, (BM, BK // 32, 32))
-    amax = tl.max(tl.abs(xb), axis=2)
-    bits = (amax.to(tl.uint32, bitcast=True) + 0x200000) & 0xFF800000
-    e = ((bits >> 23) & 0xFF).to(tl.int32) - 129
-    e = tl.minimum(tl.maximum(e, -127), 127)
+    e = _scale_exponent(tl.max(tl.abs(xb), axis=2))
     # 2^-e as float bits; e <= 126 for any finite bf16 input, so the exponent field stays >= 1
     inv = ((127 - e) << 23).to(tl.float32, bitcast=True)
-    q = xb * inv[:, :, None]
-    a = tl.abs(q)
-    # code = number of grid midpoints below |q|; a tie counts when the code above it is even
-    # (0.75 -> 1.0, 1.75 -> 2.0, 3.5 -> 4.0), so ties go to the even code; >5 saturates to 6.0
-    code = ((a > 0.25).to(tl.int32) + (a >= 0.75).to(tl.int32) + (a > 1.25).to(tl.int32)
-            + (a >= 1.75).to(tl.int32) + (a > 2.5).to(tl.int32) + (a >= 3.5).to(tl.int32)
-            + (a > 5.0).to(tl.int32))
-    code = code | ((q.to(tl.uint32, bitcast=True) >> 28) & 8).to(tl.int32)
+    code = _e2m1_code(xb * inv[:, :, None])
     lo, hi = tl.split(tl.reshape(code, (BM, BK // 2, 2)))
     packed = (lo | (hi << 4)).to(tl.uint8)
     return packed, (e + 127).to(tl.uint8)
 
 
 @triton.jit
-def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, M, N, K, SN, k_split,
-                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PARTIAL: tl.constexpr,
-                    A_PREQ: tl.constexpr):
-    """One (BM x BN) output tile over k in [pid_k * k_split, (pid_k + 1) * k_split).
+def _e2m1_f32(code):
+    """e2m1 codes (int32; bit 3 the sign) -> their fp32 values, built as float bits: codes 2..7
+    are 2^(e-1) * (1 + m/2) with e = code >> 1 and m = code & 1, whose bits are
+    (code << 22) + (126 << 23); code 1 is 0.5 (126 << 23), code 0 is 0."""
+    mag = code & 7
+    bits = tl.where(mag < 2, mag * (126 << 23), (mag << 22) + (126 << 23))
+    return (bits | ((code & 8) << 28)).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _e8m0_f32(s):
+    """e8m0 bytes (int32) -> 2^(s - 127) as fp32 bits. Byte 0 (2^-127, below fp32's normal range)
+    gives 0: A's byte is 0 only for an all-zero block, and B's only in its zero padding."""
+    return (s << 23).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _dequant_pair(packed, scale):
+    """Packed e2m1 bytes holding one 32-block of k (16 bytes along one axis) and the block's
+    scale as fp32 (broadcastable) -> its even-k and odd-k values, fp32 (exact)."""
+    p = packed.to(tl.int32)
+    return _e2m1_f32(p & 15) * scale, _e2m1_f32(p >> 4) * scale
+
+
+@triton.jit
+def _quant_pair(ev, od):
+    """One 32-block of A per row as its even-k and odd-k halves (fp32 [R, 16] each) -> the
+    quantized values (what the e2m1 codes and the e8m0 scale stand for, exact in fp32), by the
+    same rule as _quant_e2m1."""
+    e = _scale_exponent(tl.maximum(tl.max(tl.abs(ev), axis=1), tl.max(tl.abs(od), axis=1)))
+    inv = ((127 - e) << 23).to(tl.float32, bitcast=True)[:, None]
+    scale = _e8m0_f32(e + 127)[:, None]
+    return _e2m1_f32(_e2m1_code(ev * inv)) * scale, _e2m1_f32(_e2m1_code(od * inv)) * scale
+
+
+@triton.jit
+def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n):
+    """Write one output tile. Unsplit: bf16 to c. Split: this split's fp32 partial sums go to
+    ws[pid_k]; the program that arrives last at the tile's counter adds every split in order
+    (so the result does not depend on arrival order), writes bf16 to c and re-arms the counter
+    to 0 for the next call."""
+    c_off = offs_m[:, None] * N + offs_n[None, :]
+    c_mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
+    splits = tl.num_programs(2)
+    if splits == 1:
+        tl.store(c_ptr + c_off, acc.to(tl.bfloat16), mask=c_mask)
+    else:
+        tl.store(ws_ptr + tl.program_id(2) * M * N + c_off, acc, mask=c_mask)
+        tl.debug_barrier()  # every thread's partial sums are written before the arrival counts
+        tile = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)
+        arrived = tl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel", scope="gpu")
+        if arrived == splits - 1:
+            total = tl.zeros(acc.shape, dtype=tl.float32)
+            for s in range(splits):
+                # .cg: from L2, past this core's cache, which may hold an earlier call's lines
+                total += tl.load(ws_ptr + s * M * N + c_off, mask=c_mask, other=0.0, cache_modifier=".cg")
+            tl.store(c_ptr + c_off, total.to(tl.bfloat16), mask=c_mask)
+            tl.atomic_xchg(cnt_ptr + tile, 0, sem="relaxed", scope="gpu")
+
+
+@triton.jit
+def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, K, SN, k_split,
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, A_PREQ: tl.constexpr,
+                    DEQ: tl.constexpr):
+    """One (BM x BN) output tile over k in [pid_k * k_split, (pid_k + 1) * k_split); the grid is
+    (n tiles, m tiles, splits).
 
     a_ptr: A bf16 [M, K] row-major; with A_PREQ, A already quantized by mxfp4_quant_kernel:
     packed bytes [M, K/2], and as_ptr its e8m0 bytes [M, K/32] (else as_ptr is not read).
     b_ptr: B_shuffle bytes [N, K/2]. bs_ptr: B_scale_sh bytes [pad256(N), SN].
-    PARTIAL: c_ptr is an fp32 [splits, M, N] workspace, else the bf16 output [M, N].
+    c_ptr: the bf16 output [M, N]. With splits > 1, ws_ptr is an fp32 [splits, M, N] workspace
+    and cnt_ptr one int32 counter per tile, zero before the first call (see _finish_tile).
+    DEQ: instead of tl.dot_scaled, widen both operands to bf16 (exact) and use tl.dot, for GPUs
+    without an fp4 matrix unit (Hopper); the even and odd k of a packed byte are two products.
     Needs K % BK == 0, k_split % BK == 0, N % 16 == 0 (the plan checks)."""
     pid_n = tl.program_id(0)
     pid_m = tl.program_id(1)
@@ -75,27 +156,44 @@ def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, M, N, K, SN, k_split,
         a_rows = a_ptr + offs_m[:, None] * K
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     k0 = pid_k * k_split
+    offs16 = tl.arange(0, 16)
     for kk in range(k0, k0 + k_split, BK):
-        if A_PREQ:
-            a_q = tl.load(a_rows + (kk // 2 + offs_ak)[None, :], mask=m_ok[:, None], other=0)
-            a_s = tl.load(as_rows + (kk // 32 + offs_sc)[None, :], mask=m_ok[:, None], other=0)
+        if DEQ:
+            # one 32-block of k at a time: B's 16 bytes of it are contiguous in B_shuffle, and
+            # one scale per n covers them (no reshape of a tile, which costs a layout change)
+            for cb in tl.static_range(BK // 32):
+                c = kk // 32 + cb
+                b = tl.load(b_ptr + b_row[None, :] + (c * 256 + offs16)[:, None], mask=n_ok[None, :], other=0)
+                b_s = tl.load(bs_ptr + s_row + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2),
+                              mask=n_ok, other=0)
+                b_ev, b_od = _dequant_pair(b, _e8m0_f32(b_s.to(tl.int32))[None, :])
+                if A_PREQ:
+                    a_q = tl.load(a_rows + (c * 16 + offs16)[None, :], mask=m_ok[:, None], other=0)
+                    a_s = tl.load(as_ptr + offs_m * (K // 32) + c, mask=m_ok, other=0)
+                    a_ev, a_od = _dequant_pair(a_q, _e8m0_f32(a_s.to(tl.int32))[:, None])
+                else:
+                    a_k = c * 32 + 2 * offs16
+                    a_ev = tl.load(a_rows + a_k[None, :], mask=m_ok[:, None], other=0.0).to(tl.float32)
+                    a_od = tl.load(a_rows + (a_k + 1)[None, :], mask=m_ok[:, None], other=0.0).to(tl.float32)
+                    a_ev, a_od = _quant_pair(a_ev, a_od)
+                acc = tl.dot(a_ev.to(DEQ_DTYPE), b_ev.to(DEQ_DTYPE), acc)
+                acc = tl.dot(a_od.to(DEQ_DTYPE), b_od.to(DEQ_DTYPE), acc)
         else:
-            a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
-            a_q, a_s = _quant_e2m1(a.to(tl.float32), BM, BK)
-        j = kk // 2 + offs_bj
-        j = (j // 16) * 256 + j % 16
-        c = kk // 32 + offs_sc
-        b_s = tl.load(bs_ptr + s_row[:, None] + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)[None, :],
-                      mask=n_ok[:, None], other=0)
-        b = tl.load(b_ptr + b_row[None, :] + j[:, None], mask=n_ok[None, :], other=0)
-        # fast_math: no NaN check of the scales (0xFF never occurs: A's are <= 254 by construction)
-        acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
-    c_off = offs_m[:, None] * N + offs_n[None, :]
-    c_mask = m_ok[:, None] & n_ok[None, :]
-    if PARTIAL:
-        tl.store(c_ptr + pid_k * M * N + c_off, acc, mask=c_mask)
-    else:
-        tl.store(c_ptr + c_off, acc.to(tl.bfloat16), mask=c_mask)
+            if A_PREQ:
+                a_q = tl.load(a_rows + (kk // 2 + offs_ak)[None, :], mask=m_ok[:, None], other=0)
+                a_s = tl.load(as_rows + (kk // 32 + offs_sc)[None, :], mask=m_ok[:, None], other=0)
+            else:
+                a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
+                a_q, a_s = _quant_e2m1(a.to(tl.float32), BM, BK)
+            j = kk // 2 + offs_bj
+            j = (j // 16) * 256 + j % 16
+            c = kk // 32 + offs_sc
+            b = tl.load(b_ptr + b_row[None, :] + j[:, None], mask=n_ok[None, :], other=0)
+            b_s = tl.load(bs_ptr + s_row[:, None] + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)[None, :],
+                          mask=n_ok[:, None], other=0)
+            # fast_math: no NaN check of the scales (0xFF never occurs: A's are <= 254 by construction)
+            acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
+    _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n)
 
 
 @triton.jit
@@ -119,14 +217,3 @@ def mxfp4_quant_kernel(a_ptr, aq_ptr, as_ptr, M, K, BR: tl.constexpr, BK: tl.con
         s,
         mask=ok,
     )
-
-
-@triton.jit
-def mxfp4_mm_reduce(ws_ptr, c_ptr, MN, splits, BLOCK: tl.constexpr):
-    """out[i] = bf16(sum over s of ws[s, i]), i < MN; the splits are added in order."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    ok = offs < MN
-    acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for s in range(splits):
-        acc += tl.load(ws_ptr + s * MN + offs, mask=ok, other=0.0)
-    tl.store(c_ptr + offs, acc.to(tl.bfloat16), mask=ok)
