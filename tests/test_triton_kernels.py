@@ -108,7 +108,7 @@ def test_plan_constants_match_the_specializations() -> None:
     gemms = [e for e in mm.TRITON.values() if e["kernel"] == "mxfp4_mm_kernel"]
     assert gemms and all(e["constexprs"]["BK"] == mm.BK for e in gemms)
     assert mm.TRITON["mm_quant_a"]["constexprs"] == {"BR": mm.QUANT_ROWS, "BK": mm.QUANT_K}
-    assert mm.TRITON["mm_reduce"]["constexprs"] == {"BLOCK": mm.REDUCE_BLOCK}
+    assert set(mm.TARGETS) == {n for n, e in mm.TRITON.items() if e["kernel"] == "mxfp4_mm_kernel"}
     mla = _module(PROJECTS["mixed_mla"][0] / "launch.py", "_tk_const_mla")
     assert mla.TRITON["mla_decode"]["constexprs"]["BN"] == mla.BN
     assert mla.TRITON["mla_reduce"]["constexprs"]["SPLITS"] == mla.MAX_SPLITS
@@ -163,10 +163,18 @@ _INTERP = textwrap.dedent("""
     for proj in ("kernels/mxfp4_mm", "examples/triton_mxfp4_mm"):
         lm = load(os.path.join({root!r}, proj, "launch.py"), proj + "_l")
         km = load(os.path.join({root!r}, proj, "mxfp4_mm.py"), proj + "_k")
-        for m, n, k in ((5, 96, 512), (40, 64, 256)):
+        for m, n, k in ((5, 96, 512), (40, 64, 256), (20, 4096, 256)):
             data = problem.generate_input({{"m": m, "n": n, "k": k, "seed": 7}})
             res = problem.check(bench.plan_runner(lm, km, data)(), data)
             print("check", proj, m, n, k, res.passed, res.mismatches)
+    # unsplit (one block reaches the target): the bf16 store without workspace or counters
+    lm = load(os.path.join({root!r}, "kernels/mxfp4_mm", "launch.py"), "unsplit_l")
+    lm.TARGETS = dict.fromkeys(lm.TARGETS, 1)
+    km = load(os.path.join({root!r}, "kernels/mxfp4_mm", "mxfp4_mm.py"), "unsplit_k")
+    data = problem.generate_input({{"m": 5, "n": 96, "k": 512, "seed": 7}})
+    assert lm.config(5, 96, 512)[3] == 1
+    res = problem.check(bench.plan_runner(lm, km, data)(), data)
+    print("check unsplit", res.passed, res.mismatches)
 """)
 
 
@@ -179,4 +187,4 @@ def test_interpreter_quantization_and_plans(tmp_path: Path) -> None:
     lines = r.stdout.split("\n")
     assert "quant_bad 0" in lines
     checks = [ln for ln in lines if ln.startswith("check")]
-    assert len(checks) == 4 and all(ln.endswith("True 0") for ln in checks), checks
+    assert len(checks) == 7 and all(ln.endswith("True 0") for ln in checks), checks

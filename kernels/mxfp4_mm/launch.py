@@ -2,17 +2,18 @@
 has the design and the measurements behind every choice).
 
 mxfp4_mm_kernel: one BM x BN tile over a range of k on tl.dot_scaled (e2m1; the MXFP4 MFMA on
-gfx950; on sm_90, DEQ: both operands widened to bf16 for the bf16 tensor cores), B read from
-B_shuffle/B_scale_sh. A is quantized in the GEMM for m <= 32, else once by mm_quant_a. k is
-split until about TARGET_BLOCKS blocks run (MI355X has 256 CUs; 180 measured best on the H200's
-132 SMs); every split writes fp32 partial sums to a workspace and the last split of each tile to
-arrive adds them in order and writes bf16 (no reduce launch). BM: the smallest of 16/32/64
-covering m; BK 128; 4 warps.
+gfx950), B read from B_shuffle/B_scale_sh. A is quantized in the GEMM for m <= 32, else once by
+mm_quant_a. k is split until the blocks reach the tile's target (TARGETS; MI355X has 256 CUs,
+the targets are the H200's best over 132/180/264, benchmarks/sweep_mm_tiles.py); every split
+writes fp32 partial sums to a workspace and the last split of each tile to arrive adds them in
+order and writes bf16 (no reduce launch). BM: the smallest of 16/32/64 covering m; BK 128;
+4 warps; 3 stages on sm_90 for the in-GEMM-quantizing tiles (measured 5-15 % faster there;
+gfx950 keeps 2 for its LDS).
 """
 
 import torch
 
-TARGET_BLOCKS = 180
+TARGETS = {"mm_16x64": 264, "mm_32x64": 180, "mm_64x128_q": 132}  # blocks to reach by splitting k
 MIN_STEPS_PER_SPLIT = 1
 BK = 128
 QUANT_ROWS = 16  # rows per mxfp4_quant_kernel block (its BR)
@@ -21,18 +22,18 @@ QUANT_K = 128  # k per mxfp4_quant_kernel block (its BK)
 # Specializations: plain data that submitgen reads (BK must equal the module's BK; A_PREQ: A comes
 # from mm_quant_a). Few tiles, since each is one more object in the payload.
 TRITON = {
-    "mm_16x128": {
+    "mm_16x64": {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
         "signature": {"a_ptr": "*bf16:16", "as_ptr": "*u8:16", "b_ptr": "*u8:16", "bs_ptr": "*u8:16",
                       "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
                       "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
                       "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "A_PREQ": "constexpr", "DEQ": "constexpr"},
-        "constexprs": {"BM": 16, "BN": 128, "BK": 128, "A_PREQ": False, "DEQ": False},
+                      "A_PREQ": "constexpr"},
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_PREQ": False},
         "num_warps": 4,
         "num_stages": 2,
-        "arch": {"sm_90": {"constexprs": {"DEQ": True}}},
+        "arch": {"sm_90": {"num_stages": 3}},
     },
     "mm_32x64": {
         "source": "mxfp4_mm.py",
@@ -41,11 +42,11 @@ TRITON = {
                       "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
                       "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
                       "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "A_PREQ": "constexpr", "DEQ": "constexpr"},
-        "constexprs": {"BM": 32, "BN": 64, "BK": 128, "A_PREQ": False, "DEQ": False},
+                      "A_PREQ": "constexpr"},
+        "constexprs": {"BM": 32, "BN": 64, "BK": 128, "A_PREQ": False},
         "num_warps": 4,
         "num_stages": 2,
-        "arch": {"sm_90": {"constexprs": {"DEQ": True}}},
+        "arch": {"sm_90": {"num_stages": 3}},
     },
     "mm_64x128_q": {
         "source": "mxfp4_mm.py",
@@ -54,11 +55,10 @@ TRITON = {
                       "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
                       "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
                       "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "A_PREQ": "constexpr", "DEQ": "constexpr"},
-        "constexprs": {"BM": 64, "BN": 128, "BK": 128, "A_PREQ": True, "DEQ": False},
+                      "A_PREQ": "constexpr"},
+        "constexprs": {"BM": 64, "BN": 128, "BK": 128, "A_PREQ": True},
         "num_warps": 4,
         "num_stages": 2,
-        "arch": {"sm_90": {"constexprs": {"DEQ": True}}},
     },
     "mm_quant_a": {
         "source": "mxfp4_mm.py",
@@ -80,7 +80,7 @@ def _cdiv(a, b):
 def config(m, n, k):
     """(specialization, BM, BN, splits) for one shape."""
     if m <= 16:
-        name = "mm_16x128"
+        name = "mm_16x64"
     elif m <= 32:
         name = "mm_32x64"
     else:
@@ -93,7 +93,7 @@ def config(m, n, k):
     for s in range(1, steps // MIN_STEPS_PER_SPLIT + 1):
         if steps % s == 0:
             splits = s
-            if tiles * s >= TARGET_BLOCKS:
+            if tiles * s >= TARGETS[name]:
                 break
     return name, bm, bn, splits
 

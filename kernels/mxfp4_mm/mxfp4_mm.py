@@ -12,10 +12,6 @@ The layouts and the quantization rule are in docs/mxfp4.md.
 import triton
 import triton.language as tl
 
-# The DEQ path's operand type. bf16 holds every e2m1 value times any e8m0 scale of real data
-# exactly. (Triton's CPU interpreter computes bf16 dots wrongly, so tests/test_triton_kernels.py
-# runs this path there in fp16, exact for the moderate scales of its inputs.)
-DEQ_DTYPE: tl.constexpr = tl.bfloat16
 
 
 @triton.jit
@@ -57,42 +53,6 @@ def _quant_e2m1(x, BM: tl.constexpr, BK: tl.constexpr):
 
 
 @triton.jit
-def _e2m1_f32(code):
-    """e2m1 codes (int32; bit 3 the sign) -> their fp32 values, built as float bits: codes 2..7
-    are 2^(e-1) * (1 + m/2) with e = code >> 1 and m = code & 1, whose bits are
-    (code << 22) + (126 << 23); code 1 is 0.5 (126 << 23), code 0 is 0."""
-    mag = code & 7
-    bits = tl.where(mag < 2, mag * (126 << 23), (mag << 22) + (126 << 23))
-    return (bits | ((code & 8) << 28)).to(tl.float32, bitcast=True)
-
-
-@triton.jit
-def _e8m0_f32(s):
-    """e8m0 bytes (int32) -> 2^(s - 127) as fp32 bits. Byte 0 (2^-127, below fp32's normal range)
-    gives 0: A's byte is 0 only for an all-zero block, and B's only in its zero padding."""
-    return (s << 23).to(tl.float32, bitcast=True)
-
-
-@triton.jit
-def _dequant_pair(packed, scale):
-    """Packed e2m1 bytes holding one 32-block of k (16 bytes along one axis) and the block's
-    scale as fp32 (broadcastable) -> its even-k and odd-k values, fp32 (exact)."""
-    p = packed.to(tl.int32)
-    return _e2m1_f32(p & 15) * scale, _e2m1_f32(p >> 4) * scale
-
-
-@triton.jit
-def _quant_pair(ev, od):
-    """One 32-block of A per row as its even-k and odd-k halves (fp32 [R, 16] each) -> the
-    quantized values (what the e2m1 codes and the e8m0 scale stand for, exact in fp32), by the
-    same rule as _quant_e2m1."""
-    e = _scale_exponent(tl.maximum(tl.max(tl.abs(ev), axis=1), tl.max(tl.abs(od), axis=1)))
-    inv = ((127 - e) << 23).to(tl.float32, bitcast=True)[:, None]
-    scale = _e8m0_f32(e + 127)[:, None]
-    return _e2m1_f32(_e2m1_code(ev * inv)) * scale, _e2m1_f32(_e2m1_code(od * inv)) * scale
-
-
-@triton.jit
 def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n):
     """Write one output tile. Unsplit: bf16 to c. Split: this split's fp32 partial sums go to
     ws[pid_k]; the program that arrives last at the tile's counter adds every split in order
@@ -119,8 +79,7 @@ def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n):
 
 @triton.jit
 def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, K, SN, k_split,
-                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, A_PREQ: tl.constexpr,
-                    DEQ: tl.constexpr):
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, A_PREQ: tl.constexpr):
     """One (BM x BN) output tile over k in [pid_k * k_split, (pid_k + 1) * k_split); the grid is
     (n tiles, m tiles, splits).
 
@@ -129,8 +88,6 @@ def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, 
     b_ptr: B_shuffle bytes [N, K/2]. bs_ptr: B_scale_sh bytes [pad256(N), SN].
     c_ptr: the bf16 output [M, N]. With splits > 1, ws_ptr is an fp32 [splits, M, N] workspace
     and cnt_ptr one int32 counter per tile, zero before the first call (see _finish_tile).
-    DEQ: instead of tl.dot_scaled, widen both operands to bf16 (exact) and use tl.dot, for GPUs
-    without an fp4 matrix unit (Hopper); the even and odd k of a packed byte are two products.
     Needs K % BK == 0, k_split % BK == 0, N % 16 == 0 (the plan checks)."""
     pid_n = tl.program_id(0)
     pid_m = tl.program_id(1)
@@ -156,43 +113,21 @@ def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, 
         a_rows = a_ptr + offs_m[:, None] * K
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     k0 = pid_k * k_split
-    offs16 = tl.arange(0, 16)
     for kk in range(k0, k0 + k_split, BK):
-        if DEQ:
-            # one 32-block of k at a time: B's 16 bytes of it are contiguous in B_shuffle, and
-            # one scale per n covers them (no reshape of a tile, which costs a layout change)
-            for cb in tl.static_range(BK // 32):
-                c = kk // 32 + cb
-                b = tl.load(b_ptr + b_row[None, :] + (c * 256 + offs16)[:, None], mask=n_ok[None, :], other=0)
-                b_s = tl.load(bs_ptr + s_row + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2),
-                              mask=n_ok, other=0)
-                b_ev, b_od = _dequant_pair(b, _e8m0_f32(b_s.to(tl.int32))[None, :])
-                if A_PREQ:
-                    a_q = tl.load(a_rows + (c * 16 + offs16)[None, :], mask=m_ok[:, None], other=0)
-                    a_s = tl.load(as_ptr + offs_m * (K // 32) + c, mask=m_ok, other=0)
-                    a_ev, a_od = _dequant_pair(a_q, _e8m0_f32(a_s.to(tl.int32))[:, None])
-                else:
-                    a_k = c * 32 + 2 * offs16
-                    a_ev = tl.load(a_rows + a_k[None, :], mask=m_ok[:, None], other=0.0).to(tl.float32)
-                    a_od = tl.load(a_rows + (a_k + 1)[None, :], mask=m_ok[:, None], other=0.0).to(tl.float32)
-                    a_ev, a_od = _quant_pair(a_ev, a_od)
-                acc = tl.dot(a_ev.to(DEQ_DTYPE), b_ev.to(DEQ_DTYPE), acc)
-                acc = tl.dot(a_od.to(DEQ_DTYPE), b_od.to(DEQ_DTYPE), acc)
+        if A_PREQ:
+            a_q = tl.load(a_rows + (kk // 2 + offs_ak)[None, :], mask=m_ok[:, None], other=0)
+            a_s = tl.load(as_rows + (kk // 32 + offs_sc)[None, :], mask=m_ok[:, None], other=0)
         else:
-            if A_PREQ:
-                a_q = tl.load(a_rows + (kk // 2 + offs_ak)[None, :], mask=m_ok[:, None], other=0)
-                a_s = tl.load(as_rows + (kk // 32 + offs_sc)[None, :], mask=m_ok[:, None], other=0)
-            else:
-                a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
-                a_q, a_s = _quant_e2m1(a.to(tl.float32), BM, BK)
-            j = kk // 2 + offs_bj
-            j = (j // 16) * 256 + j % 16
-            c = kk // 32 + offs_sc
-            b = tl.load(b_ptr + b_row[None, :] + j[:, None], mask=n_ok[None, :], other=0)
-            b_s = tl.load(bs_ptr + s_row[:, None] + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)[None, :],
-                          mask=n_ok[:, None], other=0)
-            # fast_math: no NaN check of the scales (0xFF never occurs: A's are <= 254 by construction)
-            acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
+            a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
+            a_q, a_s = _quant_e2m1(a.to(tl.float32), BM, BK)
+        j = kk // 2 + offs_bj
+        j = (j // 16) * 256 + j % 16
+        c = kk // 32 + offs_sc
+        b = tl.load(b_ptr + b_row[None, :] + j[:, None], mask=n_ok[None, :], other=0)
+        b_s = tl.load(bs_ptr + s_row[:, None] + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)[None, :],
+                      mask=n_ok[:, None], other=0)
+        # fast_math: no NaN check of the scales (0xFF never occurs: A's are <= 254 by construction)
+        acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
     _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n)
 
 
