@@ -1,0 +1,35 @@
+"""`submitgen build moe-mxfp4` (the default Triton project): a build with a cold compile cache and
+one with the warm cache (no compile at all) write byte-identical files, and the plan the build
+checked ran on every test and benchmark shape of the problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from submitgen.build import BuildOptions, build
+from submitgen.problems import get_problem
+from submitgen.toolchain import triton_worker
+
+pytest.importorskip("triton", reason="the [triton] extra compiles the specializations")
+
+
+def test_cold_and_warm_cache_builds_are_byte_identical(tmp_path, monkeypatch):
+    monkeypatch.setenv("SUBMITGEN_CACHE_DIR", str(tmp_path / "cache"))
+    cold = build(BuildOptions(problem="moe-mxfp4", output=tmp_path / "cold.py"))
+    assert sorted(p.suffix for p in (tmp_path / "cache" / "triton").iterdir()) == [".bin"] * 4 + [".json"] * 4
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("the warm build compiled a specialization")
+
+    monkeypatch.setattr(triton_worker, "compile_in_child", no_compile)
+    warm = build(BuildOptions(problem="moe-mxfp4", output=tmp_path / "warm.py"))
+    assert warm.output.read_bytes() == cold.output.read_bytes()
+
+    problem = get_problem("moe-mxfp4")
+    assert cold.plan.shapes == len(problem.tests) + len(problem.benchmarks) == 10
+    labels = [problem.shape_label(s) for s in (*problem.tests, *problem.benchmarks)]
+    per_shape = {}
+    for launch in cold.plan.launches:
+        per_shape.setdefault(launch.shape, []).append(launch.kernel)
+    assert list(per_shape) == labels
+    assert all(kernels == ["route", "gate_up", "down", "to_bf16"] for kernels in per_shape.values())
