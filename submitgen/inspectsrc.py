@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from .containers import read_input
 from .errors import ContainerError
@@ -31,6 +32,7 @@ class SubmissionInfo:
     gpus: tuple[str, ...]
     provenance: Mapping[str, str] | None  # None: not built by submitgen (or the line was removed)
     matches_provenance: bool | None  # the embedded object's sha256 is one the provenance records
+    object_index: int | None = None  # its position in the provenance's "co" (None: not recorded)
 
     def to_json(self) -> dict[str, Any]:
         return {"leaderboard": self.leaderboard, "gpus": list(self.gpus),
@@ -56,13 +58,11 @@ class SubmissionInfo:
         return f"submission for {where}; {built}; {verdict}"
 
     def dynamic_lds(self) -> dict[str, DynamicLds]:
-        """The provenance's ``lds=NAME:BYTES,...`` field (dynamic LDS per launched kernel), if any."""
-        out: dict[str, DynamicLds] = {}
-        for item in (self.provenance or {}).get("lds", "").split(","):
-            name, _, value = item.rpartition(":")
-            if name and value.isdigit():
-                out[name] = DynamicLds(int(value), "provenance")
-        return out
+        """The provenance's ``lds`` field for this code object: dynamic LDS per kernel name."""
+        from .provenance import parse_lds
+
+        items = tuple(unquote(v) for v in (self.provenance or {}).get("lds", "").split(",") if v)
+        return {name: DynamicLds(n, "provenance") for name, n in parse_lds(items, self.object_index).items()}
 
 
 def submission_info(path: str | os.PathLike[str] | bytes, sha256: str) -> SubmissionInfo | None:
@@ -77,8 +77,11 @@ def submission_info(path: str | os.PathLike[str] | bytes, sha256: str) -> Submis
         return None
     header = read_header(text)
     prov = provenance.read(text)
-    return SubmissionInfo(header.leaderboard, tuple(header.gpus), prov.fields if prov else None,
-                          (sha256 in prov.code_objects) if prov else None)
+    if prov is None:
+        return SubmissionInfo(header.leaderboard, tuple(header.gpus), None, None)
+    recorded = prov.code_objects
+    return SubmissionInfo(header.leaderboard, tuple(header.gpus), prov.fields, sha256 in recorded,
+                          recorded.index(sha256) if sha256 in recorded else None)
 
 
 def sidecar_lds(path: str | os.PathLike[str] | bytes) -> DynamicLds | None:

@@ -21,8 +21,11 @@ PREFIX = "# submitgen-provenance: "
 FIELDS = ("version", "arch", "target", "kernels", "sources", "co", "compress", "launcher")
 _SAFE = ":+@/"  # kept as they are besides letters, digits and "_.-~" (target IDs read as usual)
 # Present only when they apply: "triton" is the Triton version that built each embedded object, in
-# "co" order ("-" for an object not built by Triton), when any object is.
-OPTIONAL_FIELDS = ("triton",)
+# "co" order ("-" for an object not built by Triton), when any object is; "lds" is the dynamic LDS
+# each kernel is launched with (the largest over the shapes; Triton's ``shared`` for one the plan
+# never launches), one ``INDEX/NAME:BYTES`` item per kernel, INDEX its object's position in "co"
+# (Triton specializations of one kernel share its name, each in an object of its own).
+OPTIONAL_FIELDS = ("triton", "lds")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,27 @@ class Provenance:
     @property
     def kernels(self) -> tuple[str, ...]:
         return self.items("kernels")
+
+
+def lds_item(index: int, name: str, nbytes: int) -> str:
+    """One item of the ``lds`` field (encoded by :func:`format_line` like any list item)."""
+    return f"{index}/{name}:{nbytes}"
+
+
+def parse_lds(items: Sequence[str], index: int | None) -> dict[str, int]:
+    """Dynamic LDS bytes per kernel name of the object at ``index`` in "co", from the decoded items
+    of an ``lds`` field. ``INDEX/NAME:BYTES`` applies to that object only (the index is digits, the
+    bytes are digits: the first "/" and the last ":" split it whatever the name holds); the older
+    ``NAME:BYTES`` applies to that name in every object. Malformed items are skipped."""
+    out: dict[str, int] = {}
+    for item in items:
+        head, sep, rest = item.partition("/")
+        scoped = bool(sep) and head.isdigit()
+        name, _, value = (rest if scoped else item).rpartition(":")
+        if not name or not value.isdigit() or (scoped and int(head) != index):
+            continue
+        out[name] = int(value)
+    return out
 
 
 def _encode(value: str | Sequence[str]) -> str:

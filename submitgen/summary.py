@@ -10,12 +10,13 @@ from .validate import AqlLayout
 
 # What each launcher costs at import, beyond `import torch`. Measured with
 # `python benchmarks/bench_import.py --cpp` on a 2-core machine against the stand-in HIP library
-# (the README has the latest figures); the build summary prints them side by side.
+# (the README has the latest figures); the build summary prints them side by side, with {objects}
+# naming what the file embeds ("the code object", "the 5 code objects").
 LAUNCHER_IMPORT_COST = {
-    Launcher.CTYPES: "ctypes: decodes and loads the code object, nothing compiled (~7 ms measured)",
+    Launcher.CTYPES: "ctypes: decodes and loads {objects}, nothing compiled (~7 ms measured)",
     Launcher.CPP: "cpp: compiles a C++ extension with load_inline (~34 s on first import measured here, "
                   "~0.16 s once torch's extension cache holds it; 10-90 s reported on the runner)",
-    Launcher.AQL: "aql: loads the code object with the HSA executable API and creates a queue, kernarg "
+    Launcher.AQL: "aql: loads {objects} with the HSA executable API and creates a queue, kernarg "
                   "memory and a completion signal; each call then waits for its kernels",
 }
 # Launchers a leaderboard file may use, compared side by side in the summary.
@@ -41,12 +42,13 @@ def aql_zeroed_warnings(aql: Sequence[AqlLayout]) -> list[str]:
 
 
 def build_warnings(launcher: Launcher, available: Iterable[Launcher], leaderboard: str,
-                   aql: Sequence[AqlLayout], reuse_output: bool) -> tuple[str, ...]:
-    """The notes a build prints: its launcher's import cost beside the other submittable launchers
-    the target has, and the warnings of the options chosen."""
+                   aql: Sequence[AqlLayout], reuse_output: bool, objects: int = 1) -> tuple[str, ...]:
+    """The notes a build prints: its launcher's import cost (for ``objects`` embedded code objects)
+    beside the other submittable launchers the target has, and the warnings of the options chosen."""
     others = [n for n in SUBMITTABLE if n != launcher and n in set(available)]
-    warnings = [f"import cost of this file's launcher: {LAUNCHER_IMPORT_COST[launcher]}"]
-    warnings += [f"for comparison, --launcher {LAUNCHER_IMPORT_COST[n]}" for n in others]
+    what = "the code object" if objects == 1 else f"the {objects} code objects"
+    warnings = [f"import cost of this file's launcher: {LAUNCHER_IMPORT_COST[launcher].format(objects=what)}"]
+    warnings += [f"for comparison, --launcher {LAUNCHER_IMPORT_COST[n].format(objects=what)}" for n in others]
     if launcher == Launcher.AQL:
         warnings.insert(0, OWN_QUEUE_WARNING.format(leaderboard=leaderboard))
         warnings += aql_zeroed_warnings(aql)

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from submitgen import provenance
-from submitgen.build import BuildOptions, build
+from submitgen.build import BuildOptions, build, format_summary
 from submitgen.cli import cli
 from submitgen.runtime.pack import SgPlanError, sg_triton_launch
 
@@ -40,6 +40,7 @@ def test_a_triton_project_builds_with_the_compilers_launch_facts(built):
 
     p = provenance.read(built.text)
     assert p.kernels == ("fill_1024",) and p.items("triton") == (triton.__version__,)
+    assert "ctypes: decodes and loads the code object, nothing compiled" in format_summary(built)
 
 
 def _project(tmp_path, plan_edit=None, extra=None) -> str:
@@ -129,6 +130,9 @@ def test_mixed_hip_and_triton_project_embeds_both(tmp_path):
     assert len(p.code_objects) == 2 and p.items("triton") == ("-", triton.__version__)
     fill = next(k for k in r.kernels if k.name == "fill_kernel")
     assert (fill.block, fill.occupancy) == (0, "not launched by the plan")
+    summary = format_summary(r)
+    assert "import cost of this file's launcher: ctypes: decodes and loads the 2 code objects," in summary
+    assert "for comparison, --launcher cpp" in summary
 
 
 class _Meta:

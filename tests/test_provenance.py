@@ -19,8 +19,9 @@ GOLDEN = TESTS / "golden" / "mm_basic_ctypes.py"
 def test_read_golden_provenance():
     p = provenance.read(GOLDEN.read_text())
     assert p is not None and p.line == 3
-    assert set(p.fields) == set(provenance.FIELDS)
+    assert set(p.fields) == set(provenance.FIELDS) | {"lds"}  # no Triton object: no "triton"
     assert p.kernels == ("mm_tile", "mm_reduce") and len(p.code_objects) == 1
+    assert p.items("lds") == ("0/mm_tile:0", "0/mm_reduce:0")
 
 
 def test_only_the_first_comment_block_counts():

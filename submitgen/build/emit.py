@@ -8,7 +8,7 @@ from pathlib import Path
 from .. import __version__
 from ..embed import Blob, embed_images
 from ..options import Launcher
-from ..provenance import format_line
+from ..provenance import format_line, lds_item
 from ..render import AqlEntry, KernelEntry, Pasted, RenderContext, render
 from .values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
 
@@ -52,7 +52,23 @@ def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Che
     }
     if any(o.triton_version for o in objects):  # per object, in "co" order; "-" for objects not from Triton
         fields["triton"] = tuple(o.triton_version or "-" for o in objects)
+    lds = dynamic_lds(checked)
+    if lds:
+        fields["lds"] = tuple(lds_item(index, name, n) for (index, name), n in lds.items())
     return format_line(fields)
+
+
+def dynamic_lds(checked: Checked) -> dict[tuple[int, str], int]:
+    """(object index, kernel name) -> the dynamic LDS it is launched with: the plan's largest over
+    the shapes, else (a Triton kernel the plan never launches) Triton's ``shared``."""
+    launched = checked.plan.max_dynamic_lds()
+    out: dict[tuple[int, str], int] = {}
+    for k in checked.layouts:
+        n = launched.get(k.name, k.triton[1] if k.triton is not None and k.name not in launched else None)
+        if n is not None:
+            key = (k.blob, k.symbol_name)
+            out[key] = max(out.get(key, 0), n)
+    return out
 
 
 def kernel_entries(checked: Checked) -> tuple[KernelEntry, ...]:

@@ -6,6 +6,8 @@
 import ctypes
 import struct
 
+import torch
+
 # Where a pointer slot of a packed launch gets its address (a slot's source); an input tensor's
 # source is its index in the problem's leaves (>= 0).
 SG_SLOT_OUT = -1  # the output tensor
@@ -213,10 +215,5 @@ def sg_triton_launch(launch, facts, out):
     gx, gy, gz = _sg_dims(kernel, "grid", grid)
     scratch = []
     for size in (global_scratch, profile_scratch):
-        if size:
-            import torch
-
-            scratch.append(out.new_empty((gx * gy * gz * size,), dtype=torch.uint8))
-        else:
-            scratch.append(None)
+        scratch.append(out.new_empty((gx * gy * gz * size,), dtype=torch.uint8) if size else None)
     return (kernel, grid, block, lds, tuple(args) + tuple(scratch))
