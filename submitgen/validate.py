@@ -68,11 +68,11 @@ def aql_layouts(code_objects: Sequence[Any], layouts: Sequence[KernelLayout]) ->
         end = max((o + s for o, s, _ in hidden), default=layout.explicit_bytes)
         if max(end, layout.explicit_bytes) > kernel.kernarg_segment_size:
             raise ValidationError(
-                f"kernel '{kernel.name}': arguments end at byte {end}, metadata .kernarg_segment_size is "
+                f"kernel '{layout.name}': arguments end at byte {end}, metadata .kernarg_segment_size is "
                 f"{kernel.kernarg_segment_size}"
             )
-        out.append(AqlLayout(
-            kernel.name, kernel.symbol, kernel.kernarg_segment_size, kernel.kernarg_segment_align,
+        out.append(AqlLayout(  # keyed by the launch name: Triton specializations share a kernel name
+            layout.name, kernel.symbol, kernel.kernarg_segment_size, kernel.kernarg_segment_align,
             kernel.group_segment_fixed_size, kernel.private_segment_fixed_size, hidden,
         ))
     return tuple(out)

@@ -28,7 +28,7 @@ from submitgen.validate import aql_layouts, kernel_layout
 
 TESTS = Path(__file__).resolve().parent
 PROJECTS = {
-    # the HIP kernels (the Triton defaults are several objects, which --launcher aql does not embed yet)
+    # the HIP kernels (one object each; tests/test_aql_triton.py covers a Triton build of several objects)
     "hip-mxfp4-mm": ("mxfp4-mm", Path(__file__).resolve().parents[1] / "examples" / "hip_mxfp4_mm"),
     "hip-mixed-mla": ("mixed-mla", Path(__file__).resolve().parents[1] / "examples" / "hip_mixed_mla"),
     "aql336": ("mxfp4-mm", TESTS / "projects" / "aql336"),

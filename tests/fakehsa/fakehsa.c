@@ -3,8 +3,11 @@
  * It implements only the functions the loader calls: one CPU and one GPU agent ("gfx950"), a
  * coarse-grained global region and a kernarg region on the GPU, an in-memory queue, signals, and
  * the executable API. Symbol info comes from $SUBMITGEN_FAKEHSA_SYMBOLS, which the test sets from
- * the code object's metadata:  "NAME.kd=KERNARG,GROUP,PRIVATE;NAME2.kd=..."  (kernel object of the
- * i-th entry: 0x10000000 + 0x1000 * i).
+ * the code objects' metadata:  "NAME.kd=KERNARG,GROUP,PRIVATE;NAME2.kd=..."  (kernel object of the
+ * i-th entry: 0x10000000 + 0x1000 * i). An entry written "N:NAME.kd=..." is found only in an
+ * executable holding the N-th code object read (0-based, in hsa_code_object_reader_create_from_memory
+ * order), as a real loader finds a symbol only in its own executable; several objects may then
+ * hold symbols of the same name, each with its own kernel object.
  *
  * A doorbell store consumes every packet up to the stored index, as a packet processor would: it
  * records the 64 packet bytes and the kernarg segment the packet points at (the symbol's whole
@@ -15,7 +18,9 @@
  *   {"call":"hsa_memory_allocate","region":R,"size":N,"ptr":P}
  *   {"call":"hsa_queue_create","agent":A,"size":N,"type":T,"queue":Q,"ring":P,"doorbell":S}
  *   {"call":"hsa_signal_create","signal":S,"initial":V}
- *   {"call":"hsa_executable_get_symbol_by_name","name":"k.kd","agent":A,"symbol":H,"kernel_object":K}
+ *   {"call":"hsa_executable_load_agent_code_object","executable":E,"agent":A,"reader":H,"object":N}
+ *   {"call":"hsa_executable_get_symbol_by_name","executable":E,"name":"k.kd","agent":A,"symbol":H,
+ *    "kernel_object":K}
  *   {"call":"packet","index":I,"packet":"hex 64 bytes","kernarg_region":R,"kernarg_alloc":N,
  *    "kernarg_offset":O,"kernarg":"hex"}
  *   {"call":"doorbell","value":V}   {"call":"hsa_signal_store_relaxed","signal":S,"value":V}
@@ -58,7 +63,7 @@ struct fake_queue {
     hsa_queue_t q; /* first: the hsa_queue_t* handed out points here */
     uint64_t write_index, read_index;
 };
-typedef struct { char name[256]; uint32_t kernarg, group, private_; } fake_symbol;
+typedef struct { char name[256]; uint32_t kernarg, group, private_; int object; } fake_symbol;
 typedef struct { uint64_t ptr, size, region; } fake_alloc;
 
 static fake_symbol symbols[MAX_SYMBOLS];
@@ -66,6 +71,24 @@ static int nsymbols = -1;
 static fake_alloc allocs[MAX_ALLOCS];
 static int nallocs = 0;
 static uint64_t next_handle = 0x5000;
+
+/* Which code object (reader ordinal) each reader handle and each executable holds. */
+enum { MAX_OBJECTS = 64 };
+static uint64_t reader_handles[MAX_OBJECTS], executable_handles[MAX_OBJECTS];
+static int executable_objects[MAX_OBJECTS];
+static int nreaders = 0, nexecutables = 0;
+
+static int object_of_reader(uint64_t reader) {
+    for (int i = 0; i < nreaders; i++)
+        if (reader_handles[i] == reader) return i;
+    return -1;
+}
+
+static int object_of_executable(uint64_t executable) {
+    for (int i = 0; i < nexecutables; i++)
+        if (executable_handles[i] == executable) return executable_objects[i];
+    return -1;
+}
 
 #define FAKE_LOG_VARIABLE "SUBMITGEN_FAKEHSA_LOG"
 #include "../fakelog.h"
@@ -80,10 +103,13 @@ static void load_symbols(void) {
         const char *end = strchr(p, ';');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', len);
-        if (eq && (size_t)(eq - p) < sizeof symbols[0].name) {
+        const char *colon = eq ? memchr(p, ':', (size_t)(eq - p)) : NULL;
+        const char *name = colon ? colon + 1 : p;
+        if (eq && (size_t)(eq - name) < sizeof symbols[0].name) {
             fake_symbol *s = &symbols[nsymbols];
-            memcpy(s->name, p, (size_t)(eq - p));
-            s->name[eq - p] = 0;
+            s->object = colon ? atoi(p) : -1;
+            memcpy(s->name, name, (size_t)(eq - name));
+            s->name[eq - name] = 0;
             if (sscanf(eq + 1, "%u,%u,%u", &s->kernarg, &s->group, &s->private_) == 3) nsymbols++;
         }
         p += len;
@@ -306,6 +332,7 @@ int64_t hsa_signal_wait_scacquire(hsa_signal_t signal, int condition, int64_t co
 hsa_status_t hsa_code_object_reader_create_from_memory(const void *image, size_t size,
                                                        hsa_code_object_reader_t *reader) {
     reader->handle = next_handle++;
+    if (nreaders < MAX_OBJECTS) reader_handles[nreaders++] = reader->handle;
     FILE *f = log_file();
     if (f) {
         fprintf(f, "{\"call\":\"hsa_code_object_reader_create_from_memory\",\"reader\":%llu,\"size\":%zu,\"hex\":\"",
@@ -331,11 +358,16 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
     (void)options;
     if (agent.handle != GPU_AGENT || !executable.handle || !reader.handle) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     if (loaded) loaded->handle = next_handle++;
+    int object = object_of_reader(reader.handle);
+    if (nexecutables < MAX_OBJECTS) {
+        executable_handles[nexecutables] = executable.handle;
+        executable_objects[nexecutables++] = object;
+    }
     FILE *f = log_file();
     if (f) {
         fprintf(f, "{\"call\":\"hsa_executable_load_agent_code_object\",\"executable\":%llu,\"agent\":%llu,"
-                "\"reader\":%llu}\n", (unsigned long long)executable.handle, (unsigned long long)agent.handle,
-                (unsigned long long)reader.handle);
+                "\"reader\":%llu,\"object\":%d}\n", (unsigned long long)executable.handle,
+                (unsigned long long)agent.handle, (unsigned long long)reader.handle, object);
         fflush(f);
     }
     return HSA_STATUS_SUCCESS;
@@ -349,16 +381,17 @@ hsa_status_t hsa_executable_freeze(hsa_executable_t executable, const char *opti
 
 hsa_status_t hsa_executable_get_symbol_by_name(hsa_executable_t executable, const char *name,
                                                const hsa_agent_t *agent, hsa_executable_symbol_t *symbol) {
-    (void)executable;
     load_symbols();
     if (!agent || agent->handle != GPU_AGENT) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    int object = object_of_executable(executable.handle);
     for (int i = 0; i < nsymbols; i++) {
-        if (strcmp(symbols[i].name, name) == 0) {
+        if (strcmp(symbols[i].name, name) == 0 && (symbols[i].object < 0 || symbols[i].object == object)) {
             symbol->handle = 0x9000 + (uint64_t)i;
             FILE *f = log_file();
             if (f) {
-                fprintf(f, "{\"call\":\"hsa_executable_get_symbol_by_name\",\"name\":\"%s\",\"agent\":%llu,"
-                        "\"symbol\":%llu,\"kernel_object\":%llu}\n", name, (unsigned long long)agent->handle,
+                fprintf(f, "{\"call\":\"hsa_executable_get_symbol_by_name\",\"executable\":%llu,\"name\":\"%s\","
+                        "\"agent\":%llu,\"symbol\":%llu,\"kernel_object\":%llu}\n",
+                        (unsigned long long)executable.handle, name, (unsigned long long)agent->handle,
                         (unsigned long long)symbol->handle, (unsigned long long)kernel_object_of(i));
                 fflush(f);
             }
