@@ -15,8 +15,8 @@ HEADS = 16
 DK = 576
 DV = 512
 BN = 32  # KV tokens per tile (mla_decode's BN)
-TARGET_PROGRAMS = 528
-MIN_TILES_PER_SPLIT = 2
+TARGET_PROGRAMS = 512
+MIN_TILES_PER_SPLIT = 4
 MAX_SPLITS = 64  # mla_reduce's SPLITS (a power of two)
 
 TRITON = {
