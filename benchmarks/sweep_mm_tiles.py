@@ -1,4 +1,13 @@
-"""H200 sweep of the mxfp4-mm DEQ kernel configs (Triton JIT), timed like bench_triton_kernels."""
+"""H200 sweep of tile, warps, stages and split target of kernels/mxfp4_mm's GEMM through Triton's
+JIT, timed like bench_triton_kernels.py (L2 flushed, CUDA events, mean), with torch's bf16
+A @ B.T of the same shape in the same run.
+
+    PYTHONPATH=. [WARPS=4,8] [TARGETS=132,264] [BM64=1] [ITERS=15] python benchmarks/sweep_mm_tiles.py
+
+The results in benchmarks/results/h200-2026-11-30-mm-split/ came from this script with two kernel
+paths that were measured and dropped (the git history of kernels/mxfp4_mm has them): DEQ=1, both
+operands widened to bf16 for tl.dot, and FP8=1, one e4m3 tl.dot per 32-block of k scaled into the
+sums. The kernel as shipped has only tl.dot_scaled; run with FP8=0."""
 import copy, importlib.util, math, sys, time, itertools, os
 import torch
 sys.path.insert(0, os.getcwd())
@@ -10,14 +19,16 @@ problem = get_problem("mxfp4-mm")
 km = load("kernels/mxfp4_mm/mxfp4_mm.py", "km")
 ITERS = int(os.environ.get("ITERS", "20"))
 
-def variant(bm, bn, preq, warps, stages, target, deq=os.environ.get("DEQ", "1") == "1"):
-    lm = load("kernels/mxfp4_mm/launch.py", f"lm_{bm}_{bn}_{preq}_{warps}_{stages}_{target}_{deq}")
-    e = copy.deepcopy(lm.TRITON["mm_64x128_q" if preq else "mm_16x128"])
+def variant(bm, bn, preq, warps, stages, target, fp8=os.environ.get("FP8", "0") == "1"):
+    lm = load("kernels/mxfp4_mm/launch.py", f"lm_{bm}_{bn}_{preq}_{warps}_{stages}_{target}_{fp8}")
+    e = copy.deepcopy(lm.TRITON["mm_64x128_q" if preq else "mm_16x64"])
     e.pop("arch", None)
-    e["constexprs"].update(BM=bm, BN=bn, A_PREQ=preq, DEQ=deq)
+    e["constexprs"].update(BM=bm, BN=bn, A_PREQ=preq)
+    if fp8:
+        e["constexprs"]["FP8"] = True
     e["num_warps"], e["num_stages"] = warps, stages
     lm.TRITON = {"g": e, "mm_quant_a": lm.TRITON["mm_quant_a"]}
-    lm.TARGET_BLOCKS = target
+    lm.TARGETS = {"g": target}
     lm.config = lambda m, n, k, _c=lm.config, _lm=lm: _cfg(_lm, m, n, k, bm, bn)
     return lm
 
@@ -28,7 +39,7 @@ def _cfg(lm, m, n, k, bm, bn):
     for s in range(1, steps + 1):
         if steps % s == 0:
             splits = s
-            if tiles * s >= lm.TARGET_BLOCKS:
+            if tiles * s >= lm.TARGETS["g"]:
                 break
     return "g", bm, bn, splits
 
@@ -51,7 +62,8 @@ for spec in shapes:
     WARPS = tuple(int(x) for x in os.environ.get("WARPS", "4,8").split(","))
     TARGETS = tuple(int(x) for x in os.environ.get("TARGETS", "132,264").split(","))
     if os.environ.get("BM64"): bms = [16] if m <= 16 else [32] if m <= 32 else [64]
-    for bm, bn, warps, stages, target in itertools.product(bms, (64, 128), WARPS, (2, 3), TARGETS):
+    BNS = tuple(int(x) for x in os.environ.get("BNS", "64,128").split(","))
+    for bm, bn, warps, stages, target in itertools.product(bms, BNS, WARPS, (2, 3), TARGETS):
         preq = m > 32
         try:
             lm = variant(bm, bn, preq, warps, stages, target)
