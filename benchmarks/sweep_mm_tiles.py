@@ -5,9 +5,10 @@ A @ B.T of the same shape in the same run.
     PYTHONPATH=. [WARPS=4,8] [TARGETS=132,264] [BM64=1] [ITERS=15] python benchmarks/sweep_mm_tiles.py
 
 The results in benchmarks/results/h200-2026-11-30-mm-split/ came from this script with two kernel
-paths that were measured and dropped (the git history of kernels/mxfp4_mm has them): DEQ=1, both
-operands widened to bf16 for tl.dot, and FP8=1, one e4m3 tl.dot per 32-block of k scaled into the
-sums. The kernel as shipped has only tl.dot_scaled; run with FP8=0."""
+paths that were measured and dropped: DEQ (both operands widened to bf16 for tl.dot; commit
+1d5afcd has it) and FP8 (e2m1 codes mapped to e4m3 bytes, one e4m3 tl.dot per 32-block of k,
+scaled by both blocks' scales into the fp32 sums; never committed). The kernel as shipped has
+only tl.dot_scaled, so FP8=1 fails now; run with FP8=0."""
 import copy, importlib.util, math, sys, time, itertools, os
 import torch
 sys.path.insert(0, os.getcwd())
