@@ -9,10 +9,13 @@ one process beside baselines:
   seed), with their ratio to the seed replica;
 - the fresh output alone: torch.empty_like of the output, which a fresh-output launcher pays on
   every call and the seed never does;
-- the problem's shape key alone (``_sg_key``, pasted from the problem: every input's shape),
-  which the emitted launcher computes on every call where the seed reads two shapes;
-- bare launch: one pre-converted ctypes call of the launch function (the floor for any
-  Python-side launcher);
+- submitgen with a new input tuple on every call (the same tensors): the emitted file's slow path,
+  which computes the shape key and looks the shape up; the same tuple again (the other columns)
+  takes its fast path, which checks the inputs' version counters instead;
+- the components, each alone: the problem's shape key (``_sg_key``: every input's shape) and its
+  lookup, the fast path's guard (the sum of the inputs' version counters), writing the kernel's
+  input addresses into its kernarg buffer (pack), and the bare launch: one pre-converted ctypes
+  call of the launch function (the floor for any Python-side launcher);
 - (cuda only) a one-op torch call (torch.neg on A), for scale.
 
 The same one-kernel project (examples/my_gemm) is used for submitgen and the seed replica, so the
@@ -101,6 +104,19 @@ class SeedReplica:
         return launch
 
 
+def _pack(module, data):
+    """The emitted fast path's address writes alone, for ``data``'s shape (armed by two calls)."""
+    module.custom_kernel(data)
+    module.custom_kernel(data)
+    addresses = module._SG_LAST[1][5]
+
+    def pack(_data):
+        for cell, address in addresses:
+            cell.value = address()
+
+    return pack
+
+
 def per_call_ns(fns: dict, data, calls: int, rounds: int, sync=None) -> dict[str, float]:
     """For each function, the best over ``rounds`` loops of ``calls`` calls of the mean ns per
     call; every round times each function once, in turn."""
@@ -167,9 +183,14 @@ def main() -> None:
         for spec in problem.benchmarks:
             data = problem.empty_input(spec, device)
             like = subs["fresh"].custom_kernel(data)
-            fns = {"seed": seed, "fresh": subs["fresh"].custom_kernel, "reuse": subs["reuse"].custom_kernel,
+            fresh = subs["fresh"]
+            fns = {"seed": seed, "fresh": fresh.custom_kernel, "reuse": subs["reuse"].custom_kernel,
+                   "fresh new tuple": lambda d, k=fresh.custom_kernel: k((*d,)),
+                   "reuse new tuple": lambda d, k=subs["reuse"].custom_kernel: k((*d,)),
                    "empty": lambda _d, like=like: torch.empty_like(like), "bare": seed.bare(data),
-                   "key": subs["fresh"]._sg_key,
+                   "key": lambda d, get=fresh._SG_PREPARED.get, key=fresh._sg_key: get(key(d)),
+                   "guard": lambda d, v=fresh._sg_version: sum(map(v, d)),
+                   "pack": _pack(fresh, data),
                    "default": subs["default"].custom_kernel}
             if cuda:
                 fns["neg"] = lambda x: torch.neg(x[0])
@@ -182,17 +203,21 @@ def main() -> None:
                 f"{t['fresh'] / t['seed']:.2f}",
                 f"{t['reuse']:.0f}",
                 f"{t['reuse'] / t['seed']:.2f}",
-                f"{t['empty']:.0f}",
+                f"{t['fresh new tuple'] / t['seed']:.2f} / {t['reuse new tuple'] / t['seed']:.2f}",
+                f"{t['empty']:.0f} ({t['empty'] / t['seed']:.2f})",
                 f"{(t['fresh'] - t['empty']) / t['seed']:.2f}",
                 f"{t['key']:.0f}",
+                f"{t['guard']:.0f}",
+                f"{t['pack']:.0f}",
                 f"{t['bare']:.0f}",
                 f"{t['default']:.0f} ({launches})",
             ]
             if cuda:
                 row.append(f"{t['neg']:.0f}")
             rows.append(row)
-    header = ["shape", "seed replica", "submitgen", "ratio", "reuse-output", "ratio", "torch.empty_like",
-              "ratio less empty", "problem's _sg_key", "bare launch", "default kernels (launches)"]
+    header = ["shape", "seed replica", "submitgen", "ratio", "reuse-output", "ratio", "new tuple ratios",
+              "torch.empty_like (ratio)", "ratio less empty", "key+lookup", "guard", "pack", "bare launch",
+              "default kernels (launches)"]
     if cuda:
         header.append("torch.neg")
     print_table(

@@ -15,6 +15,7 @@ import ctypes
 import functools
 import hashlib
 import lzma
+import operator
 import os
 import struct
 import sys
@@ -487,6 +488,14 @@ if _SG_LIB is not None:
     _sg_launch.restype = ctypes.c_int
 
 _SG_PREPARED = {}
+# The last inputs, to skip the shape key when the next call passes the very same tuple of tensors
+# unchanged: [inputs seen last, (inputs, sum of their version counters, launches) or None]. Every
+# in-place change of a tensor (data, shape, strides, storage) bumps its version counter, so the
+# sum (counters only grow) changes with any of them; holding the tuple keeps its tensors, and so
+# its id, theirs. The addresses are read on every call all the same: a `.data =` assignment bumps
+# no counter, and its new storage is launched at its own address (a new shape on the same storage
+# through `.data =` is not seen).
+_SG_LAST = [None, None]
 
 
 def _sg_output_maker(like):
@@ -499,22 +508,10 @@ def _sg_output_maker(like):
                              device=like.device)
 
 
-class _SgShape:
-    """The launches prepared for one input shape, once, by _sg_prepare."""
-
-    __slots__ = ("out", "new_output", "out_cells", "leaf_cells", "calls", "keep")
-
-    def __init__(self, out, new_output, out_cells, leaf_cells, calls, keep):
-        self.out = out  # --reuse-output: the tensor every call returns; else None
-        self.new_output = new_output  # else: makes each call's fresh output
-        self.out_cells = out_cells  # kernarg cells that take the output's address
-        self.leaf_cells = leaf_cells  # ((kernarg cell, index of the input tensor), ...)
-        self.calls = calls  # the launch function's arguments, one tuple per launch
-        self.keep = keep  # the buffers the cells and calls point into
-
-
 def _sg_prepare(data):
-    """Run the plan once for this input shape and prepare every launch's ctypes arguments."""
+    """Run the plan once for this input shape and prepare every launch's ctypes arguments:
+    (output or None, fresh-output maker or None, output cells, ((cell, input index), ...), calls,
+    buffers they point into)."""
     leaves = _sg_leaves(data)
     out, launches = plan(data)
     out_cells, leaf_cells, calls, keep = [], [], [], []
@@ -539,31 +536,61 @@ def _sg_prepare(data):
             else:
                 leaf_cells.append((cell, source))
         grid, block = packed.grid, packed.block
+        # plain ints for the unsigned arguments (ctypes passes their 32 bits unchanged), no
+        # argtypes: nothing is converted per call
         calls.append((
-            _SG_FUNCTIONS[packed.kernel],
-            ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]),
-            ctypes.c_uint(block[0]), ctypes.c_uint(block[1]), ctypes.c_uint(block[2]),
-            ctypes.c_uint(packed.lds), None, None, extra,
+            _SG_FUNCTIONS[packed.kernel], grid[0], grid[1], grid[2], block[0], block[1], block[2], packed.lds,
+            None, None, extra,
         ))
         keep += [kernarg, size, extra, workspaces]
-    prepared = _SgShape(None, _sg_output_maker(out), tuple(out_cells), tuple(leaf_cells), tuple(calls), keep)
+    prepared = (None, _sg_output_maker(out), tuple(out_cells), tuple(leaf_cells), tuple(calls), keep)
     _SG_PREPARED[_sg_key(data)] = prepared
     return prepared
 
 
-def _sg_kernel(data):
-    prepared = _SG_PREPARED.get(_sg_key(data))
-    if prepared is None:
-        prepared = _sg_prepare(data)
-    out = prepared.new_output()
+def _sg_remember(data, leaves, prepared):
+    """The fast path's entry for ``data`` when it is a tuple of tensors only (a tuple cannot
+    change what it holds) that holds every input the launches read, none an inference tensor
+    (those have no version counter); else None."""
+    if type(data) is not tuple or not all(isinstance(t, torch.Tensor) and not t.is_inference() for t in data):
+        return None
+    held = {id(t): t for t in data}
+    if not all(id(t) in held for t in leaves):
+        return None
+    out, new_output, out_cells, leaf_cells, calls, _ = prepared
+    addresses = tuple((cell, leaves[source].data_ptr) for cell, source in leaf_cells)
+    return data, sum(map(_sg_version, data)), out, new_output, out_cells, addresses, calls
+
+
+_sg_version = operator.attrgetter("_version")
+
+
+# globals bound once as defaults (no lookups per call); without the library custom_kernel is the fallback
+def _sg_kernel(data, _last=_SG_LAST, _version=_sg_version, _get=_SG_PREPARED.get, _key=_sg_key,
+               _leaves=_sg_leaves, _launch=_sg_launch if _SG_LIB is not None else None, _sum=sum, _map=map):
+    fast = _last[1]
+    if fast is not None and data is fast[0] and _sum(_map(_version, data)) == fast[1]:
+        # the same tuple of tensors, none changed since: the launches of its shape
+        _, _, out, new_output, out_cells, addresses, calls = fast
+        for cell, address in addresses:
+            cell.value = address()
+    else:
+        prepared = _get(_key(data))
+        if prepared is None:
+            prepared = _sg_prepare(data)
+        out, new_output, out_cells, leaf_cells, calls, _ = prepared
+        leaves = _leaves(data)
+        for cell, source in leaf_cells:
+            cell.value = leaves[source].data_ptr()
+        # a tuple seen twice in a row takes the fast path next; new inputs every call cost a compare
+        _last[1] = _sg_remember(data, leaves, prepared) if data is _last[0] else None
+        _last[0] = data
+    out = new_output()
     out_ptr = out.data_ptr()
-    for cell in prepared.out_cells:
+    for cell in out_cells:
         cell.value = out_ptr
-    leaves = _sg_leaves(data)
-    for cell, source in prepared.leaf_cells:
-        cell.value = leaves[source].data_ptr()
-    for call in prepared.calls:
-        rc = _sg_launch(*call)
+    for call in calls:
+        rc = _launch(*call)
         if rc:
             _sg_check(rc, _SG_LAUNCH)
     return out
