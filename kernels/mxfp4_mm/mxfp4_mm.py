@@ -13,7 +13,6 @@ import triton
 import triton.language as tl
 
 
-
 @triton.jit
 def _e2m1_code(q):
     """Values already divided by their block's scale -> e2m1 codes (int32; bit 3 the sign).
