@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import importlib.util
 import itertools
-import math
 import os
 import sys
 import time
@@ -32,13 +31,12 @@ sys.path.insert(0, str(ROOT))
 
 from submitgen.problems import get_problem  # noqa: E402
 
-
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+# bench_triton_kernels.py's timing, plan runner and module loader
+_spec = importlib.util.spec_from_file_location("bench_triton_kernels", ROOT / "benchmarks/bench_triton_kernels.py")
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["bench_triton_kernels"] = bench
+_spec.loader.exec_module(bench)
+_load = bench._load
 
 
 def _ints(name: str, default: str) -> tuple[int, ...]:
@@ -78,13 +76,7 @@ def _tile_rows(m: int) -> list[int]:
     return [64, 128] if m >= 128 and not os.environ.get("BM64") else [64]
 
 
-def geomean(xs) -> float:
-    xs = list(xs)
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
 def main() -> None:
-    bench = _load(ROOT / "benchmarks/bench_triton_kernels.py", "bench")
     problem = get_problem("mxfp4-mm")
     kernels = _load(ROOT / "kernels/mxfp4_mm/mxfp4_mm.py", "km")
     iters = int(os.environ.get("ITERS", "20"))
@@ -120,8 +112,8 @@ def main() -> None:
                 best = (t, bm, bn, warps, stages, target)
         results[label] = (torch_us, best)
         print(f"BEST {label} torch {torch_us:.2f} best {best} elapsed {time.time() - t0:.0f}s", flush=True)
-    print("GEOMEAN torch", geomean(r[0] for r in results.values()),
-          "best", geomean(r[1][0] for r in results.values() if r[1]))
+    print("GEOMEAN torch", bench.geomean(r[0] for r in results.values()),
+          "best", bench.geomean(r[1][0] for r in results.values() if r[1]))
 
 
 if __name__ == "__main__":
