@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 from submitgen.problems import get_problem  # noqa: E402
 
 # bench_triton_kernels.py's timing, plan runner and module loader
-_spec = importlib.util.spec_from_file_location("bench_triton_kernels", ROOT / "benchmarks/bench_triton_kernels.py")
+_spec = importlib.util.spec_from_file_location("bench_triton_kernels",
+                                               ROOT / "benchmarks/bench_triton_kernels.py")
 bench = importlib.util.module_from_spec(_spec)
 sys.modules["bench_triton_kernels"] = bench
 _spec.loader.exec_module(bench)
