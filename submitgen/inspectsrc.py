@@ -14,6 +14,7 @@ from urllib.parse import unquote
 
 from .containers import read_input
 from .errors import ContainerError
+from .provenance import parse_lds
 
 MAX_SIDECAR_BYTES = 1 << 20
 
@@ -59,8 +60,6 @@ class SubmissionInfo:
 
     def dynamic_lds(self) -> dict[str, DynamicLds]:
         """The provenance's ``lds`` field for this code object: dynamic LDS per kernel name."""
-        from .provenance import parse_lds
-
         items = tuple(unquote(v) for v in (self.provenance or {}).get("lds", "").split(",") if v)
         return {name: DynamicLds(n, "provenance") for name, n in parse_lds(items, self.object_index).items()}
 
