@@ -78,8 +78,22 @@ def _input_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     )
     for node in assigns:
         if _root(node.value) in names:
-            names.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            names.update(n for t in node.targets for n in _bound_names(t))
     return names
+
+
+def _bound_names(target: ast.expr) -> Iterator[str]:
+    """The names an assignment target binds: ``x``, ``a, (b, *c)``; a subscript or attribute
+    target (``box[0] = data``) stores into an object and binds nothing."""
+    stack = [target]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, ast.Name):
+            yield t.id
+        elif isinstance(t, ast.Starred):
+            stack.append(t.value)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            stack.extend(t.elts)
 
 
 def _assign_writes(node: ast.Assign | ast.AugAssign, inputs: set[str]) -> Iterator[tuple[int, str, str]]:

@@ -70,3 +70,28 @@ def test_fresh_outputs_and_cloning_problems_are_not_warned():
     mm = HEADER.replace("amd-toy-noclone", "amd-mxfp4-mm")
     assert lint_report(mm + writes).warnings == ()
     assert len(lint_report(HEADER + writes).warnings) == 1
+
+
+def test_storing_the_inputs_in_a_container_does_not_make_it_an_input():
+    """The emitted launcher remembers the last input tuple in a list (``_last[0] = data``) and
+    then writes the list's other slot: that is no write into the inputs. Unpacking still binds."""
+    body = ("def custom_kernel(data, _last=[None, None]):\n"
+            "    _last[0] = data\n"
+            "    _last[1] = None\n"
+            "    box = {}\n"
+            "    box['in'] = data\n"
+            "    box['n'] = 1\n"
+            "    [a, *rest] = data\n"
+            "    rest[0][0] = 1\n"
+            "    return a\n")
+    assert [(w.line, w.message) for w in lint_report(HEADER + body).warnings] == [
+        (13, _msg("rest", "assigns into a slice of it")),
+    ]
+
+
+def test_the_default_moe_build_has_no_input_write_warning(tmp_path):
+    from submitgen.build import BuildOptions, build
+
+    out = tmp_path / "moe.py"
+    build(BuildOptions(problem="moe-mxfp4", output=out))
+    assert [w for w in lint_report(out.read_text()).warnings if w.rule == "input-write"] == []
