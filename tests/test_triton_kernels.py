@@ -100,6 +100,13 @@ def test_gfx950_specialization_resources(proj: str, name: str) -> None:
         assert mnemonics and all(re.fullmatch(want, m) for m in mnemonics), (name, sorted(set(mnemonics)))
     if refuse:
         assert not [m for m in mnemonics if re.match(refuse, m)]
+    if proj == "mxfp4_mm" and entry["kernel"] == "mxfp4_mm_kernel":
+        # the split-K arrival counter: an agent-scope release before the atomic (L2 written back
+        # after this wave's stores) and an acquire after it (L1/L2 invalidated before the last
+        # split reads the others' partial sums)
+        release_atomic_acquire = (r"buffer_wbl2 sc1\s+s_waitcnt vmcnt\(0\)\s+global_atomic_add\b[^\n]*\n"
+                                  r"\s+s_waitcnt vmcnt\(0\)\s+buffer_inv sc1")
+        assert re.search(release_atomic_acquire, compiled.asm["amdgcn"]), name
 
 
 def test_plan_constants_match_the_specializations() -> None:

@@ -56,7 +56,13 @@ def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n):
     """Write one output tile. Unsplit: bf16 to c. Split: this split's fp32 partial sums go to
     ws[pid_k]; the program that arrives last at the tile's counter adds every split in order
     (so the result does not depend on arrival order), writes bf16 to c and re-arms the counter
-    to 0 for the next call."""
+    to 0 for the next call.
+
+    The ordering is the one HIP's ``__syncthreads(); __threadfence(); atomicAdd`` gives: the
+    barrier orders every thread's stores before the one atomic, whose release (gfx950:
+    ``buffer_wbl2 sc1``, after a wait for the stores) publishes them at GPU scope, and whose
+    acquire (``buffer_inv sc1``) makes the other splits' sums visible to the last one
+    (tests/test_triton_kernels.py checks that sequence in the gfx950 code)."""
     c_off = offs_m[:, None] * N + offs_n[None, :]
     c_mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
     splits = tl.num_programs(2)
