@@ -125,7 +125,7 @@ def missing_kernels_error(missing: Sequence[str], have: Sequence[str]) -> Valida
     """The error for plan names that no code object holds."""
     return ValidationError(
         f"KERNELS names {', '.join(repr(m) for m in missing)}, which the code object does not have "
-        f"(it has: {', '.join(sorted(set(have))) or 'no kernels'})"
+        f"(it has: {', '.join(n if n.isprintable() else repr(n) for n in sorted(set(have))) or 'no kernels'})"
     )
 
 
