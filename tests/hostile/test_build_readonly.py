@@ -1,6 +1,8 @@
 """A build whose output folder is read-only gives one ``Error:`` line, writes no file and leaves an
 earlier output there untouched. Run as root (as CI does), the build runs in a forked child that
-has dropped to the ``nobody`` user first, since root writes through any mode bits."""
+drops to the ``nobody`` user (uid and gid 65534) just before its write stage, since root writes
+through any mode bits (the build itself runs as root: the checkout may be in a folder nobody cannot
+read). A writable folder, written the same way, is the control."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import submitgen.build as build_stages
 from submitgen.cli import cli
 from submitgen.containers import load_code_objects
 
@@ -37,15 +40,21 @@ def world(monkeypatch):
 
 
 def _build_as_nobody(args: list[str]) -> tuple[int, str]:
-    """``submitgen ARGS`` in a forked child running as nobody (uid and gid 65534)."""
+    """``submitgen ARGS`` in a forked child that writes its output as nobody."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         try:
             os.close(read)
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
+            real = build_stages.write
+
+            def write_as_nobody(*stage_args):
+                os.setgroups([])
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+                return real(*stage_args)
+
+            build_stages.write = write_as_nobody
             r = CliRunner().invoke(cli, args)
             os.write(write, json.dumps([r.exit_code, r.output]).encode())
         finally:
@@ -77,3 +86,14 @@ def test_read_only_output_folder_is_one_error_line(world, existing):
     assert sorted(p.name for p in out.iterdir()) == (["s.py"] if existing else [])
     if existing:
         assert (out / "s.py").read_bytes() == good
+
+
+def test_a_writable_folder_is_written_the_same_way(world):
+    """The control: the same child writes into a folder that nobody may write to."""
+    (world / "open").mkdir(mode=0o777)
+    (world / "open").chmod(0o777)
+    code, output = _run(["build", "mxfp4-mm", "--kernels", "proj", "--co", "mm.co", "-o", "open/s.py"])
+    assert code == 0, output
+    assert (world / "open" / "s.py").read_bytes().startswith(b"#!POPCORN leaderboard amd-mxfp4-mm\n")
+    if os.geteuid() == 0:
+        assert (world / "open" / "s.py").stat().st_uid == NOBODY
