@@ -2,12 +2,12 @@
 JIT, timed like bench_triton_kernels.py (L2 flushed, CUDA events, mean), with torch's bf16
 A @ B.T of the same shape in the same run.
 
-    PYTHONPATH=. [WARPS=4,8] [BNS=64,128] [TARGETS=132,264] [BM64=1] [ITERS=15] [ONLY=8,16] \\
+    PYTHONPATH=. [WARPS=4,8] [BNS=64,128] [TARGETS=132,264] [BM64=1 | BMS=64,128] [ITERS=15] [ONLY=8,16] \\
         python benchmarks/sweep_mm_tiles.py
 
 Per shape it prints every configuration's mean (us) and check, then the best passing one. m <= 16
 runs BM 16, m <= 32 BM 32, larger m BM 64 (and 128 for m >= 128 unless BM64=1) with the A
-pre-pass.
+pre-pass; BMS lists the BM to try instead (those >= min(m, 64)).
 
 The results in benchmarks/results/h200-2026-11-30-mm-split/ came from this script, two of them
 with kernel paths that were measured and dropped: DEQ (both operands widened to bf16 for tl.dot;
@@ -70,6 +70,8 @@ def _splits(lm, m: int, n: int, k: int, bm: int, bn: int) -> int:
 
 
 def _tile_rows(m: int) -> list[int]:
+    if os.environ.get("BMS"):
+        return [bm for bm in _ints("BMS", "") if bm >= min(m, 64)]
     if m <= 16:
         return [16]
     if m <= 32:
