@@ -199,7 +199,31 @@ def _each(get: Callable[..., Any], *names: str, **kw: Any) -> dict[str, Any]:
     return {n: get(f".{n}", **kw) for n in names}
 
 
+# an argument's metadata keys -> (ArgMeta field, the exact type msgpack gives a valid value)
+_ARG_KEYS = {
+    **{f".{n}": (n, int) for n in ("offset", "size", "pointee_align")},
+    **{f".{n}": (n, str) for n in ("value_kind", "name", "type_name", "address_space", "access",
+                                   "actual_access", "value_type")},
+    **{f".{n}": (n, bool) for n in ("is_const", "is_restrict", "is_volatile", "is_pipe")},
+}
+
+
 def _parse_arg(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
+    """One ``.args`` entry. The common case (known keys only, each of its exact type) is read in
+    one pass; anything else takes the checked path, which names the key and the bad value."""
+    if type(raw) is dict and ".offset" in raw and ".size" in raw and ".value_kind" in raw:
+        fields: dict[str, Any] = {}
+        for key, v in raw.items():
+            known = _ARG_KEYS.get(key)
+            if known is None or type(v) is not known[1] or (known[1] is int and v < 0):
+                break
+            fields[known[0]] = v
+        else:
+            return ArgMeta(index=index, unknown=_no_unknown(), **fields)
+    return _parse_arg_checked(raw, index, kname, source)
+
+
+def _parse_arg_checked(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
     m = _Map(raw, f"kernel {kname!r} arg {index}", source)
     return ArgMeta(
         index=index,
