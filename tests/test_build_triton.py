@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from mixed_project import mixed_project
 
 from submitgen import provenance
 from submitgen.build import BuildOptions, build, format_summary
@@ -115,13 +116,7 @@ def test_none_is_a_null_pointer(tmp_path, monkeypatch):
 
 
 def test_mixed_hip_and_triton_project_embeds_both(tmp_path):
-    project = tmp_path / "mixed"
-    shutil.copytree(MM, project)
-    shutil.copy(FILL / "fill.py", project / "fill.py")
-    plan = project / "launch.py"
-    table = (FILL / "launch.py").read_text().split("TRITON = ", 1)[1].split("\n\n\n", 1)[0]
-    plan.write_text(plan.read_text().replace('KERNELS = ("mm_tile", "mm_reduce")\n',
-                                             f'KERNELS = ("mm_tile", "mm_reduce")\nTRITON = {table}\n'))
+    project = mixed_project(tmp_path)
     r = build(BuildOptions(problem="mxfp4-mm", kernels=project, output=tmp_path / "s.py"))
     import triton
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from mixed_project import mixed_project
 
 from submitgen import provenance, targets
 from submitgen.build import BuildOptions, build
@@ -98,14 +99,7 @@ def test_build_refuses_a_specialization_given_196608_bytes(tmp_path, monkeypatch
 def test_mixed_project_records_hip_kernels_and_an_unlaunched_specialization(tmp_path):
     """HIP kernels get the plan's largest dynamic LDS; a specialization the plan never launches
     gets Triton's shared."""
-    project = tmp_path / "mixed"
-    shutil.copytree(TESTS / "projects" / "mm_basic", project)
-    fill = TESTS / "projects" / "triton_fill"
-    shutil.copy(fill / "fill.py", project / "fill.py")
-    plan = project / "launch.py"
-    table = (fill / "launch.py").read_text().split("TRITON = ", 1)[1].split("\n\n\n", 1)[0]
-    plan.write_text(plan.read_text().replace('KERNELS = ("mm_tile", "mm_reduce")\n',
-                                             f'KERNELS = ("mm_tile", "mm_reduce")\nTRITON = {table}\n'))
+    project = mixed_project(tmp_path)
     built = build(BuildOptions(problem="mxfp4-mm", kernels=project, output=tmp_path / "s.py"))
     from submitgen.plan import load_project
     from submitgen.toolchain.triton import compile_triton
