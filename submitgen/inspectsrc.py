@@ -10,11 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from .containers import read_input
 from .errors import ContainerError
-from .provenance import parse_lds
+from .provenance import field_items, parse_lds
 
 MAX_SIDECAR_BYTES = 1 << 20
 
@@ -60,7 +59,7 @@ class SubmissionInfo:
 
     def dynamic_lds(self) -> dict[str, DynamicLds]:
         """The provenance's ``lds`` field for this code object: dynamic LDS per kernel name."""
-        items = tuple(unquote(v) for v in (self.provenance or {}).get("lds", "").split(",") if v)
+        items = field_items(self.provenance or {}, "lds")
         return {name: DynamicLds(n, "provenance") for name, n in parse_lds(items, self.object_index).items()}
 
 

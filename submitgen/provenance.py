@@ -37,7 +37,7 @@ class Provenance:
         return unquote(self.fields.get(key, ""))
 
     def items(self, key: str) -> tuple[str, ...]:
-        return tuple(unquote(v) for v in self.fields.get(key, "").split(",") if v)
+        return field_items(self.fields, key)
 
     @property
     def code_objects(self) -> tuple[str, ...]:
@@ -47,6 +47,11 @@ class Provenance:
     @property
     def kernels(self) -> tuple[str, ...]:
         return self.items("kernels")
+
+
+def field_items(fields: Mapping[str, str], key: str) -> tuple[str, ...]:
+    """The decoded items of a list field of a provenance line's ``fields`` (as written)."""
+    return tuple(unquote(v) for v in fields.get(key, "").split(",") if v)
 
 
 def lds_item(index: int, name: str, nbytes: int) -> str:

@@ -64,7 +64,7 @@ def dynamic_lds(checked: Checked) -> dict[tuple[int, str], int]:
     launched = checked.plan.max_dynamic_lds()
     out: dict[tuple[int, str], int] = {}
     for k in checked.layouts:
-        n = launched.get(k.name, k.triton[1] if k.triton is not None and k.name not in launched else None)
+        n = launched.get(k.name, k.triton[1] if k.triton is not None else None)
         if n is not None:
             key = (k.blob, k.symbol_name)
             out[key] = max(out.get(key, 0), n)
