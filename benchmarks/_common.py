@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import platform
 import subprocess
@@ -12,6 +13,17 @@ from pathlib import Path
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def load_module(path: Path, name: str | None = None):
+    """The Python file at ``path`` as a module (registered in sys.modules under ``name``, default
+    its stem), for the kernel projects' launch.py and Triton sources and for submissions."""
+    name = name or path.stem.replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def machine() -> str:

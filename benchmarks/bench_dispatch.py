@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import importlib.util
 import os
 import struct
 import tempfile
@@ -40,7 +39,7 @@ import time
 from pathlib import Path
 
 import torch
-from _common import REPO, fake_hip, print_table
+from _common import REPO, fake_hip, load_module, print_table
 
 from submitgen.build import BuildOptions, build
 from submitgen.containers import load_code_objects
@@ -135,13 +134,6 @@ def per_call_ns(fns: dict, data, calls: int, rounds: int, sync=None) -> dict[str
     if sync:
         sync()
     return best
-
-
-def load_module(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem.replace("-", "_"), path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import math
 import sys
 import time
@@ -25,18 +24,11 @@ import triton
 import triton.language as tl
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # also when loaded as a module (the tests do)
+
+from _common import load_module as _load  # noqa: E402
 
 from submitgen.problems import get_problem, mxfp4  # noqa: E402
-
-
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
 
 _FLUSH: torch.Tensor | None = None
 

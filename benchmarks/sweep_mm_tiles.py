@@ -19,7 +19,6 @@ only tl.dot_scaled.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import itertools
 import os
 import sys
@@ -29,15 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _common import load_module as _load  # noqa: E402
+
 from submitgen.problems import get_problem  # noqa: E402
 
-# bench_triton_kernels.py's timing, plan runner and module loader
-_spec = importlib.util.spec_from_file_location("bench_triton_kernels",
-                                               ROOT / "benchmarks/bench_triton_kernels.py")
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["bench_triton_kernels"] = bench
-_spec.loader.exec_module(bench)
-_load = bench._load
+bench = _load(ROOT / "benchmarks/bench_triton_kernels.py")  # its timing and plan runner
 
 
 def _ints(name: str, default: str) -> tuple[int, ...]:

@@ -12,13 +12,14 @@ emitted for the object (``asm["amdgcn"]``), per mnemonic.
 from __future__ import annotations
 
 import collections
-import importlib.util
 import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _common import load_module as _module  # noqa: E402
 
 from submitgen import targets  # noqa: E402
 from submitgen.codeobject import read_code_object  # noqa: E402
@@ -30,12 +31,6 @@ PROJECTS = (
 )
 
 
-def _module(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def main() -> None:
