@@ -128,6 +128,8 @@ def test_mixed_hip_and_triton_project_embeds_both(tmp_path):
     summary = format_summary(r)
     assert "import cost of this file's launcher: ctypes: decodes and loads the 2 code objects," in summary
     assert "for comparison, --launcher cpp" in summary
+    # the file's own header counts code objects too, not the compressed texts that hold them
+    assert "# At import: decode the embedded code objects (sha256-checked), load them from memory" in r.text
 
 
 class _Meta:
