@@ -2,7 +2,8 @@
 JIT, timed like bench_triton_kernels.py (L2 flushed, CUDA events, mean), with torch's bf16
 A @ B.T of the same shape in the same run.
 
-    PYTHONPATH=. [WARPS=4,8] [BNS=64,128] [TARGETS=132,264] [BM64=1 | BMS=64,128] [ITERS=15] [ONLY=8,16] \\
+    PYTHONPATH=. [WARPS=4,8] [STAGES=2,3] [BNS=64,128] [BKS=128] [TARGETS=132,264] [BM64=1 | BMS=64,128]
+        [PREQ=0,1] [ABF16=0,1] [ITERS=15] [ONLY=8,16] [PRECOMPILE=12] \\
         python benchmarks/sweep_mm_tiles.py
 
 Per shape it prints every configuration's mean (us) and check, then the best passing one. m <= 16
@@ -39,34 +40,44 @@ def _ints(name: str, default: str) -> tuple[int, ...]:
     return tuple(int(x) for x in os.environ.get(name, default).split(","))
 
 
-def variant(bm: int, bn: int, preq: bool, warps: int, stages: int, target: int):
+def variant(bm: int, bn: int, bk: int, preq: bool, bf16: int, warps: int, stages: int, target: int):
     """launch.py with one GEMM specialization "g" of these parameters and its split target."""
-    lm = _load(ROOT / "kernels/mxfp4_mm/launch.py", f"lm_{bm}_{bn}_{preq}_{warps}_{stages}_{target}")
+    tag = f"{bm}_{bn}_{bk}_{preq}_{bf16}_{warps}_{stages}_{target}"
+    lm = _load(ROOT / "kernels/mxfp4_mm/launch.py", f"lm_{tag}")
     entry = copy.deepcopy(lm.TRITON["mm_64x128_q" if preq else "mm_16x64"])
     entry.pop("arch", None)
-    entry["constexprs"].update(BM=bm, BN=bn, A_PREQ=preq)
+    rs = max(1, min(8, 2048 // (bm * bn) * 2))
+    # bf16: 0 = A to e2m1 for dot_scaled, 1 = A as bf16 values for dot_scaled, 2 = that and B widened
+    # to bf16 by _b_bf16 for tl.dot, 3 = A as bf16 values and C^T = B A^T
+    entry["constexprs"].update(BM=bm, BN=bn, BK=bk, A_PREQ=preq, A_BF16=bf16 > 0, RS=rs)
+    if bf16 == 2:
+        entry["constexprs"]["B_BF16"] = True
+    if bf16 == 3:  # A as bf16 values, C^T = B A^T
+        entry["constexprs"]["SWAP"] = True
     entry["num_warps"], entry["num_stages"] = warps, stages
-    lm.TRITON = {"g": entry, "mm_quant_a": lm.TRITON["mm_quant_a"]}
+    quant = copy.deepcopy(lm.TRITON["mm_quant_a"])
+    quant["constexprs"]["OUT_BF16"] = bf16 > 0
+    lm.TRITON = {"g": entry, "mm_quant_a": quant}
     lm.TARGETS = {"g": target}
-    lm.config = lambda m, n, k: ("g", bm, bn, _splits(lm, m, n, k, bm, bn))
+    lm.config = lambda m, n, k: ("g", bm, bn, _splits(m, n, k, bm, bn, bk, target))
     return lm
 
 
-def _splits(lm, m: int, n: int, k: int, bm: int, bn: int) -> int:
-    steps = k // lm.BK
+def _splits(m: int, n: int, k: int, bm: int, bn: int, bk: int, target: int) -> int:
+    steps = k // bk
     tiles = -(-m // bm) * -(-n // bn)
     splits = 1
     for s in range(1, steps + 1):
         if steps % s == 0:
             splits = s
-            if tiles * s >= lm.TARGETS["g"]:
+            if tiles * s >= target:
                 break
     return splits
 
 
 def _tile_rows(m: int) -> list[int]:
     if os.environ.get("BMS"):
-        return [bm for bm in _ints("BMS", "") if bm >= min(m, 64)]
+        return [bm for bm in _ints("BMS", "") if bm >= min(m, 64) and bm <= max(m, 16)]
     if m <= 16:
         return [16]
     if m <= 32:
@@ -74,17 +85,58 @@ def _tile_rows(m: int) -> list[int]:
     return [64, 128] if m >= 128 and not os.environ.get("BM64") else [64]
 
 
+def _grid(m: int):
+    preqs = _ints("PREQ", "1") if m > 32 else (0,)
+    return list(itertools.product(_tile_rows(m), _ints("BNS", "64,128"), _ints("BKS", "128"), preqs,
+                                  _ints("ABF16", "0"), _ints("WARPS", "4,8"), _ints("STAGES", "2,3"),
+                                  _ints("TARGETS", "132,264")))
+
+
+def _specs(problem):
+    only = os.environ.get("ONLY")
+    specs = list(problem.tests) + list(problem.benchmarks)
+    return [s for s in specs if not only or str(s["m"]) in only.split(",")]
+
+
+def _compile_one(job) -> str:
+    """Runs one configuration once on one shape, so that Triton's cache holds its kernels."""
+    spec, cfg = job
+    problem = get_problem("mxfp4-mm")
+    kernels = _load(ROOT / "kernels/mxfp4_mm/mxfp4_mm.py", "km")
+    try:
+        bench.plan_runner(variant(*cfg[:3], bool(cfg[3]), cfg[4], *cfg[5:]), kernels,
+                          problem.generate_input(spec, "cuda"))()
+        return ""
+    except Exception as e:  # reported again, with the configuration, by the timed pass
+        return f"{cfg}: {type(e).__name__}"
+
+
+def _precompile(problem, workers: int) -> None:
+    """Compiles every configuration in ``workers`` processes first (Triton's JIT compiles on the
+    first call, one kernel at a time); the timed pass then finds them in the cache. The split
+    target does not change the kernel, so one target per configuration is compiled."""
+    import multiprocessing
+
+    jobs = {}
+    for spec in _specs(problem):
+        for cfg in _grid(spec["m"]):
+            jobs.setdefault((spec["m"] % 16 == 0, cfg[:-1]), (dict(spec), cfg))
+    t0 = time.time()
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        failed = [r for r in pool.map(_compile_one, list(jobs.values()), chunksize=1) if r]
+    print(f"precompiled {len(jobs)} kernels in {time.time() - t0:.0f}s ({len(failed)} failed)", flush=True)
+
+
 def main() -> None:
     problem = get_problem("mxfp4-mm")
     kernels = _load(ROOT / "kernels/mxfp4_mm/mxfp4_mm.py", "km")
     iters = int(os.environ.get("ITERS", "20"))
-    only = os.environ.get("ONLY")
+    if int(os.environ.get("PRECOMPILE", "0")) > 1:
+        _precompile(problem, int(os.environ["PRECOMPILE"]))
     results = {}
     t0 = time.time()
-    for spec in list(problem.tests) + list(problem.benchmarks):
+    for spec in _specs(problem):
         m = spec["m"]
-        if only and str(m) not in only.split(","):
-            continue
         data = problem.generate_input(spec, "cuda")
         ref = problem.reference(data)
         a, b = data[0], data[1]
@@ -92,12 +144,10 @@ def main() -> None:
         torch_us = bench.timed(lambda a=a, b=b: a @ b.T, iters)
         print(f"{label} torch_bf16 {torch_us:.2f}", flush=True)
         best = None
-        grid = itertools.product(_tile_rows(m), _ints("BNS", "64,128"), _ints("WARPS", "4,8"), (2, 3),
-                                 _ints("TARGETS", "132,264"))
-        for bm, bn, warps, stages, target in grid:
-            name = f"{label} bm{bm} bn{bn} w{warps} s{stages} t{target}"
+        for bm, bn, bk, preq, bf16, warps, stages, target in _grid(m):
+            name = f"{label} bm{bm} bn{bn} bk{bk} preq{preq} bf16{bf16} w{warps} s{stages} t{target}"
             try:
-                lm = variant(bm, bn, m > 32, warps, stages, target)
+                lm = variant(bm, bn, bk, bool(preq), bf16, warps, stages, target)
                 fn = bench.plan_runner(lm, kernels, data)
                 chk = problem.check(fn().clone(), ref)
                 t = bench.timed(fn, iters)
@@ -107,7 +157,7 @@ def main() -> None:
             splits = lm.config(m, spec["n"], spec["k"])[3]
             print(f"{name} splits{splits} {t:.2f} pass={chk.passed} mism={chk.mismatches}", flush=True)
             if chk.passed and (best is None or t < best[0]):
-                best = (t, bm, bn, warps, stages, target)
+                best = (round(t, 2), bm, bn, bk, preq, bf16, warps, stages, target)
         results[label] = (torch_us, best)
         print(f"BEST {label} torch {torch_us:.2f} best {best} elapsed {time.time() - t0:.0f}s", flush=True)
     print("GEOMEAN torch", bench.geomean(r[0] for r in results.values()),

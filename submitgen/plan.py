@@ -10,6 +10,7 @@ import ast
 import codecs
 import hashlib
 import os
+import pprint
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +36,11 @@ class KernelProject:
     root: Path
     sources: tuple[Path, ...]  # device sources, compiled into one code object
     plan_path: Path
-    plan_source: str  # launch.py as read (UTF-8, without a BOM): what runs and what is embedded
+    plan_source: str  # launch.py (UTF-8, no BOM) as it runs and is embedded: TRITON resolved for the arch
     kernels: tuple[str, ...]  # KERNELS: the device sources' kernels the plan may launch
     source_bytes: tuple[bytes, ...] = ()  # of each device source, as read
     triton: tuple[Any, ...] = ()  # TritonSpec of each TRITON entry (its source bytes read once)
+    plan_read: str = ""  # launch.py as read, when plan_source differs from it (the digest's input)
 
     @property
     def launch_names(self) -> tuple[str, ...]:
@@ -48,7 +50,8 @@ class KernelProject:
     def digest(self) -> str:
         """sha256 over each input's name and bytes as read (the provenance's ``sources``)."""
         h = hashlib.sha256()
-        files = [*zip(self.sources, self.source_bytes), (self.plan_path, self.plan_source.encode())]
+        plan = self.plan_read or self.plan_source
+        files = [*zip(self.sources, self.source_bytes), (self.plan_path, plan.encode())]
         seen = set()
         for spec in self.triton:
             if spec.source not in seen:
@@ -184,12 +187,14 @@ def _sources(root: Path, tree: ast.Module, plan_path: Path) -> tuple[Path, ...]:
     return sources
 
 
-_ARCH_KEYS = ("num_warps", "num_stages", "constexprs", "options")
+_ARCH_KEYS = ("num_warps", "num_stages", "constexprs", "options", "plan")
+_MERGED_KEYS = ("constexprs", "plan")  # dicts an override merges into; the others it replaces
 
 
 def _for_arch(table: Any, arch: str | None, plan_path: Path) -> Any:
     """TRITON with each entry's optional ``"arch": {ARCH: {...}}`` applied for ``arch``: its
-    num_warps / num_stages / options replace the entry's, its constexprs are merged over them."""
+    num_warps / num_stages / options replace the entry's, its constexprs and plan values are
+    merged over them."""
     if not isinstance(table, dict):
         return table  # specs_from_launch names the problem
     out = {}
@@ -205,19 +210,41 @@ def _for_arch(table: Any, arch: str | None, plan_path: Path) -> Any:
         for key in (k for over in per_arch.values() for k in over if k not in _ARCH_KEYS):
             raise PlanError(f"{where}: unknown key {key!r} (expected {', '.join(_ARCH_KEYS)})")
         over = per_arch.get(arch, {})
-        if isinstance(over.get("constexprs"), dict) and isinstance(entry.get("constexprs", {}), dict):
-            over = {**over, "constexprs": {**entry.get("constexprs", {}), **over["constexprs"]}}
+        for key in _MERGED_KEYS:
+            if isinstance(over.get(key), dict) and isinstance(entry.get(key, {}), dict):
+                over = {**over, key: {**entry.get(key, {}), **over[key]}}
         out[name] = {**entry, **over}
     return out
 
 
-def _triton(tree: ast.Module, root: Path, plan_path: Path, arch: str | None) -> tuple[Any, ...]:
+def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None) -> str:
+    """launch.py with its TRITON literal replaced by ``table`` (the entries' "arch" overrides
+    applied), so that the plan reads, at build time and in the emitted file, the specialization
+    that was compiled."""
+    node = next(n for n in tree.body if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "TRITON" for t in n.targets))
+    lines = text.splitlines(keepends=True)
+    start = sum(len(ln.encode()) for ln in lines[:node.value.lineno - 1]) + node.value.col_offset
+    end = sum(len(ln.encode()) for ln in lines[:node.value.end_lineno - 1]) + node.value.end_col_offset
+    head = sum(len(ln.encode()) for ln in lines[:node.lineno - 1]) + node.col_offset
+    raw = text.encode()
+    note = f"# TRITON as compiled for {arch or 'the default arch'}: its entries' \"arch\" overrides applied\n"
+    literal = pprint.pformat(table, width=100, sort_dicts=False)
+    return (raw[:head] + note.encode() + raw[head:start] + literal.encode() + raw[end:]).decode()
+
+
+def _triton(tree: ast.Module, root: Path, plan_path: Path, arch: str | None) -> tuple[tuple[Any, ...], Any]:
+    """(TritonSpec of each entry, the TRITON table resolved for ``arch``, or None when no entry
+    has an "arch" override)."""
     found = _literal(tree, "TRITON", plan_path)
     if found is None:
-        return ()
+        return (), None
     from .toolchain.triton_project import specs_from_launch
 
-    return specs_from_launch(_for_arch(found[1], arch, plan_path), root)
+    table = _for_arch(found[1], arch, plan_path)
+    entries = found[1].values() if isinstance(found[1], dict) else ()
+    overridden = any(isinstance(e, dict) and "arch" in e for e in entries)
+    return specs_from_launch(table, root), table if overridden else None
 
 
 def load_project(root: Path | str, arch: str | None = None) -> KernelProject:
@@ -231,7 +258,7 @@ def load_project(root: Path | str, arch: str | None = None) -> KernelProject:
     text = decode_plan(_read(plan_path, "plan"), plan_path)
     tree = check_plan_source(text, plan_path)
     kernels = _names(tree, "KERNELS", plan_path) or ()
-    triton = _triton(tree, root, plan_path, arch)
+    triton, resolved = _triton(tree, root, plan_path, arch)
     if not kernels and not triton:
         raise PlanError(f"{plan_path}: KERNELS (or TRITON) must name the kernels the plan launches")
     clash = sorted(set(kernels) & {s.name for s in triton})
@@ -239,7 +266,10 @@ def load_project(root: Path | str, arch: str | None = None) -> KernelProject:
         raise PlanError(f"{plan_path}: {', '.join(map(repr, clash))} is both in KERNELS and a TRITON key")
     sources = _sources(root, tree, plan_path) if kernels else ()
     data = tuple(_read(s, "source") for s in sources)
-    return KernelProject(root, sources, plan_path, text, kernels, data, triton)
+    if resolved is None:
+        return KernelProject(root, sources, plan_path, text, kernels, data, triton)
+    run_text = _resolved_text(text, tree, resolved, arch)
+    return KernelProject(root, sources, plan_path, run_text, kernels, data, triton, plan_read=text)
 
 
 def load_plan_module(project: KernelProject) -> ModuleType:

@@ -29,8 +29,8 @@ TRITON = {
                       "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
                       "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
                       "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "A_PREQ": "constexpr"},
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_PREQ": False},
+                      "A_PREQ": "constexpr", "A_BF16": "constexpr", "RS": "constexpr"},
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_PREQ": False, "A_BF16": False, "RS": 8},
         "num_warps": 4,
         "num_stages": 2,
         "arch": {"sm_90": {"num_warps": 8, "num_stages": 3}},
@@ -42,8 +42,8 @@ TRITON = {
                       "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
                       "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
                       "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "A_PREQ": "constexpr"},
-        "constexprs": {"BM": 32, "BN": 64, "BK": 128, "A_PREQ": False},
+                      "A_PREQ": "constexpr", "A_BF16": "constexpr", "RS": "constexpr"},
+        "constexprs": {"BM": 32, "BN": 64, "BK": 128, "A_PREQ": False, "A_BF16": False, "RS": 4},
         "num_warps": 4,
         "num_stages": 2,
         "arch": {"sm_90": {"num_warps": 8, "num_stages": 3}},
@@ -55,8 +55,8 @@ TRITON = {
                       "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
                       "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
                       "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "A_PREQ": "constexpr"},
-        "constexprs": {"BM": 64, "BN": 128, "BK": 128, "A_PREQ": True},
+                      "A_PREQ": "constexpr", "A_BF16": "constexpr", "RS": "constexpr"},
+        "constexprs": {"BM": 64, "BN": 128, "BK": 128, "A_PREQ": True, "A_BF16": False, "RS": 1},
         "num_warps": 4,
         "num_stages": 2,
     },
@@ -64,8 +64,8 @@ TRITON = {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_quant_kernel",
         "signature": {"a_ptr": "*bf16:16", "aq_ptr": "*u8:16", "as_ptr": "*u8:16", "M": "i32",
-                      "K": "i32:16", "BR": "constexpr", "BK": "constexpr"},
-        "constexprs": {"BR": 16, "BK": 128},
+                      "K": "i32:16", "BR": "constexpr", "BK": "constexpr", "OUT_BF16": "constexpr"},
+        "constexprs": {"BR": 16, "BK": 128, "OUT_BF16": False},
         "num_warps": 4,
         "num_stages": 1,
     },
@@ -110,9 +110,13 @@ def plan(data):
     launches = []
     a_arg, as_arg = A, None
     if TRITON[name]["constexprs"]["A_PREQ"]:
-        # A quantized once: packed e2m1 [m, k/2] and e8m0 [m, k/32] (fully overwritten every call)
-        a_arg = torch.empty((m, k // 2), dtype=torch.uint8, device=dev)
-        as_arg = torch.empty((m, k // 32), dtype=torch.uint8, device=dev)
+        # A quantized once (fully overwritten every call): packed e2m1 [m, k/2] and e8m0 [m, k/32],
+        # or with A_BF16 the bf16 values they decode to, [m, k] (as bytes: the GEMM takes *u8)
+        if TRITON[name]["constexprs"]["A_BF16"]:
+            a_arg = torch.empty((m, 2 * k), dtype=torch.uint8, device=dev)
+        else:
+            a_arg = torch.empty((m, k // 2), dtype=torch.uint8, device=dev)
+            as_arg = torch.empty((m, k // 32), dtype=torch.uint8, device=dev)
         qgrid = (_cdiv(m, QUANT_ROWS), k // QUANT_K, 1)
         launches.append(("mm_quant_a", qgrid, None, None, (A, a_arg, as_arg, m, k)))
     grid = (_cdiv(n, bn), _cdiv(m, bm), splits)

@@ -52,19 +52,76 @@ def _quant_e2m1(x, BM: tl.constexpr, BK: tl.constexpr):
 
 
 @triton.jit
-def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n):
+def _quant_bf16(x, BM: tl.constexpr, BK: tl.constexpr):
+    """fp32 [BM, BK] -> bf16 [BM, BK]: the values _quant_e2m1 encodes, decoded (the e2m1 value
+    times 2^exp; exact in bf16, whose exponent range is fp32's). For Triton's Hopper lowering,
+    where a "bf16" operand of dot_scaled goes to the tensor cores as it is and an "e2m1" one is
+    packed here only to be unpacked again by Triton."""
+    xb = tl.reshape(x, (BM, BK // 32, 32))
+    e = _scale_exponent(tl.max(tl.abs(xb), axis=2))
+    inv = ((127 - e) << 23).to(tl.float32, bitcast=True)
+    q = xb * inv[:, :, None]
+    a = tl.abs(q)
+    mag = tl.where(a > 5.0, 6.0, tl.where(a >= 3.5, 4.0, tl.where(a > 2.5, 3.0, tl.where(
+        a >= 1.75, 2.0, tl.where(a > 1.25, 1.5, tl.where(a >= 0.75, 1.0, tl.where(a > 0.25, 0.5, 0.0)))))))
+    # 2^e: a normal float for e >= -126, the subnormal 2^-127 (bits 0x00400000) below
+    two_e = tl.where(e >= -126, (e + 127) << 23, 0x00400000).to(tl.float32, bitcast=True)
+    v = tl.where(q < 0, -mag, mag) * two_e[:, :, None]
+    return tl.reshape(v, (BM, BK)).to(tl.bfloat16)
+
+
+@triton.jit
+def _b_bf16(b, b_s, BK: tl.constexpr, BN: tl.constexpr):
+    """B's e2m1 bytes [BK/2, BN] (byte j: k = 2j in the low nibble, 2j + 1 in the high one) and
+    their e8m0 scales [BN, BK/32] -> the bf16 values of the even k rows and of the odd k rows,
+    each [BK/2, BN] (exact: an e2m1 value times a power of two).
+
+    A code's 3 magnitude bits shifted to bits 9-11 of an fp16 and its sign to bit 15 make that
+    fp16 the code's value times 2^-14 (fp16's exponent bias 15 against e2m1's 1; code 1 = 0.5
+    is then the subnormal 2^-15); the hardware widens it to fp32, two products (exact: powers of
+    two, each factor a normal fp32) scale it by 2^(14 + s - 127), and it is narrowed to bf16."""
+    e = tl.reshape(tl.trans(b_s).to(tl.int32), (BK // 32, 1, BN)) - 113  # 2^e = 2^14 * 2^(s-127)
+    f1 = (tl.minimum(e, 127) + 127) << 23
+    f2 = (tl.maximum(e - 127, 0) + 127) << 23
+    f1 = f1.to(tl.float32, bitcast=True)
+    f2 = f2.to(tl.float32, bitcast=True)
+    x = tl.reshape(b.to(tl.uint16), (BK // 32, 16, BN))
+    lo = (((x & 8) << 12) | ((x & 7) << 9)).to(tl.float16, bitcast=True).to(tl.float32)
+    hi = (((x & 0x80) << 8) | ((x & 0x70) << 5)).to(tl.float16, bitcast=True).to(tl.float32)
+    lo = tl.reshape(lo * f1 * f2, (BK // 2, BN)).to(tl.bfloat16)
+    hi = tl.reshape(hi * f1 * f2, (BK // 2, BN)).to(tl.bfloat16)
+    return lo, hi
+
+
+@triton.jit
+def _dot_b_bf16(a, b, b_s, acc, BM: tl.constexpr, BK: tl.constexpr, BN: tl.constexpr):
+    """acc + a @ B for a bf16 [BM, BK] and B from its e2m1 bytes and scales (_b_bf16): the even
+    and the odd k columns of a against B's even and odd k rows, so no interleaving is needed."""
+    a_even, a_odd = tl.split(tl.reshape(a, (BM, BK // 2, 2)))
+    b_even, b_odd = _b_bf16(b, b_s, BK, BN)
+    acc = tl.dot(a_even, b_even, acc)
+    return tl.dot(a_odd, b_odd, acc)
+
+
+@triton.jit
+def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n, RS: tl.constexpr, SWAP: tl.constexpr):
     """Write one output tile. Unsplit: bf16 to c. Split: this split's fp32 partial sums go to
-    ws[pid_k]; the program that arrives last at the tile's counter adds every split in order
-    (so the result does not depend on arrival order), writes bf16 to c and re-arms the counter
-    to 0 for the next call.
+    ws[pid_k]; the program that arrives last at the tile's counter adds every split's sums, writes
+    bf16 to c and re-arms the counter to 0 for the next call. It reads RS splits' sums per load
+    (one memory round trip for RS splits, not RS of them) and adds them in a fixed order, so the
+    result does not depend on the order in which the splits arrived.
 
     The ordering is the one HIP's ``__syncthreads(); __threadfence(); atomicAdd`` gives: the
     barrier orders every thread's stores before the one atomic, whose release (gfx950:
     ``buffer_wbl2 sc1``, after a wait for the stores) publishes them at GPU scope, and whose
     acquire (``buffer_inv sc1``) makes the other splits' sums visible to the last one
     (tests/test_triton_kernels.py checks that sequence in the gfx950 code)."""
-    c_off = offs_m[:, None] * N + offs_n[None, :]
-    c_mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
+    if SWAP:  # acc is the transposed tile, [BN, BM]
+        c_off = offs_n[:, None] + offs_m[None, :] * N
+        c_mask = (offs_n < N)[:, None] & (offs_m < M)[None, :]
+    else:
+        c_off = offs_m[:, None] * N + offs_n[None, :]
+        c_mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
     splits = tl.num_programs(2)
     if splits == 1:
         tl.store(c_ptr + c_off, acc.to(tl.bfloat16), mask=c_mask)
@@ -75,24 +132,44 @@ def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n):
         arrived = tl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel", scope="gpu")
         if arrived == splits - 1:
             total = tl.zeros(acc.shape, dtype=tl.float32)
-            for s in range(splits):
+            offs_s = tl.arange(0, RS)
+            for s0 in range(0, splits, RS):
+                s = s0 + offs_s
                 # .cg: from L2, past this core's cache, which may hold an earlier call's lines
-                total += tl.load(ws_ptr + s * M * N + c_off, mask=c_mask, other=0.0, cache_modifier=".cg")
+                part = tl.load(ws_ptr + (s * M * N)[:, None, None] + c_off[None, :, :],
+                               mask=(s < splits)[:, None, None] & c_mask[None, :, :], other=0.0,
+                               cache_modifier=".cg")
+                total += tl.sum(part, axis=0)
             tl.store(c_ptr + c_off, total.to(tl.bfloat16), mask=c_mask)
             tl.atomic_xchg(cnt_ptr + tile, 0, sem="relaxed", scope="gpu")
 
 
 @triton.jit
+def _load_b_scales(bs_ptr, s_row, n_ok, kk, k_end, offs_sc):
+    """B_scale_sh bytes [BN, BK / 32] of the k step at kk (zeros past k_end).
+    Scale (n, c) lives at (n//32)*32*SN + (c//8)*256 + (c%4)*64 + (n%16)*4 + ((c//4)%2)*2 + (n//16)%2;
+    s_row holds the n terms."""
+    c = kk // 32 + offs_sc
+    return tl.load(bs_ptr + s_row[:, None] + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)[None, :],
+                   mask=n_ok[:, None] & (c < k_end // 32)[None, :], other=0)
+
+
+@triton.jit
 def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, K, SN, k_split,
-                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, A_PREQ: tl.constexpr):
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, A_PREQ: tl.constexpr,
+                    A_BF16: tl.constexpr, RS: tl.constexpr, B_BF16: tl.constexpr = False,
+                    SWAP: tl.constexpr = False):
     """One (BM x BN) output tile over k in [pid_k * k_split, (pid_k + 1) * k_split); the grid is
     (n tiles, m tiles, splits).
 
-    a_ptr: A bf16 [M, K] row-major; with A_PREQ, A already quantized by mxfp4_quant_kernel:
-    packed bytes [M, K/2], and as_ptr its e8m0 bytes [M, K/32] (else as_ptr is not read).
+    a_ptr: A bf16 [M, K] row-major, quantized here (to e2m1 codes, or with A_BF16 to the bf16
+    values of those codes). With A_PREQ, A comes from mxfp4_quant_kernel: packed bytes [M, K/2]
+    and as_ptr its e8m0 bytes [M, K/32]; with A_PREQ and A_BF16, the decoded bf16 values [M, K]
+    (as_ptr not read). A_BF16 is for Hopper, which has no fp4 matrix unit.
     b_ptr: B_shuffle bytes [N, K/2]. bs_ptr: B_scale_sh bytes [pad256(N), SN].
     c_ptr: the bf16 output [M, N]. With splits > 1, ws_ptr is an fp32 [splits, M, N] workspace
-    and cnt_ptr one int32 counter per tile, zero before the first call (see _finish_tile).
+    and cnt_ptr one int32 counter per tile, zero before the first call (see _finish_tile; RS
+    splits are summed per load there).
     Needs K % BK == 0, k_split % BK == 0, N % 16 == 0 (the plan checks)."""
     pid_n = tl.program_id(0)
     pid_m = tl.program_id(1)
@@ -104,56 +181,91 @@ def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, 
     n_ok = offs_n < N
     # B_shuffle: byte (n, j) lives at (n//16)*16*KB + (j//16)*256 + (n%16)*16 + j%16
     b_row = (offs_n // 16) * (16 * KB) + (offs_n % 16) * 16
-    # B_scale_sh: scale (n, c) lives at (n//32)*32*SN + (c//8)*256 + (c%4)*64 + (n%16)*4
-    #             + ((c//4)%2)*2 + (n//16)%2
     s_row = (offs_n // 32) * (32 * SN) + (offs_n % 16) * 4 + (offs_n // 16) % 2
     offs_ak = tl.arange(0, BK)
     offs_bj = tl.arange(0, BK // 2)
     offs_sc = tl.arange(0, BK // 32)
-    if A_PREQ:
+    if A_PREQ and A_BF16:
+        a_rows = a_ptr.to(tl.pointer_type(tl.bfloat16)) + offs_m[:, None] * K
+    elif A_PREQ:
         a_rows = a_ptr + offs_m[:, None] * KB
         offs_ak = tl.arange(0, BK // 2)
         as_rows = as_ptr + offs_m[:, None] * (K // 32)
     else:
         a_rows = a_ptr + offs_m[:, None] * K
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    if SWAP:
+        acc = tl.zeros((BN, BM), dtype=tl.float32)
+    else:
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
     k0 = pid_k * k_split
-    for kk in range(k0, k0 + k_split, BK):
-        if A_PREQ:
+    k_end = k0 + k_split
+    # The scale bytes are too scattered for Triton's asynchronous copies (which need 4 contiguous
+    # bytes), so they are loaded one k step ahead by hand: their latency overlaps a step's work.
+    b_s_next = _load_b_scales(bs_ptr, s_row, n_ok, k0, k_end, offs_sc)
+    if A_PREQ and not A_BF16:
+        a_s_next = tl.load(as_rows + (k0 // 32 + offs_sc)[None, :], mask=m_ok[:, None], other=0)
+    for kk in range(k0, k_end, BK):
+        b_s = b_s_next
+        b_s_next = _load_b_scales(bs_ptr, s_row, n_ok, kk + BK, k_end, offs_sc)
+        j = kk // 2 + offs_bj
+        j = (j // 16) * 256 + j % 16
+        if not SWAP:
+            b = tl.load(b_ptr + b_row[None, :] + j[:, None], mask=n_ok[None, :], other=0)
+        if SWAP:
+            # C^T = B A^T: B's bytes are the left operand (Hopper's wgmma takes that one from
+            # registers, where Triton widens it), A^T (bf16) the right one, and m is the
+            # instruction's n (8 to 256, where its m is at least 64)
+            bt = tl.load(b_ptr + b_row[:, None] + j[None, :], mask=n_ok[:, None], other=0)
+            if A_PREQ:
+                at = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
+            else:
+                a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
+                at = _quant_bf16(a.to(tl.float32), BM, BK)
+            acc = tl.dot_scaled(bt, b_s, "e2m1", tl.trans(at), None, "bf16", acc, fast_math=True)
+        elif A_PREQ and A_BF16:
+            a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
+            if B_BF16:
+                acc = _dot_b_bf16(a, b, b_s, acc, BM, BK, BN)
+            else:
+                acc = tl.dot_scaled(a, None, "bf16", b, b_s, "e2m1", acc, fast_math=True)
+        elif A_PREQ:
             a_q = tl.load(a_rows + (kk // 2 + offs_ak)[None, :], mask=m_ok[:, None], other=0)
-            a_s = tl.load(as_rows + (kk // 32 + offs_sc)[None, :], mask=m_ok[:, None], other=0)
+            a_s = a_s_next
+            c_next = (kk + BK) // 32 + offs_sc
+            a_s_next = tl.load(as_rows + c_next[None, :],
+                               mask=m_ok[:, None] & (c_next < k_end // 32)[None, :], other=0)
+            # fast_math: no NaN check of the scales (0xFF never occurs: A's are <= 254 by construction)
+            acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
+        elif A_BF16:
+            a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
+            if B_BF16:
+                acc = _dot_b_bf16(_quant_bf16(a.to(tl.float32), BM, BK), b, b_s, acc, BM, BK, BN)
+            else:
+                acc = tl.dot_scaled(_quant_bf16(a.to(tl.float32), BM, BK), None, "bf16", b, b_s, "e2m1", acc,
+                                    fast_math=True)
         else:
             a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
             a_q, a_s = _quant_e2m1(a.to(tl.float32), BM, BK)
-        j = kk // 2 + offs_bj
-        j = (j // 16) * 256 + j % 16
-        c = kk // 32 + offs_sc
-        b = tl.load(b_ptr + b_row[None, :] + j[:, None], mask=n_ok[None, :], other=0)
-        b_s = tl.load(bs_ptr + s_row[:, None] + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)[None, :],
-                      mask=n_ok[:, None], other=0)
-        # fast_math: no NaN check of the scales (0xFF never occurs: A's are <= 254 by construction)
-        acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
-    _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n)
+            acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
+    _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n, RS, SWAP)
 
 
 @triton.jit
-def mxfp4_quant_kernel(a_ptr, aq_ptr, as_ptr, M, K, BR: tl.constexpr, BK: tl.constexpr):
-    """A bf16 [M, K] -> packed e2m1 bytes [M, K/2] and e8m0 bytes [M, K/32], row-major.
+def mxfp4_quant_kernel(a_ptr, aq_ptr, as_ptr, M, K, BR: tl.constexpr, BK: tl.constexpr,
+                       OUT_BF16: tl.constexpr):
+    """A bf16 [M, K] -> packed e2m1 bytes [M, K/2] and e8m0 bytes [M, K/32], row-major; with
+    OUT_BF16 the bf16 values they decode to, [M, K] at aq_ptr (as_ptr not written).
     grid (cdiv(M, BR), K / BK)."""
     offs_r = tl.program_id(0) * BR + tl.arange(0, BR)
     offs_k = tl.program_id(1) * BK + tl.arange(0, BK)
     ok = (offs_r < M)[:, None]
     x = tl.load(a_ptr + offs_r[:, None] * K + offs_k[None, :], mask=ok, other=0.0)
-    q, s = _quant_e2m1(x.to(tl.float32), BR, BK)
-    tl.store(
-        aq_ptr + offs_r[:, None] * (K // 2) + (tl.program_id(1) * (BK // 2) + tl.arange(0, BK // 2))[None, :],
-        q,
-        mask=ok,
-    )
-    tl.store(
-        as_ptr
-        + offs_r[:, None] * (K // 32)
-        + (tl.program_id(1) * (BK // 32) + tl.arange(0, BK // 32))[None, :],
-        s,
-        mask=ok,
-    )
+    if OUT_BF16:
+        tl.store(aq_ptr.to(tl.pointer_type(tl.bfloat16)) + offs_r[:, None] * K + offs_k[None, :],
+                 _quant_bf16(x.to(tl.float32), BR, BK), mask=ok)
+    else:
+        q, s = _quant_e2m1(x.to(tl.float32), BR, BK)
+        tl.store(aq_ptr + offs_r[:, None] * (K // 2)
+                 + (tl.program_id(1) * (BK // 2) + tl.arange(0, BK // 2))[None, :], q, mask=ok)
+        tl.store(as_ptr + offs_r[:, None] * (K // 32)
+                 + (tl.program_id(1) * (BK // 32) + tl.arange(0, BK // 32))[None, :], s, mask=ok)

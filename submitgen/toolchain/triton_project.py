@@ -26,7 +26,7 @@ from ..errors import CompileError, PlanError
 from .inputs import read_input
 from .triton import TritonSpec
 
-_KEYS = ("source", "kernel", "signature", "constexprs", "num_warps", "num_stages", "options")
+_KEYS = ("source", "kernel", "signature", "constexprs", "num_warps", "num_stages", "options", "plan")
 _REQUIRED = ("source", "kernel", "signature")
 _SCALARS = (bool, int, float, str, type(None))
 
@@ -59,6 +59,9 @@ def specs_from_launch(table: object, folder: Path) -> tuple[TritonSpec, ...]:
                     + ([f"missing {', '.join(missing)}"] if missing else [])
                 )
             )
+        if not isinstance(entry.get("plan", {}), Mapping):
+            raise PlanError(f"{where}: 'plan' must be a dict of values the plan reads, got "
+                            f"{type(entry['plan']).__name__}")
         path = _source_path(where, entry["source"], folder)
         if path not in files:
             try:
