@@ -75,7 +75,7 @@ def plan_runner(launch_mod, kernel_mod, data):
         # constexpr None and fail to compile code that reads it on a branch not taken
         args = tuple(torch.empty(0, device=data[0].device) if x is None else x for x in args)
         calls.append((fn[tuple(grid)], args, dict(spec["constexprs"], num_warps=spec["num_warps"],
-                                                  num_stages=spec["num_stages"])))
+                                                  num_stages=spec["num_stages"], **spec.get("options", {}))))
 
     def run():
         for kern, args, kw in calls:

@@ -70,7 +70,7 @@ def main() -> None:
         print(f"m={m} n={n} k={k} torch: event {bench.timed(fn, 20):.2f} us; kernels {_profile(fn, 20)}",
               flush=True)
         for cfg in cfgs:
-            lm = sweep.variant(*cfg[:3], bool(cfg[3]), cfg[4], *cfg[5:])
+            lm = sweep.variant(*cfg[:3], bool(cfg[3]), *cfg[4:])
             fn = bench.plan_runner(lm, kernels, data)
             splits = lm.config(m, n, k)[3]
             print(f"m={m} n={n} k={k} {cfg} splits {splits}: event {bench.timed(fn, 20):.2f} us; "

@@ -3,7 +3,7 @@ JIT, timed like bench_triton_kernels.py (L2 flushed, CUDA events, mean), with to
 A @ B.T of the same shape in the same run.
 
     PYTHONPATH=. [WARPS=4,8] [STAGES=2,3] [BNS=64,128] [BKS=128] [TARGETS=132,264] [BM64=1 | BMS=64,128]
-        [PREQ=0,1] [ABF16=0,1] [ITERS=15] [ONLY=8,16] [PRECOMPILE=12] \\
+        [PREQ=0,1] [ABF16=0,1] [MAXNREG=0,96] [ITERS=15] [ONLY=8,16] [PRECOMPILE=12] \\
         python benchmarks/sweep_mm_tiles.py
 
 Per shape it prints every configuration's mean (us) and check, then the best passing one. m <= 16
@@ -40,20 +40,18 @@ def _ints(name: str, default: str) -> tuple[int, ...]:
     return tuple(int(x) for x in os.environ.get(name, default).split(","))
 
 
-def variant(bm: int, bn: int, bk: int, preq: bool, bf16: int, warps: int, stages: int, target: int):
+def variant(bm: int, bn: int, bk: int, preq: bool, bf16: int, warps: int, stages: int, target: int,
+            maxnreg: int = 0):
     """launch.py with one GEMM specialization "g" of these parameters and its split target."""
-    tag = f"{bm}_{bn}_{bk}_{preq}_{bf16}_{warps}_{stages}_{target}"
+    tag = f"{bm}_{bn}_{bk}_{preq}_{bf16}_{warps}_{stages}_{target}_{maxnreg}"
     lm = _load(ROOT / "kernels/mxfp4_mm/launch.py", f"lm_{tag}")
     entry = copy.deepcopy(lm.TRITON["mm_64x128_q" if preq else "mm_16x64"])
     entry.pop("arch", None)
     rs = max(1, min(8, 2048 // (bm * bn) * 2))
-    # bf16: 0 = A to e2m1 for dot_scaled, 1 = A as bf16 values for dot_scaled, 2 = that and B widened
-    # to bf16 by _b_bf16 for tl.dot, 3 = A as bf16 values and C^T = B A^T
+    # bf16: 0 = A to e2m1 codes for dot_scaled, 1 = A as the bf16 values of those codes
     entry["constexprs"].update(BM=bm, BN=bn, BK=bk, A_PREQ=preq, A_BF16=bf16 > 0, RS=rs)
-    if bf16 == 2:
-        entry["constexprs"]["B_BF16"] = True
-    if bf16 == 3:  # A as bf16 values, C^T = B A^T
-        entry["constexprs"]["SWAP"] = True
+    if maxnreg:
+        entry["options"] = {"maxnreg": maxnreg}
     entry["num_warps"], entry["num_stages"] = warps, stages
     quant = copy.deepcopy(lm.TRITON["mm_quant_a"])
     quant["constexprs"]["OUT_BF16"] = bf16 > 0
@@ -89,7 +87,7 @@ def _grid(m: int):
     preqs = _ints("PREQ", "1") if m > 32 else (0,)
     return list(itertools.product(_tile_rows(m), _ints("BNS", "64,128"), _ints("BKS", "128"), preqs,
                                   _ints("ABF16", "0"), _ints("WARPS", "4,8"), _ints("STAGES", "2,3"),
-                                  _ints("TARGETS", "132,264")))
+                                  _ints("MAXNREG", "0"), _ints("TARGETS", "132,264")))
 
 
 def _specs(problem):
@@ -104,7 +102,7 @@ def _compile_one(job) -> str:
     problem = get_problem("mxfp4-mm")
     kernels = _load(ROOT / "kernels/mxfp4_mm/mxfp4_mm.py", "km")
     try:
-        bench.plan_runner(variant(*cfg[:3], bool(cfg[3]), cfg[4], *cfg[5:]), kernels,
+        bench.plan_runner(variant(*cfg[:3], bool(cfg[3]), cfg[4], cfg[5], cfg[6], cfg[8], cfg[7]), kernels,
                           problem.generate_input(spec, "cuda"))()
         return ""
     except Exception as e:  # reported again, with the configuration, by the timed pass
@@ -120,7 +118,7 @@ def _precompile(problem, workers: int) -> None:
     jobs = {}
     for spec in _specs(problem):
         for cfg in _grid(spec["m"]):
-            jobs.setdefault((spec["m"] % 16 == 0, cfg[:-1]), (dict(spec), cfg))
+            jobs.setdefault((spec["m"] % 16 == 0, cfg[:-1]), (dict(spec), cfg))  # any target
     t0 = time.time()
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         failed = [r for r in pool.map(_compile_one, list(jobs.values()), chunksize=1) if r]
@@ -144,10 +142,11 @@ def main() -> None:
         torch_us = bench.timed(lambda a=a, b=b: a @ b.T, iters)
         print(f"{label} torch_bf16 {torch_us:.2f}", flush=True)
         best = None
-        for bm, bn, bk, preq, bf16, warps, stages, target in _grid(m):
-            name = f"{label} bm{bm} bn{bn} bk{bk} preq{preq} bf16{bf16} w{warps} s{stages} t{target}"
+        for bm, bn, bk, preq, bf16, warps, stages, maxnreg, target in _grid(m):
+            name = f"{label} bm{bm} bn{bn} bk{bk} preq{preq} bf16{bf16} w{warps} s{stages} r{maxnreg}"
+            name += f" t{target}"
             try:
-                lm = variant(bm, bn, bk, bool(preq), bf16, warps, stages, target)
+                lm = variant(bm, bn, bk, bool(preq), bf16, warps, stages, target, maxnreg)
                 fn = bench.plan_runner(lm, kernels, data)
                 chk = problem.check(fn().clone(), ref)
                 t = bench.timed(fn, iters)
@@ -157,7 +156,7 @@ def main() -> None:
             splits = lm.config(m, spec["n"], spec["k"])[3]
             print(f"{name} splits{splits} {t:.2f} pass={chk.passed} mism={chk.mismatches}", flush=True)
             if chk.passed and (best is None or t < best[0]):
-                best = (round(t, 2), bm, bn, bk, preq, bf16, warps, stages, target)
+                best = (round(t, 2), bm, bn, bk, preq, bf16, warps, stages, maxnreg, target)
         results[label] = (torch_us, best)
         print(f"BEST {label} torch {torch_us:.2f} best {best} elapsed {time.time() - t0:.0f}s", flush=True)
     print("GEOMEAN torch", bench.geomean(r[0] for r in results.values()),

@@ -152,3 +152,78 @@ def test_sg_triton_launch_defaults_scratch_and_refusals():
                                           r"\(pass None\), plan gives 1024$"):
         sg_triton_launch(("k", 1, None, 1024, ()), (256, 4096, 0, 0), out)
     assert sg_triton_launch(("k", 1, (256,), 8192, ()), (256, 4096, 0, 0), out)[2:4] == ((256,), 8192)
+
+
+def _embedded_triton(text: str):
+    """The TRITON literal of an emitted file, read as data."""
+    import ast
+
+    (node,) = [n for n in ast.parse(text).body
+               if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TRITON"]
+    return ast.literal_eval(node.value)
+
+
+def test_the_plan_reads_the_triton_of_the_build_arch(tmp_path):
+    """An entry's "arch" override reaches the plan: the build checks, and the file embeds, TRITON
+    as compiled for the build's arch, so a plan that computes its grid from TRITON launches the
+    grid of the kernel it was built with. The provenance's source digest is of launch.py as read."""
+    override = ('"num_warps": 4,\n        "plan": {"per": 1024},\n'
+                '        "arch": {"gfx950": {"constexprs": {"BLOCK": 2048}, "plan": {"per": 2048}}},')
+    name = _project(tmp_path, ('"num_warps": 4,', override))
+    plan = tmp_path / name / "launch.py"
+    grid = '(m * n + TRITON["fill_1024"]["plan"]["per"] - 1) // TRITON["fill_1024"]["constexprs"]["BLOCK"]'
+    plan.write_text(plan.read_text().replace("(m * n + 1023) // 1024", grid))
+    builds = {}
+    for arch, target in (("gfx950", "amd"), ("sm_90", "cuda")):
+        opts = BuildOptions(problem="mxfp4-mm", kernels=tmp_path / name, target=target, arch=arch,
+                            output=tmp_path / f"{arch}.py")
+        builds[arch] = build(opts)
+    per = {"gfx950": 2048, "sm_90": 1024}
+    for arch, r in builds.items():
+        first = r.plan.launches[0]  # m=8 n=2112: 16,896 outputs
+        assert first.grid[0] == -(-8 * 2112 // per[arch]), arch
+        table = _embedded_triton(r.text)
+        assert table["fill_1024"]["constexprs"] == {"BLOCK": per[arch]}
+        assert table["fill_1024"]["plan"] == {"per": per[arch]} and "arch" not in table["fill_1024"]
+        assert f'# TRITON as compiled for {arch}: its entries\' "arch" overrides applied' in r.text
+    assert len({provenance.read(r.text).items("sources") for r in builds.values()}) == 1
+
+
+def test_a_plan_value_must_be_a_dict(tmp_path, monkeypatch):
+    name = _project(tmp_path, ('"num_warps": 4,', '"num_warps": 4, "plan": 7,'))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", name, "-o", "s.py"])
+    error = "launch.py: TRITON['fill_1024']: 'plan' must be a dict of values the plan reads, got int"
+    assert (r.exit_code, r.output) == (1, f"Error: {error}\n")
+    assert not (tmp_path / "s.py").exists()
+
+
+def test_the_default_mm_file_for_sm_90_launches_its_own_tiles(tmp_path_factory, tmp_path):
+    """The default mxfp4-mm project built for sm_90, run against the stand-in runtime: every shape's
+    launches are the ones the build checked, with the sm_90 tiles (BN 64 and a bf16 A pre-pass for
+    m > 32, BN 128 for m <= 32), not the gfx950 ones that launch.py's entries spell out."""
+    import shutil
+
+    from conftest import build_stub
+    from test_abi import run_dry
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed: the CUDA target cannot be built here")
+    sub = tmp_path / "s.py"
+    r = build(BuildOptions(problem="mxfp4-mm", output=sub, target="cuda", arch="sm_90"))
+    table = _embedded_triton(sub.read_text())
+    assert table["mm_m64"]["constexprs"]["BN"] == 64 and table["mm_m64"]["constexprs"]["A_BF16"] is True
+    assert table["mm_quant_a"]["constexprs"]["OUT_BF16"] is True
+    assert table["mm_m32"]["constexprs"]["BN"] == 128
+    calls, result = run_dry(sub, "mxfp4-mm", build_stub(tmp_path_factory, "fakehip"), tmp_path)
+    launched = [c for c in calls if c["call"] == "hipModuleLaunchKernel"]
+    planned = [la for shape in result["shapes"] for la in shape["launches"]]
+    assert [c["grid"] for c in launched] == [list(la["grid"]) + [1] * (3 - len(la["grid"])) for la in planned]
+    checked = {(c.shape, c.kernel): c.grid for c in r.plan.launches}
+    for shape in result["shapes"]:
+        for la in shape["launches"]:
+            grid = tuple(la["grid"]) + (1,) * (3 - len(la["grid"]))
+            assert grid == checked[(shape["label"], la["kernel"])], shape["label"]
+    big = next(s for s in result["shapes"] if s["label"] == "m=256 n=3072 k=1536")
+    assert [la["kernel"] for la in big["launches"]] == ["mm_quant_a", "mm_m64"]
+    assert big["launches"][1]["grid"][:2] == [3072 // 64, 256 // 64]

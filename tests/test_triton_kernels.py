@@ -7,7 +7,8 @@
 - Every plan, on every test and benchmark shape, launches only specializations it declares,
   with block and LDS left to the compiler and one argument per non-constexpr parameter.
 - On CPU (Triton's interpreter): the in-kernel A quantization is byte-identical to the
-  reference quantizer on tie and saturation cases, and both mxfp4-mm plans match the reference.
+  reference quantizer on tie and saturation cases, and both mxfp4-mm plans match the reference,
+  the default one with its TRITON as built for gfx950 and as built for sm_90 (A as bf16 values).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import torch
 
 from submitgen import targets
 from submitgen.codeobject import read_code_object
+from submitgen.plan import _for_arch
 from submitgen.problems import get_problem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,18 +116,29 @@ def test_plan_constants_match_the_specializations() -> None:
     mm = _module(PROJECTS["mxfp4_mm"][0] / "launch.py", "_tk_const_mm")
     gemms = [e for e in mm.TRITON.values() if e["kernel"] == "mxfp4_mm_kernel"]
     assert gemms and all(e["constexprs"]["BK"] == mm.BK for e in gemms)
-    assert mm.TRITON["mm_quant_a"]["constexprs"] == {"BR": mm.QUANT_ROWS, "BK": mm.QUANT_K}
-    assert set(mm.TARGETS) == {n for n, e in mm.TRITON.items() if e["kernel"] == "mxfp4_mm_kernel"}
+    for arch in ("gfx950", "sm_90"):
+        table = _for_arch(mm.TRITON, arch, Path("launch.py"))
+        quant = table["mm_quant_a"]["constexprs"]
+        assert (quant["BR"], quant["BK"]) == (mm.QUANT_ROWS, mm.QUANT_K)
+        for name, e in table.items():
+            if e["kernel"] == "mxfp4_mm_kernel":
+                assert isinstance(e["plan"]["target"], int) and e["plan"]["target"] > 0, (arch, name)
+                # the pre-pass writes what the GEMM reads: e2m1 bytes and scales, or bf16 values
+                assert not e["constexprs"]["A_PREQ"] or e["constexprs"]["A_BF16"] == quant["OUT_BF16"]
+    # gfx950 multiplies e2m1 by e2m1 (the MXFP4 MFMA); sm_90 has no fp4 unit
+    assert not any(e["constexprs"].get("A_BF16") for e in _for_arch(mm.TRITON, "gfx950", Path("l")).values())
     mla = _module(PROJECTS["mixed_mla"][0] / "launch.py", "_tk_const_mla")
     assert mla.TRITON["mla_decode"]["constexprs"]["BN"] == mla.BN
     assert mla.TRITON["mla_reduce"]["constexprs"]["SPLITS"] == mla.MAX_SPLITS
     assert max(mla.split_for(b, kv)[0] for b in (1, 4, 256) for kv in (1, 1024, 1 << 20)) <= mla.MAX_SPLITS
 
 
+@pytest.mark.parametrize("arch", ["gfx950", "sm_90"])
 @pytest.mark.parametrize("proj", list(PROJECTS))
-def test_plan_launches_every_shape(proj: str) -> None:
+def test_plan_launches_every_shape(proj: str, arch: str) -> None:
     folder, problem_name = PROJECTS[proj]
-    launch = _module(folder / "launch.py", f"_tk_plan_{proj}")
+    launch = _module(folder / "launch.py", f"_tk_plan_{proj}_{arch}")
+    launch.TRITON = _for_arch(launch.TRITON, arch, folder / "launch.py")  # as the build embeds it
     problem = get_problem(problem_name)
     for spec in problem.tests + problem.benchmarks:
         out, launches = launch.plan(problem.meta_input(spec))
@@ -174,9 +187,21 @@ _INTERP = textwrap.dedent("""
             data = problem.generate_input({{"m": m, "n": n, "k": k, "seed": 7}})
             res = problem.check(bench.plan_runner(lm, km, data)(), data)
             print("check", proj, m, n, k, res.passed, res.mismatches)
+    # the default plan as built for sm_90: A as bf16 values (in the GEMM, or from the pre-pass)
+    from submitgen.plan import _for_arch
+    from pathlib import Path
+    lm = load(os.path.join({root!r}, "kernels/mxfp4_mm", "launch.py"), "sm90_l")
+    lm.TRITON = _for_arch(lm.TRITON, "sm_90", Path("launch.py"))
+    km = load(os.path.join({root!r}, "kernels/mxfp4_mm", "mxfp4_mm.py"), "sm90_k")
+    for m, n, k in ((5, 96, 512), (20, 4096, 256), (40, 64, 256)):
+        data = problem.generate_input({{"m": m, "n": n, "k": k, "seed": 7}})
+        res = problem.check(bench.plan_runner(lm, km, data)(), data)
+        print("check sm_90", m, n, k, res.passed, res.mismatches)
     # unsplit (one block reaches the target): the bf16 store without workspace or counters
     lm = load(os.path.join({root!r}, "kernels/mxfp4_mm", "launch.py"), "unsplit_l")
-    lm.TARGETS = dict.fromkeys(lm.TARGETS, 1)
+    for entry in lm.TRITON.values():
+        if "plan" in entry:
+            entry["plan"]["target"] = 1
     km = load(os.path.join({root!r}, "kernels/mxfp4_mm", "mxfp4_mm.py"), "unsplit_k")
     data = problem.generate_input({{"m": 5, "n": 96, "k": 512, "seed": 7}})
     assert lm.config(5, 96, 512)[3] == 1
@@ -194,4 +219,4 @@ def test_interpreter_quantization_and_plans(tmp_path: Path) -> None:
     lines = r.stdout.split("\n")
     assert "quant_bad 0" in lines
     checks = [ln for ln in lines if ln.startswith("check")]
-    assert len(checks) == 7 and all(ln.endswith("True 0") for ln in checks), checks
+    assert len(checks) == 10 and all(ln.endswith("True 0") for ln in checks), checks

@@ -48,7 +48,7 @@ def test_entries_become_specs_sharing_one_read(proj):
         (
             {"m": {**GOOD, "warps": 4}},
             "launch.py: TRITON['m']: unknown key(s) 'warps' (expected source, kernel, "
-            "signature, constexprs, num_warps, num_stages, options)",
+            "signature, constexprs, num_warps, num_stages, options, plan)",
         ),
         ({"m": {"source": "k.py"}}, "launch.py: TRITON['m']: missing kernel, signature"),
         (

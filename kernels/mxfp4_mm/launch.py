@@ -1,64 +1,74 @@
 """Launch plan of the default amd-mxfp4-mm kernels (mxfp4_mm.py, Triton; docs/default-kernels.md
 has the design and the measurements behind every choice).
 
-mxfp4_mm_kernel: one BM x BN tile over a range of k on tl.dot_scaled (e2m1; the MXFP4 MFMA on
-gfx950), B read from B_shuffle/B_scale_sh. A is quantized in the GEMM for m <= 32, else once by
-mm_quant_a. k is split until the blocks reach the tile's target (TARGETS; MI355X has 256 CUs,
-the targets are the H200's best over 132/180/264, benchmarks/sweep_mm_tiles.py); every split
-writes fp32 partial sums to a workspace and the last split of each tile to arrive adds them in
-order and writes bf16 (no reduce launch). BM: the smallest of 16/32/64 covering m; BK 128;
-4 warps, 2 stages; on sm_90 the in-GEMM-quantizing tiles take 8 warps and 3 stages (measured
-7-28 % faster there; gfx950 keeps 4 warps and 2 stages for its registers and LDS).
+mxfp4_mm_kernel: one BM x BN tile over a range of k on tl.dot_scaled, B read from
+B_shuffle/B_scale_sh. Three specializations by m: mm_m16 (m <= 16), mm_m32 (m <= 32) and mm_m64
+(larger m, A quantized once by mm_quant_a instead of in every column block's GEMM). k is split
+until the blocks reach the entry's plan target; every split writes fp32 partial sums to a
+workspace and the last split of each tile to arrive adds them and writes bf16 (no reduce launch).
+
+Each entry is what gfx950 (MI355X, 256 CUs) builds: A as e2m1 codes, so that the product is the
+MXFP4 matrix instruction, 4 warps and 2 stages for its registers and LDS. The "sm_90" overrides
+are the H200's best configurations (benchmarks/sweep_mm_tiles.py; the results are in
+benchmarks/results/h200-2026-11-30-mm-abf16/): Hopper has no fp4 matrix unit, and there A goes to
+dot_scaled as the bf16 values of its e2m1 codes (A_BF16: Triton then widens only B), with more
+warps or narrower tiles. submitgen compiles each entry for the build's arch and embeds the TRITON
+of that arch, so this plan reads the tile, the split target and the A format it was built with.
 """
 
 import torch
 
-TARGETS = {"mm_16x64": 264, "mm_32x64": 180, "mm_64x128_q": 132}  # blocks to reach by splitting k
-MIN_STEPS_PER_SPLIT = 1
 BK = 128
 QUANT_ROWS = 16  # rows per mxfp4_quant_kernel block (its BR)
 QUANT_K = 128  # k per mxfp4_quant_kernel block (its BK)
+MIN_STEPS_PER_SPLIT = 1
 
 # Specializations: plain data that submitgen reads (BK must equal the module's BK; A_PREQ: A comes
-# from mm_quant_a). Few tiles, since each is one more object in the payload.
+# from mm_quant_a; RS: splits summed per load by the last split; "plan": values only this plan
+# reads, the blocks to reach by splitting k). Few entries: each is one more object in the payload.
 TRITON = {
-    "mm_16x64": {
+    "mm_m16": {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
         "signature": {"a_ptr": "*bf16:16", "as_ptr": "*u8:16", "b_ptr": "*u8:16", "bs_ptr": "*u8:16",
-                      "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
-                      "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
-                      "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "A_PREQ": "constexpr", "A_BF16": "constexpr", "RS": "constexpr"},
+                      "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16", "cnt_ptr": "*i32:16", "M": "i32",
+                      "N": "i32:16", "K": "i32:16", "SN": "i32", "k_split": "i32:16", "BM": "constexpr",
+                      "BN": "constexpr", "BK": "constexpr", "A_PREQ": "constexpr", "A_BF16": "constexpr",
+                      "RS": "constexpr"},
         "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_PREQ": False, "A_BF16": False, "RS": 8},
         "num_warps": 4,
         "num_stages": 2,
+        "plan": {"target": 264},
         "arch": {"sm_90": {"num_warps": 8, "num_stages": 3}},
     },
-    "mm_32x64": {
+    "mm_m32": {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
         "signature": {"a_ptr": "*bf16:16", "as_ptr": "*u8:16", "b_ptr": "*u8:16", "bs_ptr": "*u8:16",
-                      "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
-                      "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
-                      "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "A_PREQ": "constexpr", "A_BF16": "constexpr", "RS": "constexpr"},
+                      "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16", "cnt_ptr": "*i32:16", "M": "i32",
+                      "N": "i32:16", "K": "i32:16", "SN": "i32", "k_split": "i32:16", "BM": "constexpr",
+                      "BN": "constexpr", "BK": "constexpr", "A_PREQ": "constexpr", "A_BF16": "constexpr",
+                      "RS": "constexpr"},
         "constexprs": {"BM": 32, "BN": 64, "BK": 128, "A_PREQ": False, "A_BF16": False, "RS": 4},
         "num_warps": 4,
         "num_stages": 2,
-        "arch": {"sm_90": {"num_warps": 8, "num_stages": 3}},
+        "plan": {"target": 180},
+        "arch": {"sm_90": {"constexprs": {"BN": 128, "A_BF16": True, "RS": 2}, "num_warps": 8,
+                           "num_stages": 3, "plan": {"target": 132}}},
     },
-    "mm_64x128_q": {
+    "mm_m64": {
         "source": "mxfp4_mm.py",
         "kernel": "mxfp4_mm_kernel",
         "signature": {"a_ptr": "*u8:16", "as_ptr": "*u8:16", "b_ptr": "*u8:16", "bs_ptr": "*u8:16",
-                      "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16",
-                      "cnt_ptr": "*i32:16", "M": "i32", "N": "i32:16", "K": "i32:16", "SN": "i32",
-                      "k_split": "i32:16", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr",
-                      "A_PREQ": "constexpr", "A_BF16": "constexpr", "RS": "constexpr"},
+                      "c_ptr": "*bf16:16", "ws_ptr": "*fp32:16", "cnt_ptr": "*i32:16", "M": "i32",
+                      "N": "i32:16", "K": "i32:16", "SN": "i32", "k_split": "i32:16", "BM": "constexpr",
+                      "BN": "constexpr", "BK": "constexpr", "A_PREQ": "constexpr", "A_BF16": "constexpr",
+                      "RS": "constexpr"},
         "constexprs": {"BM": 64, "BN": 128, "BK": 128, "A_PREQ": True, "A_BF16": False, "RS": 1},
         "num_warps": 4,
         "num_stages": 2,
+        "plan": {"target": 132},
+        "arch": {"sm_90": {"constexprs": {"BN": 64, "A_BF16": True, "RS": 2}, "num_stages": 3}},
     },
     "mm_quant_a": {
         "source": "mxfp4_mm.py",
@@ -68,6 +78,7 @@ TRITON = {
         "constexprs": {"BR": 16, "BK": 128, "OUT_BF16": False},
         "num_warps": 4,
         "num_stages": 1,
+        "arch": {"sm_90": {"constexprs": {"OUT_BF16": True}}},
     },
 }
 KERNELS = ()
@@ -79,12 +90,7 @@ def _cdiv(a, b):
 
 def config(m, n, k):
     """(specialization, BM, BN, splits) for one shape."""
-    if m <= 16:
-        name = "mm_16x64"
-    elif m <= 32:
-        name = "mm_32x64"
-    else:
-        name = "mm_64x128_q"
+    name = "mm_m16" if m <= 16 else "mm_m32" if m <= 32 else "mm_m64"
     c = TRITON[name]["constexprs"]
     bm, bn = c["BM"], c["BN"]
     steps = k // BK
@@ -93,7 +99,7 @@ def config(m, n, k):
     for s in range(1, steps // MIN_STEPS_PER_SPLIT + 1):
         if steps % s == 0:
             splits = s
-            if tiles * s >= TARGETS[name]:
+            if tiles * s >= TRITON[name]["plan"]["target"]:
                 break
     return name, bm, bn, splits
 
@@ -105,14 +111,17 @@ def plan(data):
     if k % 256 or n % 16:
         raise ValueError(f"mxfp4_mm plan: need k % 256 == 0 and n % 16 == 0, got m={m} n={n} k={k}")
     name, bm, bn, splits = config(m, n, k)
+    c = TRITON[name]["constexprs"]
     dev = A.device
     out = torch.empty((m, n), dtype=torch.bfloat16, device=dev)
     launches = []
     a_arg, as_arg = A, None
-    if TRITON[name]["constexprs"]["A_PREQ"]:
+    if c["A_PREQ"]:
         # A quantized once (fully overwritten every call): packed e2m1 [m, k/2] and e8m0 [m, k/32],
         # or with A_BF16 the bf16 values they decode to, [m, k] (as bytes: the GEMM takes *u8)
-        if TRITON[name]["constexprs"]["A_BF16"]:
+        if c["A_BF16"] != TRITON["mm_quant_a"]["constexprs"]["OUT_BF16"]:
+            raise ValueError(f"mxfp4_mm plan: {name} A_BF16 and mm_quant_a OUT_BF16 differ")
+        if c["A_BF16"]:
             a_arg = torch.empty((m, 2 * k), dtype=torch.uint8, device=dev)
         else:
             a_arg = torch.empty((m, k // 2), dtype=torch.uint8, device=dev)

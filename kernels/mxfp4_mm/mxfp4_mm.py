@@ -71,40 +71,7 @@ def _quant_bf16(x, BM: tl.constexpr, BK: tl.constexpr):
 
 
 @triton.jit
-def _b_bf16(b, b_s, BK: tl.constexpr, BN: tl.constexpr):
-    """B's e2m1 bytes [BK/2, BN] (byte j: k = 2j in the low nibble, 2j + 1 in the high one) and
-    their e8m0 scales [BN, BK/32] -> the bf16 values of the even k rows and of the odd k rows,
-    each [BK/2, BN] (exact: an e2m1 value times a power of two).
-
-    A code's 3 magnitude bits shifted to bits 9-11 of an fp16 and its sign to bit 15 make that
-    fp16 the code's value times 2^-14 (fp16's exponent bias 15 against e2m1's 1; code 1 = 0.5
-    is then the subnormal 2^-15); the hardware widens it to fp32, two products (exact: powers of
-    two, each factor a normal fp32) scale it by 2^(14 + s - 127), and it is narrowed to bf16."""
-    e = tl.reshape(tl.trans(b_s).to(tl.int32), (BK // 32, 1, BN)) - 113  # 2^e = 2^14 * 2^(s-127)
-    f1 = (tl.minimum(e, 127) + 127) << 23
-    f2 = (tl.maximum(e - 127, 0) + 127) << 23
-    f1 = f1.to(tl.float32, bitcast=True)
-    f2 = f2.to(tl.float32, bitcast=True)
-    x = tl.reshape(b.to(tl.uint16), (BK // 32, 16, BN))
-    lo = (((x & 8) << 12) | ((x & 7) << 9)).to(tl.float16, bitcast=True).to(tl.float32)
-    hi = (((x & 0x80) << 8) | ((x & 0x70) << 5)).to(tl.float16, bitcast=True).to(tl.float32)
-    lo = tl.reshape(lo * f1 * f2, (BK // 2, BN)).to(tl.bfloat16)
-    hi = tl.reshape(hi * f1 * f2, (BK // 2, BN)).to(tl.bfloat16)
-    return lo, hi
-
-
-@triton.jit
-def _dot_b_bf16(a, b, b_s, acc, BM: tl.constexpr, BK: tl.constexpr, BN: tl.constexpr):
-    """acc + a @ B for a bf16 [BM, BK] and B from its e2m1 bytes and scales (_b_bf16): the even
-    and the odd k columns of a against B's even and odd k rows, so no interleaving is needed."""
-    a_even, a_odd = tl.split(tl.reshape(a, (BM, BK // 2, 2)))
-    b_even, b_odd = _b_bf16(b, b_s, BK, BN)
-    acc = tl.dot(a_even, b_even, acc)
-    return tl.dot(a_odd, b_odd, acc)
-
-
-@triton.jit
-def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n, RS: tl.constexpr, SWAP: tl.constexpr):
+def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n, RS: tl.constexpr):
     """Write one output tile. Unsplit: bf16 to c. Split: this split's fp32 partial sums go to
     ws[pid_k]; the program that arrives last at the tile's counter adds every split's sums, writes
     bf16 to c and re-arms the counter to 0 for the next call. It reads RS splits' sums per load
@@ -116,12 +83,8 @@ def _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n, RS: tl.const
     ``buffer_wbl2 sc1``, after a wait for the stores) publishes them at GPU scope, and whose
     acquire (``buffer_inv sc1``) makes the other splits' sums visible to the last one
     (tests/test_triton_kernels.py checks that sequence in the gfx950 code)."""
-    if SWAP:  # acc is the transposed tile, [BN, BM]
-        c_off = offs_n[:, None] + offs_m[None, :] * N
-        c_mask = (offs_n < N)[:, None] & (offs_m < M)[None, :]
-    else:
-        c_off = offs_m[:, None] * N + offs_n[None, :]
-        c_mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
+    c_off = offs_m[:, None] * N + offs_n[None, :]
+    c_mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
     splits = tl.num_programs(2)
     if splits == 1:
         tl.store(c_ptr + c_off, acc.to(tl.bfloat16), mask=c_mask)
@@ -157,8 +120,7 @@ def _load_b_scales(bs_ptr, s_row, n_ok, kk, k_end, offs_sc):
 @triton.jit
 def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, K, SN, k_split,
                     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, A_PREQ: tl.constexpr,
-                    A_BF16: tl.constexpr, RS: tl.constexpr, B_BF16: tl.constexpr = False,
-                    SWAP: tl.constexpr = False):
+                    A_BF16: tl.constexpr, RS: tl.constexpr):
     """One (BM x BN) output tile over k in [pid_k * k_split, (pid_k + 1) * k_split); the grid is
     (n tiles, m tiles, splits).
 
@@ -193,10 +155,7 @@ def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, 
         as_rows = as_ptr + offs_m[:, None] * (K // 32)
     else:
         a_rows = a_ptr + offs_m[:, None] * K
-    if SWAP:
-        acc = tl.zeros((BN, BM), dtype=tl.float32)
-    else:
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
     k0 = pid_k * k_split
     k_end = k0 + k_split
     # The scale bytes are too scattered for Triton's asynchronous copies (which need 4 contiguous
@@ -209,25 +168,10 @@ def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, 
         b_s_next = _load_b_scales(bs_ptr, s_row, n_ok, kk + BK, k_end, offs_sc)
         j = kk // 2 + offs_bj
         j = (j // 16) * 256 + j % 16
-        if not SWAP:
-            b = tl.load(b_ptr + b_row[None, :] + j[:, None], mask=n_ok[None, :], other=0)
-        if SWAP:
-            # C^T = B A^T: B's bytes are the left operand (Hopper's wgmma takes that one from
-            # registers, where Triton widens it), A^T (bf16) the right one, and m is the
-            # instruction's n (8 to 256, where its m is at least 64)
-            bt = tl.load(b_ptr + b_row[:, None] + j[None, :], mask=n_ok[:, None], other=0)
-            if A_PREQ:
-                at = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
-            else:
-                a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
-                at = _quant_bf16(a.to(tl.float32), BM, BK)
-            acc = tl.dot_scaled(bt, b_s, "e2m1", tl.trans(at), None, "bf16", acc, fast_math=True)
-        elif A_PREQ and A_BF16:
+        b = tl.load(b_ptr + b_row[None, :] + j[:, None], mask=n_ok[None, :], other=0)
+        if A_PREQ and A_BF16:
             a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
-            if B_BF16:
-                acc = _dot_b_bf16(a, b, b_s, acc, BM, BK, BN)
-            else:
-                acc = tl.dot_scaled(a, None, "bf16", b, b_s, "e2m1", acc, fast_math=True)
+            acc = tl.dot_scaled(a, None, "bf16", b, b_s, "e2m1", acc, fast_math=True)
         elif A_PREQ:
             a_q = tl.load(a_rows + (kk // 2 + offs_ak)[None, :], mask=m_ok[:, None], other=0)
             a_s = a_s_next
@@ -238,16 +182,13 @@ def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, 
             acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
         elif A_BF16:
             a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
-            if B_BF16:
-                acc = _dot_b_bf16(_quant_bf16(a.to(tl.float32), BM, BK), b, b_s, acc, BM, BK, BN)
-            else:
-                acc = tl.dot_scaled(_quant_bf16(a.to(tl.float32), BM, BK), None, "bf16", b, b_s, "e2m1", acc,
-                                    fast_math=True)
+            acc = tl.dot_scaled(_quant_bf16(a.to(tl.float32), BM, BK), None, "bf16", b, b_s, "e2m1", acc,
+                                fast_math=True)
         else:
             a = tl.load(a_rows + (kk + offs_ak)[None, :], mask=m_ok[:, None], other=0.0)
             a_q, a_s = _quant_e2m1(a.to(tl.float32), BM, BK)
             acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
-    _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n, RS, SWAP)
+    _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n, RS)
 
 
 @triton.jit
