@@ -13,8 +13,11 @@ pre-pass; BMS lists the BM to try instead (those >= min(m, 64)).
 The results in benchmarks/results/h200-2026-11-30-mm-split/ came from this script, two of them
 with kernel paths that were measured and dropped: DEQ (both operands widened to bf16 for tl.dot;
 commit 1d5afcd has it) and FP8 (e2m1 codes mapped to e4m3 bytes, one e4m3 tl.dot per 32-block of
-k, scaled by both blocks' scales into the fp32 sums; never committed). The kernel as shipped has
-only tl.dot_scaled.
+k, scaled by both blocks' scales into the fp32 sums; never committed). Those in
+benchmarks/results/h200-2026-11-30-mm-abf16/ compare A as e2m1 codes (ABF16=0) with A as their
+bf16 values (ABF16=1, shipped for sm_90), and two more dropped paths, whose code is in commit
+56e9468: B widened by hand for tl.dot (sweep2_bdeq_*, ABF16=2 there) and C^T = B A^T (sweep3_swap_*,
+ABF16=3 there). The kernel as shipped has only tl.dot_scaled.
 """
 
 from __future__ import annotations
