@@ -217,20 +217,29 @@ def _for_arch(table: Any, arch: str | None, plan_path: Path) -> Any:
     return out
 
 
-def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None) -> str:
+def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None, path: Path) -> str:
     """launch.py with its TRITON literal replaced by ``table`` (the entries' "arch" overrides
     applied), so that the plan reads, at build time and in the emitted file, the specialization
     that was compiled."""
     node = next(n for n in tree.body if isinstance(n, ast.Assign)
                 and any(isinstance(t, ast.Name) and t.id == "TRITON" for t in n.targets))
-    lines = text.splitlines(keepends=True)
-    start = sum(len(ln.encode()) for ln in lines[:node.value.lineno - 1]) + node.value.col_offset
-    end = sum(len(ln.encode()) for ln in lines[:node.value.end_lineno - 1]) + node.value.end_col_offset
-    head = sum(len(ln.encode()) for ln in lines[:node.lineno - 1]) + node.col_offset
+    # ast's line numbers count \n, \r\n and \r only (str.splitlines would also split at \f,
+    # \x1c, \u2028, ...), and its columns are UTF-8 byte offsets
     raw = text.encode()
+    starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", raw)]
+    head = starts[node.lineno - 1] + node.col_offset
+    start = starts[node.value.lineno - 1] + node.value.col_offset
+    end = starts[node.value.end_lineno - 1] + node.value.end_col_offset
     note = f"# TRITON as compiled for {arch or 'the default arch'}: its entries' \"arch\" overrides applied\n"
     literal = pprint.pformat(table, width=100, sort_dicts=False)
-    return (raw[:head] + note.encode() + raw[head:start] + literal.encode() + raw[end:]).decode()
+    out = (raw[:head] + note.encode() + raw[head:start] + literal.encode() + raw[end:]).decode()
+    try:
+        found = _literal(ast.parse(out), "TRITON", path)
+    except (SyntaxError, ValueError):
+        found = None
+    if found is None or found[1] != table:  # never expected: the replacement must read back
+        raise PlanError(f"{path}: cannot rewrite TRITON for {arch}: the replaced text does not read back")
+    return out
 
 
 def _triton(tree: ast.Module, root: Path, plan_path: Path, arch: str | None) -> tuple[tuple[Any, ...], Any]:
@@ -268,7 +277,7 @@ def load_project(root: Path | str, arch: str | None = None) -> KernelProject:
     data = tuple(_read(s, "source") for s in sources)
     if resolved is None:
         return KernelProject(root, sources, plan_path, text, kernels, data, triton)
-    run_text = _resolved_text(text, tree, resolved, arch)
+    run_text = _resolved_text(text, tree, resolved, arch, plan_path)
     return KernelProject(root, sources, plan_path, run_text, kernels, data, triton, plan_read=text)
 
 

@@ -227,3 +227,18 @@ def test_the_default_mm_file_for_sm_90_launches_its_own_tiles(tmp_path_factory, 
     big = next(s for s in result["shapes"] if s["label"] == "m=256 n=3072 k=1536")
     assert [la["kernel"] for la in big["launches"]] == ["mm_quant_a", "mm_m64"]
     assert big["launches"][1]["grid"][:2] == [3072 // 64, 256 // 64]
+
+
+def test_the_table_is_rewritten_in_place_whatever_the_line_breaks(tmp_path):
+    """The TRITON literal is found by ast's positions (lines at \\n, \\r\\n or \\r; columns in UTF-8
+    bytes), so a plan with CRLF line breaks, a form feed, U+2028 and non-ASCII text before the
+    table gets exactly its table replaced, and the rest of the text is kept as it was."""
+    name = _project(tmp_path, ('"num_warps": 4,', '"num_warps": 4, "arch": {"gfx950": {"num_warps": 8}},'))
+    plan = tmp_path / name / "launch.py"
+    text = plan.read_text().replace("TRITON = {", "# \x0c é\u2028 ü\nTRITON = {  # ß\n", 1)
+    plan.write_bytes(text.replace("\n", "\r\n").encode())
+    r = build(BuildOptions(problem="mxfp4-mm", kernels=tmp_path / name, output=tmp_path / "s.py"))
+    table = _embedded_triton(r.text)
+    assert table["fill_1024"]["num_warps"] == 8 and "arch" not in table["fill_1024"]
+    assert {c.block for c in r.plan.launches} == {(512, 1, 1)}
+    assert "# \x0c é\u2028 ü" in r.text and "def plan(data):" in r.text
