@@ -63,7 +63,7 @@ def _kernel_rows(r) -> list[str]:
     for k in r.kernels:
         agprs, spills = ("-" if v is None else v for v in (k.agprs, k.spills))  # absent is not zero
         lines.append(
-            f"  {k.name[:28]:<28} {k.vgprs:>5} {agprs:>5} {k.sgprs:>5} {spills:>5} {k.static_lds:>7} "
+            f"  {k.name[:28]:<28} {k.vgprs:>5} {agprs:>5} {k.sgprs:>5} {spills:>5} {k.lds:>7} "
             f"{k.block:>5}  {k.occupancy}"
         )
     return lines

@@ -242,3 +242,17 @@ def test_the_table_is_rewritten_in_place_whatever_the_line_breaks(tmp_path):
     assert table["fill_1024"]["num_warps"] == 8 and "arch" not in table["fill_1024"]
     assert {c.block for c in r.plan.launches} == {(512, 1, 1)}
     assert "# \x0c é\u2028 ü" in r.text and "def plan(data):" in r.text
+
+
+def test_the_summary_shows_the_lds_each_kernel_launches_with(tmp_path):
+    """A Triton kernel's LDS is dynamic (Triton's ``shared``): the summary's LDS column is the
+    static amount plus the largest dynamic amount the plan launches it with, the figure the
+    provenance records and occupancy is computed from, not the static 0."""
+    r = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py"))
+    p = provenance.read(r.text)
+    items = p.items("lds")
+    recorded = [v for i in range(len(p.code_objects)) for v in provenance.parse_lds(items, i).values()]
+    assert sorted(k.lds for k in r.kernels) == sorted(recorded) and min(recorded) > 0
+    assert all(k.static_lds == 0 and k.lds == k.dynamic_lds for k in r.kernels)
+    rows = [line.split() for line in format_summary(r).splitlines()[3:7]]
+    assert [int(row[5]) for row in rows] == [k.lds for k in r.kernels]

@@ -60,7 +60,7 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
         out.append(KernelSummary(
             kernel.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
             _spills(kernel), kernel.group_segment_fixed_size,
-            kernel.private_segment_fixed_size, block, occupancy,
+            kernel.private_segment_fixed_size, block, occupancy, dyn.get(layout.name, 0),
         ))
     return tuple(out)
 

@@ -77,6 +77,12 @@ class KernelSummary:
     scratch: int
     block: int
     occupancy: str  # "8 waves/SIMD (limited by vgpr)"
+    dynamic_lds: int = 0  # the most the plan launches it with, over the shapes
+
+    @property
+    def lds(self) -> int:
+        """LDS per workgroup at launch: static plus the plan's largest dynamic amount."""
+        return self.static_lds + self.dynamic_lds
 
 
 @dataclass(frozen=True)
