@@ -48,8 +48,9 @@ def variant(bm: int, bn: int, bk: int, preq: bool, bf16: int, warps: int, stages
     """launch.py with one GEMM specialization "g" of these parameters and its split target."""
     tag = f"{bm}_{bn}_{bk}_{preq}_{bf16}_{warps}_{stages}_{target}_{maxnreg}"
     lm = _load(ROOT / "kernels/mxfp4_mm/launch.py", f"lm_{tag}")
-    entry = copy.deepcopy(lm.TRITON["mm_64x128_q" if preq else "mm_16x64"])
+    entry = copy.deepcopy(lm.TRITON["mm_m64" if preq else "mm_m16"])
     entry.pop("arch", None)
+    entry["plan"] = {"target": target}
     rs = max(1, min(8, 2048 // (bm * bn) * 2))
     # bf16: 0 = A to e2m1 codes for dot_scaled, 1 = A as the bf16 values of those codes
     entry["constexprs"].update(BM=bm, BN=bn, BK=bk, A_PREQ=preq, A_BF16=bf16 > 0, RS=rs)
@@ -57,9 +58,9 @@ def variant(bm: int, bn: int, bk: int, preq: bool, bf16: int, warps: int, stages
         entry["options"] = {"maxnreg": maxnreg}
     entry["num_warps"], entry["num_stages"] = warps, stages
     quant = copy.deepcopy(lm.TRITON["mm_quant_a"])
+    quant.pop("arch", None)
     quant["constexprs"]["OUT_BF16"] = bf16 > 0
     lm.TRITON = {"g": entry, "mm_quant_a": quant}
-    lm.TARGETS = {"g": target}
     lm.config = lambda m, n, k: ("g", bm, bn, _splits(m, n, k, bm, bn, bk, target))
     return lm
 

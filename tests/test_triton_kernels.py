@@ -179,6 +179,25 @@ _INTERP = textwrap.dedent("""
     a = torch.cat([a, -a, a * 0.5, torch.zeros_like(a)]).to(torch.bfloat16)
     bench._quant_e2m1 = load(os.path.join({root!r}, "kernels", "mxfp4_mm", "mxfp4_mm.py"), "kq")._quant_e2m1
     print("quant_bad", bench.quant_check(a))
+    # the bf16 values the sm_90 build quantizes A to equal the reference's dequantized codes: blocks
+    # whose amax is 6 (scale 1) holding every midpoint and its bf16 neighbours, at 2^-30..2^30
+    import triton, triton.language as tl
+    km_q = load(os.path.join({root!r}, "kernels", "mxfp4_mm", "mxfp4_mm.py"), "kq_bf16")
+
+    @triton.jit
+    def _bf16_probe(x_ptr, o_ptr, BK: tl.constexpr):
+        offs = tl.program_id(0) * BK + tl.arange(0, BK)[None, :]
+        tl.store(o_ptr + offs, km_q._quant_bf16(tl.load(x_ptr + offs).to(tl.float32), 1, BK).to(tl.float32))
+
+    bf = torch.bfloat16
+    ties = torch.tensor([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0], dtype=bf)
+    near = [torch.nextafter(ties, torch.tensor(v, dtype=bf)) for v in (100.0, -100.0)]
+    six = torch.tensor([6.0], dtype=bf)
+    blk = torch.cat([six, ties, near[0], -ties[:5], six, near[1], -ties, -near[0][:5]])  # two 32-blocks
+    x = torch.cat([torch.stack([torch.cat([blk * 2.0 ** e] * 4) for e in range(-30, 31)]), a])
+    got = torch.empty(x.shape, dtype=torch.float32)
+    _bf16_probe[(x.shape[0],)](x, got, BK=256)
+    print("bf16_bad", int((got != mxfp4.dequantize(*mxfp4.quantize(x, "even")).float()).sum()))
     problem = get_problem("mxfp4-mm")
     for proj in ("kernels/mxfp4_mm", "examples/triton_mxfp4_mm"):
         lm = load(os.path.join({root!r}, proj, "launch.py"), proj + "_l")
@@ -217,6 +236,6 @@ def test_interpreter_quantization_and_plans(tmp_path: Path) -> None:
                        env={**os.environ, "TRITON_INTERPRET": "1"})
     assert r.returncode == 0, r.stderr[-3000:]
     lines = r.stdout.split("\n")
-    assert "quant_bad 0" in lines
+    assert "quant_bad 0" in lines and "bf16_bad 0" in lines
     checks = [ln for ln in lines if ln.startswith("check")]
     assert len(checks) == 10 and all(ln.endswith("True 0") for ln in checks), checks
