@@ -39,7 +39,7 @@ TRITON = {
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 264},
-        "arch": {"sm_90": {"num_warps": 8, "num_stages": 3}},
+        "arch": {"sm_90": {"constexprs": {"A_BF16": True}, "num_stages": 3}},
     },
     "mm_m32": {
         "source": "mxfp4_mm.py",
