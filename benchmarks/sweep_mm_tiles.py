@@ -8,7 +8,7 @@ A @ B.T of the same shape in the same run.
 
 Per shape it prints every configuration's mean (us) and check, then the best passing one. m <= 16
 runs BM 16, m <= 32 BM 32, larger m BM 64 (and 128 for m >= 128 unless BM64=1) with the A
-pre-pass; BMS lists the BM to try instead (those >= min(m, 64)).
+pre-pass; BMS lists the BM to try instead (those up to max(m, 16)).
 
 The results in benchmarks/results/h200-2026-11-30-mm-split/ came from this script, two of them
 with kernel paths that were measured and dropped: DEQ (both operands widened to bf16 for tl.dot;
@@ -79,7 +79,7 @@ def _splits(m: int, n: int, k: int, bm: int, bn: int, bk: int, target: int) -> i
 
 def _tile_rows(m: int) -> list[int]:
     if os.environ.get("BMS"):
-        return [bm for bm in _ints("BMS", "") if bm >= min(m, 64) and bm <= max(m, 16)]
+        return [bm for bm in _ints("BMS", "") if bm <= max(m, 16)]
     if m <= 16:
         return [16]
     if m <= 32:
