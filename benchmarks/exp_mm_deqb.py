@@ -26,6 +26,7 @@ from _common import load_module as _load  # noqa: E402
 from submitgen.problems import get_problem, mxfp4  # noqa: E402
 
 km = _load(ROOT / "kernels/mxfp4_mm/mxfp4_mm.py", "km_deqb")
+lm = _load(ROOT / "kernels/mxfp4_mm/launch.py", "lm_deqb")
 probe = _load(ROOT / "benchmarks/probe_mm_floor.py", "probe_deqb")
 bench = probe.bench
 
@@ -39,10 +40,9 @@ def deq_b_kernel(b_ptr, bs_ptr, out_ptr, N, K, SN, BNQ: tl.constexpr, BKQ: tl.co
     j = tl.program_id(1) * (BKQ // 2) + tl.arange(0, BKQ // 2)
     b_row = (offs_n // 16) * (16 * KB) + (offs_n % 16) * 16
     b = tl.load(b_ptr + b_row[:, None] + ((j // 16) * 256 + j % 16)[None, :], mask=n_ok[:, None], other=0)
-    c = tl.program_id(1) * (BKQ // 32) + tl.arange(0, BKQ // 32)
-    s_row = (offs_n // 32) * (32 * SN) + (offs_n % 16) * 4 + (offs_n // 16) % 2
-    s = tl.load(bs_ptr + s_row[:, None] + ((c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)[None, :],
-                mask=n_ok[:, None], other=127)
+    rows = tl.minimum(offs_n, N - 1)  # as the GEMM does: in bounds, the stores are masked
+    s_row = (rows // 32) * (32 * SN) + (rows % 16) * 4 + (rows // 16) % 2
+    s = km._load_b_scales(bs_ptr, s_row, tl.program_id(1) * BKQ, K, tl.arange(0, BKQ // 32))
     e = tl.reshape(s.to(tl.int32), (BNQ, BKQ // 32, 1)) - 113  # 2^e = 2^14 * 2^(s - 127)
     f1 = ((tl.minimum(e, 127) + 127) << 23).to(tl.float32, bitcast=True)
     f2 = ((tl.maximum(e - 127, 0) + 127) << 23).to(tl.float32, bitcast=True)
@@ -89,14 +89,7 @@ def runner(data, bm: int, bn: int, bk: int, warps: int, stages: int, target: int
     a_deq = torch.empty((m, k), dtype=torch.bfloat16, device=dev)
     b_deq = torch.empty((n, k), dtype=torch.bfloat16, device=dev)
     out = torch.empty((m, n), dtype=torch.bfloat16, device=dev)
-    steps = k // bk
-    tiles = _cdiv(m, bm) * _cdiv(n, bn)
-    splits = 1
-    for s in range(1, steps + 1):
-        if steps % s == 0:
-            splits = s
-            if tiles * s >= target:
-                break
+    splits = lm.split_count(m, n, k, bm, bn, bk, target)
     ws = torch.empty((splits, m, n), dtype=torch.float32, device=dev)
     cnt = torch.zeros((_cdiv(n, bn) * _cdiv(m, bm),), dtype=torch.int32, device=dev)
     rs = max(1, min(8, 4096 // (bm * bn)))

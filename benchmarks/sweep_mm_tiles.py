@@ -61,20 +61,8 @@ def variant(bm: int, bn: int, bk: int, preq: bool, bf16: int, warps: int, stages
     quant.pop("arch", None)
     quant["constexprs"]["OUT_BF16"] = bf16 > 0
     lm.TRITON = {"g": entry, "mm_quant_a": quant}
-    lm.config = lambda m, n, k: ("g", bm, bn, _splits(m, n, k, bm, bn, bk, target))
+    lm.config = lambda m, n, k: ("g", bm, bn, lm.split_count(m, n, k, bm, bn, bk, target))
     return lm
-
-
-def _splits(m: int, n: int, k: int, bm: int, bn: int, bk: int, target: int) -> int:
-    steps = k // bk
-    tiles = -(-m // bm) * -(-n // bn)
-    splits = 1
-    for s in range(1, steps + 1):
-        if steps % s == 0:
-            splits = s
-            if tiles * s >= target:
-                break
-    return splits
 
 
 def _tile_rows(m: int) -> list[int]:

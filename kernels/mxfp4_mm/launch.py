@@ -88,20 +88,25 @@ def _cdiv(a, b):
     return (a + b - 1) // b
 
 
-def config(m, n, k):
-    """(specialization, BM, BN, splits) for one shape."""
-    name = "mm_m16" if m <= 16 else "mm_m32" if m <= 32 else "mm_m64"
-    c = TRITON[name]["constexprs"]
-    bm, bn = c["BM"], c["BN"]
-    steps = k // BK
+def split_count(m, n, k, bm, bn, bk, target):
+    """Splits of k for a bm x bn tiling: the smallest divisor of the k steps that brings the blocks
+    to ``target`` (all the steps when none does)."""
+    steps = k // bk
     tiles = _cdiv(m, bm) * _cdiv(n, bn)
     splits = 1
     for s in range(1, steps // MIN_STEPS_PER_SPLIT + 1):
         if steps % s == 0:
             splits = s
-            if tiles * s >= TRITON[name]["plan"]["target"]:
+            if tiles * s >= target:
                 break
-    return name, bm, bn, splits
+    return splits
+
+
+def config(m, n, k):
+    """(specialization, BM, BN, splits) for one shape."""
+    name = "mm_m16" if m <= 16 else "mm_m32" if m <= 32 else "mm_m64"
+    c = TRITON[name]["constexprs"]
+    return name, c["BM"], c["BN"], split_count(m, n, k, c["BM"], c["BN"], BK, TRITON[name]["plan"]["target"])
 
 
 def plan(data):

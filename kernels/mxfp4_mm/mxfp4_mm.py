@@ -1,10 +1,10 @@
-"""amd-mxfp4-mm in Triton: C = A @ B^T with A quantized to MXFP4 in the kernel and B read in
-aiter's pre-shuffled layout, on ``tl.dot_scaled`` (e2m1 x e2m1).
+"""amd-mxfp4-mm in Triton: C = A @ B^T with A quantized to MXFP4 (in the GEMM or by a pre-pass)
+and B read in aiter's pre-shuffled layout, on ``tl.dot_scaled``.
 
-On gfx950 Triton's AMD backend turns the ``dot_scaled`` into the MXFP4 matrix instruction
-(``v_mfma_scale_f32_*_f8f6f4``). On Hopper there is no fp4 matrix unit: Triton unpacks both
-operands to bf16 in registers, applies the scales and uses the bf16 tensor cores, so the same
-source runs (and is checked) on an H200 at bf16 matrix speed.
+On gfx950 A and B are both e2m1 and Triton's AMD backend turns the ``dot_scaled`` into the MXFP4
+matrix instruction (``v_mfma_scale_f32_*_f8f6f4``). On Hopper there is no fp4 matrix unit: the
+sm_90 build passes A as the bf16 values of its e2m1 codes (A_BF16), Triton widens B to bf16 in
+registers and uses the bf16 tensor cores, so the same source runs (and is checked) on an H200.
 
 The layouts and the quantization rule are in docs/mxfp4.md.
 """
@@ -176,24 +176,22 @@ def mxfp4_mm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, ws_ptr, cnt_ptr, M, N, 
         j = kk // 2 + offs_bj
         j = (j // 16) * 256 + j % 16
         b = tl.load(b_ptr + b_row[None, :] + j[:, None])
-        if A_PREQ and A_BF16:
-            a = tl.load(a_rows + (kk + offs_ak)[None, :])
-            acc = tl.dot_scaled(a, None, "bf16", b, b_s, "e2m1", acc, fast_math=True)
-        elif A_PREQ:
+        if A_PREQ and not A_BF16:
             a_q = tl.load(a_rows + (kk // 2 + offs_ak)[None, :])
             a_s = a_s_next
             c_next = (kk + BK) // 32 + offs_sc
             a_s_next = tl.load(as_rows + c_next[None, :], mask=(c_next < k_end // 32)[None, :], other=0)
             # fast_math: no NaN check of the scales (0xFF never occurs: A's are <= 254 by construction)
             acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
-        elif A_BF16:
-            a = tl.load(a_rows + (kk + offs_ak)[None, :])
-            acc = tl.dot_scaled(_quant_bf16(a.to(tl.float32), BM, BK), None, "bf16", b, b_s, "e2m1", acc,
-                                fast_math=True)
         else:
             a = tl.load(a_rows + (kk + offs_ak)[None, :])
-            a_q, a_s = _quant_e2m1(a.to(tl.float32), BM, BK)
-            acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
+            if A_BF16:
+                if not A_PREQ:
+                    a = _quant_bf16(a.to(tl.float32), BM, BK)
+                acc = tl.dot_scaled(a, None, "bf16", b, b_s, "e2m1", acc, fast_math=True)
+            else:
+                a_q, a_s = _quant_e2m1(a.to(tl.float32), BM, BK)
+                acc = tl.dot_scaled(a_q, a_s, "e2m1", b, b_s, "e2m1", acc, fast_math=True)
     _finish_tile(acc, c_ptr, ws_ptr, cnt_ptr, M, N, offs_m, offs_n, RS)
 
 
