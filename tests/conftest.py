@@ -4,6 +4,7 @@ gfx950/gfx942 output built by the product's own path."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -166,3 +167,10 @@ def build_stub(tmp_path_factory, name: str) -> Path:
     subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(lib),
                     str(REPO / "tests" / name / f"{name}.c")], check=True)
     return lib
+
+
+def embedded_triton(text: str) -> dict:
+    """The TRITON literal of an emitted file (as compiled for its arch), read as data."""
+    (node,) = [n for n in ast.parse(text).body
+               if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TRITON"]
+    return ast.literal_eval(node.value)

@@ -15,7 +15,6 @@ runtime's to write: the buffer must end where the explicit arguments end, before
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import io
 import json
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from conftest import build_stub
+from conftest import build_stub, embedded_triton
 from elftools.elf.elffile import ELFFile
 
 from submitgen import provenance
@@ -69,15 +68,6 @@ def amdgpu_metadata(image: bytes) -> dict:
             if name == b"AMDGPU" and kind == NT_AMDGPU_METADATA:
                 return msgpack.unpackb(desc, raw=False)
     raise AssertionError("no AMDGPU metadata note")
-
-
-def triton_table(project: Path) -> dict:
-    """launch.py's TRITON literal, read as data, each entry with its gfx950 overrides applied."""
-    tree = ast.parse((project / "launch.py").read_text())
-    (node,) = [n for n in tree.body
-               if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TRITON"]
-    table = ast.literal_eval(node.value)
-    return {name: {**entry, **entry.get("arch", {}).get(ARCH, {})} for name, entry in table.items()}
 
 
 def artifacts(project: Path) -> dict:
@@ -142,7 +132,7 @@ def dry_run(request, fakehip, tmp_path_factory):
 
 def test_every_launch_on_every_shape(dry_run):
     project, built, calls, result = dry_run
-    table, arts = triton_table(project), artifacts(project)
+    table, arts = embedded_triton(built.text), artifacts(project)  # the table the file launches by
     co = provenance.read(built.text).code_objects
     # one object per specialization, in TRITON order, each the build's artifact
     assert list(arts) == list(table) and len(co) == len(table)

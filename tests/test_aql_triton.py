@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_stub
-from test_abi_triton import ROOT, WAVE, amdgpu_metadata, artifacts, expected_kernarg, triton_table
+from conftest import build_stub, embedded_triton
+from test_abi_triton import ROOT, WAVE, amdgpu_metadata, artifacts, expected_kernarg
 
 from submitgen import provenance
 from submitgen.build import BuildOptions, build
@@ -50,7 +50,7 @@ def test_several_objects_through_the_aql_launcher(fakehsa, tmp_path):
     sub = tmp_path / "submission.py"
     built = build(BuildOptions(problem="mxfp4-mm", output=sub, kernels=PROJECT, launcher="aql",
                                allow_own_queue=True))
-    table, arts = triton_table(PROJECT), artifacts(PROJECT)
+    table, arts = embedded_triton(built.text), artifacts(PROJECT)
     names = list(table)
     images = [arts[n].image for n in names]
     assert provenance.read(built.text).code_objects == tuple(hashlib.sha256(i).hexdigest() for i in images)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import embedded_triton
 from mixed_project import mixed_project
 
 from submitgen import provenance
@@ -154,15 +155,6 @@ def test_sg_triton_launch_defaults_scratch_and_refusals():
     assert sg_triton_launch(("k", 1, (256,), 8192, ()), (256, 4096, 0, 0), out)[2:4] == ((256,), 8192)
 
 
-def _embedded_triton(text: str):
-    """The TRITON literal of an emitted file, read as data."""
-    import ast
-
-    (node,) = [n for n in ast.parse(text).body
-               if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TRITON"]
-    return ast.literal_eval(node.value)
-
-
 def test_the_plan_reads_the_triton_of_the_build_arch(tmp_path):
     """An entry's "arch" override reaches the plan: the build checks, and the file embeds, TRITON
     as compiled for the build's arch, so a plan that computes its grid from TRITON launches the
@@ -182,7 +174,7 @@ def test_the_plan_reads_the_triton_of_the_build_arch(tmp_path):
     for arch, r in builds.items():
         first = r.plan.launches[0]  # m=8 n=2112: 16,896 outputs
         assert first.grid[0] == -(-8 * 2112 // per[arch]), arch
-        table = _embedded_triton(r.text)
+        table = embedded_triton(r.text)
         assert table["fill_1024"]["constexprs"] == {"BLOCK": per[arch]}
         assert table["fill_1024"]["plan"] == {"per": per[arch]} and "arch" not in table["fill_1024"]
         assert f'# TRITON as compiled for {arch}: its entries\' "arch" overrides applied' in r.text
@@ -211,7 +203,7 @@ def test_the_default_mm_file_for_sm_90_launches_its_own_tiles(tmp_path_factory, 
         pytest.skip("nvcc is not installed: the CUDA target cannot be built here")
     sub = tmp_path / "s.py"
     r = build(BuildOptions(problem="mxfp4-mm", output=sub, target="cuda", arch="sm_90"))
-    table = _embedded_triton(sub.read_text())
+    table = embedded_triton(sub.read_text())
     assert table["mm_m64"]["constexprs"]["BN"] == 64 and table["mm_m64"]["constexprs"]["A_BF16"] is True
     assert table["mm_quant_a"]["constexprs"]["OUT_BF16"] is True
     assert table["mm_m32"]["constexprs"]["BN"] == 128
@@ -238,7 +230,7 @@ def test_the_table_is_rewritten_in_place_whatever_the_line_breaks(tmp_path):
     text = plan.read_text().replace("TRITON = {", "# \x0c é\u2028 ü\nTRITON = {  # ß\n", 1)
     plan.write_bytes(text.replace("\n", "\r\n").encode())
     r = build(BuildOptions(problem="mxfp4-mm", kernels=tmp_path / name, output=tmp_path / "s.py"))
-    table = _embedded_triton(r.text)
+    table = embedded_triton(r.text)
     assert table["fill_1024"]["num_warps"] == 8 and "arch" not in table["fill_1024"]
     assert {c.block for c in r.plan.launches} == {(512, 1, 1)}
     assert "# \x0c é\u2028 ü" in r.text and "def plan(data):" in r.text
