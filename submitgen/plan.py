@@ -95,16 +95,24 @@ def decode_plan(data: bytes, path: Path) -> str:
         ) from None
 
 
-def _literal(tree: ast.Module, name: str, path: Path) -> tuple[int, Any] | None:
-    """(line, value) of the module-level ``NAME = <literal>``; None when the plan has none."""
+def _assignment(tree: ast.Module, name: str) -> ast.Assign | None:
+    """The first module-level ``NAME = ...``; None when the plan has none."""
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else ()
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            try:
-                return node.lineno, ast.literal_eval(node.value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                raise PlanError(f"{path}:{node.lineno}: {name} must be a literal (plain data)") from None
+            return node
     return None
+
+
+def _literal(tree: ast.Module, name: str, path: Path) -> tuple[int, Any] | None:
+    """(line, value) of the module-level ``NAME = <literal>``; None when the plan has none."""
+    node = _assignment(tree, name)
+    if node is None:
+        return None
+    try:
+        return node.lineno, ast.literal_eval(node.value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise PlanError(f"{path}:{node.lineno}: {name} must be a literal (plain data)") from None
 
 
 def _names(tree: ast.Module, name: str, path: Path) -> tuple[str, ...] | None:
@@ -221,8 +229,7 @@ def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None, p
     """launch.py with its TRITON literal replaced by ``table`` (the entries' "arch" overrides
     applied), so that the plan reads, at build time and in the emitted file, the specialization
     that was compiled."""
-    node = next(n for n in tree.body if isinstance(n, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == "TRITON" for t in n.targets))
+    node = _assignment(tree, "TRITON")  # the one _literal read (the caller found it)
     # ast's line numbers count \n, \r\n and \r only (str.splitlines would also split at \f,
     # \x1c, \u2028, ...), and its columns are UTF-8 byte offsets
     raw = text.encode()
