@@ -53,6 +53,7 @@ class Pasted:
     fallback: str  # _sg_fallback(data)
     plan: str  # the kernel project's launch.py
     plan_name: str  # "project/launch.py", for the section comment
+    plan_triton_resolved: bool = False  # its TRITON literal was rewritten for the build's arch
 
 
 @dataclass(frozen=True)

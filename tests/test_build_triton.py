@@ -33,6 +33,7 @@ def built(tmp_path_factory):
 
 
 def test_a_triton_project_builds_with_the_compilers_launch_facts(built):
+    assert "# ---- launch plan (triton_fill/launch.py, verbatim but for its imports) ----" in built.text
     assert [k.name for k in built.kernels] == ["fill_kernel"]
     launches = built.plan.launches
     assert len(launches) == 10 and {(c.block, c.dynamic_lds) for c in launches} == {((256, 1, 1), 0)}
@@ -178,6 +179,8 @@ def test_the_plan_reads_the_triton_of_the_build_arch(tmp_path):
         assert table["fill_1024"]["constexprs"] == {"BLOCK": per[arch]}
         assert table["fill_1024"]["plan"] == {"per": per[arch]} and "arch" not in table["fill_1024"]
         assert f'# TRITON as compiled for {arch}: its entries\' "arch" overrides applied' in r.text
+        header = "verbatim but for its imports and its TRITON\n# table, as compiled for this arch) ----"
+        assert header in r.text
     assert len({provenance.read(r.text).items("sources") for r in builds.values()}) == 1
 
 

@@ -104,6 +104,7 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
             fallback=p.problem.fallback_source,
             plan=p.project.plan_source,
             plan_name=f"{p.project.root.name}/{p.project.plan_path.name}",
+            plan_triton_resolved=bool(p.project.plan_read),
         ),
         allow_fallback=opts.allow_fallback,
         reuse_output=opts.reuse_output,
