@@ -35,17 +35,25 @@ def _scale_exponent(amax):
 
 
 @triton.jit
+def _block_scaled(x, BM: tl.constexpr, BK: tl.constexpr):
+    """fp32 [BM, BK] -> (its values divided by their 32-block's scale, [BM, BK // 32, 32]; the
+    scale exponents, int32 [BM, BK // 32])."""
+    xb = tl.reshape(x, (BM, BK // 32, 32))
+    e = _scale_exponent(tl.max(tl.abs(xb), axis=2))
+    # 2^-e as float bits; e <= 126 for any finite bf16 input, so the exponent field stays >= 1
+    inv = ((127 - e) << 23).to(tl.float32, bitcast=True)
+    return xb * inv[:, :, None], e
+
+
+@triton.jit
 def _quant_e2m1(x, BM: tl.constexpr, BK: tl.constexpr):
     """fp32 [BM, BK] -> (packed e2m1 uint8 [BM, BK // 2], e8m0 uint8 [BM, BK // 32]).
 
     The leaderboard's rule: amax of each 32-block rounded up by adding 0x200000 to its bits and
     dropping the mantissa; scale exponent = its exponent - 2, clamped to [-127, 127]; values
     divided by 2^exp, rounded to the e2m1 grid with ties to even, saturated at 6."""
-    xb = tl.reshape(x, (BM, BK // 32, 32))
-    e = _scale_exponent(tl.max(tl.abs(xb), axis=2))
-    # 2^-e as float bits; e <= 126 for any finite bf16 input, so the exponent field stays >= 1
-    inv = ((127 - e) << 23).to(tl.float32, bitcast=True)
-    code = _e2m1_code(xb * inv[:, :, None])
+    q, e = _block_scaled(x, BM, BK)
+    code = _e2m1_code(q)
     lo, hi = tl.split(tl.reshape(code, (BM, BK // 2, 2)))
     packed = (lo | (hi << 4)).to(tl.uint8)
     return packed, (e + 127).to(tl.uint8)
@@ -57,10 +65,7 @@ def _quant_bf16(x, BM: tl.constexpr, BK: tl.constexpr):
     times 2^exp; exact in bf16, whose exponent range is fp32's). For Triton's Hopper lowering,
     where a "bf16" operand of dot_scaled goes to the tensor cores as it is and an "e2m1" one is
     packed here only to be unpacked again by Triton."""
-    xb = tl.reshape(x, (BM, BK // 32, 32))
-    e = _scale_exponent(tl.max(tl.abs(xb), axis=2))
-    inv = ((127 - e) << 23).to(tl.float32, bitcast=True)
-    q = xb * inv[:, :, None]
+    q, e = _block_scaled(x, BM, BK)
     a = tl.abs(q)
     # a to the e2m1 grid (steps of 0.5 below 2, 1 below 4, 2 above), ties to even, at most 6:
     # a + s * 2^23 - s * 2^23 for the step s leaves the rounding of a's bits below the step to
