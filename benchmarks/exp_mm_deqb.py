@@ -92,7 +92,7 @@ def runner(data, bm: int, bn: int, bk: int, warps: int, stages: int, target: int
     splits = lm.split_count(m, n, k, bm, bn, bk, target)
     ws = torch.empty((splits, m, n), dtype=torch.float32, device=dev)
     cnt = torch.zeros((_cdiv(n, bn) * _cdiv(m, bm),), dtype=torch.int32, device=dev)
-    rs = max(1, min(8, 4096 // (bm * bn)))
+    rs = probe.sweep.rs_for(bm, bn)
     empty = torch.empty(0, dtype=torch.uint8, device=dev)
 
     def run():

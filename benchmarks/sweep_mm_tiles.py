@@ -43,6 +43,11 @@ def _ints(name: str, default: str) -> tuple[int, ...]:
     return tuple(int(x) for x in os.environ.get(name, default).split(","))
 
 
+def rs_for(bm: int, bn: int) -> int:
+    """Splits the last split sums per load (the kernel's RS): about 4096 partial sums a load."""
+    return max(1, min(8, 4096 // (bm * bn)))
+
+
 def variant(bm: int, bn: int, bk: int, preq: bool, bf16: int, warps: int, stages: int, target: int,
             maxnreg: int = 0):
     """launch.py with one GEMM specialization "g" of these parameters and its split target."""
@@ -51,7 +56,7 @@ def variant(bm: int, bn: int, bk: int, preq: bool, bf16: int, warps: int, stages
     entry = copy.deepcopy(lm.TRITON["mm_m64" if preq else "mm_m16"])
     entry.pop("arch", None)
     entry["plan"] = {"target": target}
-    rs = max(1, min(8, 2048 // (bm * bn) * 2))
+    rs = rs_for(bm, bn)
     # bf16: 0 = A to e2m1 codes for dot_scaled, 1 = A as the bf16 values of those codes
     entry["constexprs"].update(BM=bm, BN=bn, BK=bk, A_PREQ=preq, A_BF16=bf16 > 0, RS=rs)
     if maxnreg:
@@ -82,6 +87,12 @@ def _grid(m: int):
                                   _ints("MAXNREG", "0"), _ints("TARGETS", "132,264")))
 
 
+def _variant(cfg: tuple[int, ...]):
+    """variant() of one _grid configuration."""
+    bm, bn, bk, preq, bf16, warps, stages, maxnreg, target = cfg
+    return variant(bm, bn, bk, bool(preq), bf16, warps, stages, target, maxnreg)
+
+
 def _specs(problem):
     only = os.environ.get("ONLY")
     specs = list(problem.tests) + list(problem.benchmarks)
@@ -94,8 +105,7 @@ def _compile_one(job) -> str:
     problem = get_problem("mxfp4-mm")
     kernels = _load(ROOT / "kernels/mxfp4_mm/mxfp4_mm.py", "km")
     try:
-        bench.plan_runner(variant(*cfg[:3], bool(cfg[3]), cfg[4], cfg[5], cfg[6], cfg[8], cfg[7]), kernels,
-                          problem.generate_input(spec, "cuda"))()
+        bench.plan_runner(_variant(cfg), kernels, problem.generate_input(spec, "cuda"))()
         return ""
     except Exception as e:  # reported again, with the configuration, by the timed pass
         return f"{cfg}: {type(e).__name__}"
@@ -134,11 +144,12 @@ def main() -> None:
         torch_us = bench.timed(lambda a=a, b=b: a @ b.T, iters)
         print(f"{label} torch_bf16 {torch_us:.2f}", flush=True)
         best = None
-        for bm, bn, bk, preq, bf16, warps, stages, maxnreg, target in _grid(m):
+        for cfg in _grid(m):
+            bm, bn, bk, preq, bf16, warps, stages, maxnreg, target = cfg
             name = f"{label} bm{bm} bn{bn} bk{bk} preq{preq} bf16{bf16} w{warps} s{stages} r{maxnreg}"
             name += f" t{target}"
             try:
-                lm = variant(bm, bn, bk, bool(preq), bf16, warps, stages, target, maxnreg)
+                lm = _variant(cfg)
                 fn = bench.plan_runner(lm, kernels, data)
                 chk = problem.check(fn().clone(), ref)
                 t = bench.timed(fn, iters)

@@ -31,8 +31,6 @@ PROJECTS = (
 )
 
 
-
-
 def main() -> None:
     import triton
     from triton.backends.compiler import GPUTarget
