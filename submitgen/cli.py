@@ -22,12 +22,28 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context):
+        error = ""
         try:
             return super().invoke(ctx)
         except SubmitgenError as e:
+            error = str(e)
             if ctx.meta.get(_TRACEBACK):
                 traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
             raise click.ClickException(str(e)) from None
+        finally:
+            _warn_broken_plugins(ctx, error)
+
+
+def _warn_broken_plugins(ctx: click.Context, error: str) -> None:
+    """After a command that read the problem registry: one stderr line per plug-in that did not load
+    (`problems` lists them itself; an Error line already naming it is not repeated)."""
+    registry = sys.modules.get("submitgen.problems.registry")
+    if registry is None or not registry.discovered() or ctx.invoked_subcommand == "problems":
+        return
+    for broken in registry.broken_plugins():
+        if broken.message() != error:
+            click.echo(f"Warning: {broken.message()}; not loaded (submitgen problems lists the problems)",
+                       err=True)
 
 
 _TRACEBACK = "submitgen.traceback"
@@ -329,6 +345,21 @@ def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ..
     _run_and_report(file, problem, no_lint, format_bench_report, lambda: run_bench(
         file, problem=problem, shapes=shapes, custom=custom, iters=iters, max_time_s=max_time,
         flush_mib=flush_mib, timeout_s=timeout, lint=not no_lint, progress=_progress))
+
+
+@cli.command("problems")
+def problems_cmd() -> None:
+    """List the problems every command knows: leaderboard, GPU, and where each comes from (built
+    in, or a plug-in of the `submitgen.problems` entry point group and its package; docs/plugins.md),
+    then the leaderboards lint knows without a problem. A plug-in that did not load is listed with
+    the reason, and the exit status is 1."""
+    from .problems.listing import format_problems
+
+    lines, broken = format_problems()
+    for line in lines:
+        click.echo(line)
+    if broken:
+        raise SystemExit(1)
 
 
 def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:

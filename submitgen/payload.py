@@ -61,8 +61,15 @@ class PayloadEstimate:
 
 
 def canonical_leaderboard(name: str) -> str:
-    """'mxfp4-mm' or 'amd-mxfp4-mm' -> 'amd-mxfp4-mm' (no check that it exists)."""
+    """'mxfp4-mm' or 'amd-mxfp4-mm' -> 'amd-mxfp4-mm': a registered problem's leaderboard (a
+    plug-in's need not start with 'amd-'), else the name with 'amd-' put in front (no check that it
+    exists)."""
+    from .problems.registry import problems
+
     name = name.strip()
+    for p in problems():
+        if name in (p.name, p.leaderboard):
+            return p.leaderboard
     return name if name.startswith("amd-") else f"amd-{name}"
 
 

@@ -2,8 +2,11 @@
 CLI read.
 
 - Problems: every module of the ``submitgen.problems`` package that binds ``PROBLEM`` (a
-  :class:`ProblemSpec`) is found on first use; any other module adds its own with :func:`register`
-  (tests do this with a toy problem).
+  :class:`ProblemSpec`) is found on first use, then every plug-in of the ``submitgen.problems``
+  entry point group (:mod:`submitgen.problems.plugins`); any other module adds its own with
+  :func:`register` (tests do this with a toy problem). A plug-in that fails to load is kept as a
+  :class:`~submitgen.problems.plugins.BrokenPlugin`: naming its problem raises its reason, every
+  other problem works.
 - Leaderboards: those of the registered problems, plus :data:`OTHER_LEADERBOARDS`, the ones the server
   runs that submitgen has no problem module for. Lint knows all of them; ``test``/``bench``/``build``
   need a problem.
@@ -17,6 +20,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from submitgen.errors import ProblemError
+from submitgen.problems.plugins import (
+    BrokenPlugin,
+    Origin,
+    PluginFailed,
+    distribution_label,
+    entry_points,
+    load_spec,
+)
 from submitgen.problems.spec import ProblemSpec
 
 
@@ -49,22 +60,82 @@ OTHER_LEADERBOARDS: tuple[Leaderboard, ...] = (
 leaderboard."""
 
 _registered: dict[str, ProblemSpec] = {}
+_origins: dict[str, Origin] = {}
+_broken: list[BrokenPlugin] = []
 _discovered = False
+_plugins_discovered = False
 
 
 def _discover() -> None:
     global _discovered
-    if _discovered:
-        return
-    _discovered = True
-    import submitgen.problems as package
+    if not _discovered:
+        _discovered = True
+        import submitgen.problems as package
 
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.ispkg or info.name.startswith("_"):
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.ispkg or info.name.startswith("_"):
+                continue
+            spec = getattr(importlib.import_module(f"{package.__name__}.{info.name}"), "PROBLEM", None)
+            if isinstance(spec, ProblemSpec):
+                _add(spec, Origin("built in", spec.module))
+    _discover_plugins()
+
+
+def _discover_plugins() -> None:
+    global _plugins_discovered
+    if _plugins_discovered:
+        return
+    _plugins_discovered = True
+    for ep in entry_points():
+        dist = distribution_label(ep)
+        try:
+            spec = load_spec(ep, ProblemSpec, ProblemError)
+        except PluginFailed as e:
+            _broken.append(BrokenPlugin(ep.name, ep.value, dist, str(e)))
             continue
-        spec = getattr(importlib.import_module(f"{package.__name__}.{info.name}"), "PROBLEM", None)
-        if isinstance(spec, ProblemSpec):
-            register(spec)
+        clash = next((p for p in _registered.values() if p is not spec
+                      and (p.name == spec.name or p.leaderboard == spec.leaderboard)), None)
+        if clash is not None:
+            where = _origins.get(clash.name, Origin("registered", clash.module)).describe()
+            _broken.append(BrokenPlugin(ep.name, ep.value, dist, (
+                f"clashes with the problem {clash.name!r} ({clash.leaderboard}), {where}: its problem is "
+                f"{spec.name!r} ({spec.leaderboard}); a plug-in needs a name and a leaderboard of its own")))
+            continue
+        _add(spec, Origin("plug-in", spec.module, f"{ep.name} = {ep.value}", dist))
+
+
+def _add(spec: ProblemSpec, origin: Origin) -> None:
+    register(spec)
+    _origins.setdefault(spec.name, origin)
+
+
+def broken_plugins() -> tuple[BrokenPlugin, ...]:
+    """The plug-ins that did not load (after the registry was first read)."""
+    return tuple(_broken)
+
+
+def discovered() -> bool:
+    """Whether the registry has been read in this process (the CLI reports broken plug-ins then)."""
+    return _plugins_discovered
+
+
+def reload_plugins() -> None:
+    """Forget the plug-ins found so far; the next read of the registry looks them up again on the
+    current ``sys.path`` (for tests, and after installing one in the same process)."""
+    global _plugins_discovered
+    for name, origin in list(_origins.items()):
+        if origin.kind == "plug-in":
+            _origins.pop(name)
+            _registered.pop(name, None)
+    _broken.clear()
+    _plugins_discovered = False
+    importlib.invalidate_caches()
+
+
+def origin(name: str) -> Origin:
+    """Where the registered problem ``name`` comes from."""
+    spec = get_problem(name)
+    return _origins.get(spec.name, Origin("registered", spec.module))
 
 
 def register(spec: ProblemSpec) -> ProblemSpec:
@@ -83,6 +154,7 @@ def register(spec: ProblemSpec) -> ProblemSpec:
 def unregister(name: str) -> None:
     """Remove a problem added with :func:`register` (tests clean up with this)."""
     _registered.pop(name, None)
+    _origins.pop(name, None)
 
 
 def import_root(spec: ProblemSpec) -> str | None:
@@ -130,6 +202,9 @@ def get_problem(name: str) -> ProblemSpec:
     for problem in problems():
         if key in (problem.name, problem.leaderboard):
             return problem
+    for broken in _broken:
+        if key == broken.name:
+            raise ProblemError(broken.message())
     known = ", ".join(f"{p.name} ({p.leaderboard})" for p in problems())
     raise ProblemError(f"unknown problem {name!r}: known problems are {known}")
 

@@ -1,0 +1,1 @@
+"""A toy submitgen problem plug-in: out = a * b on float32 vectors (problem.py binds PROBLEM)."""

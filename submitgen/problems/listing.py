@@ -1,0 +1,29 @@
+"""``submitgen problems``: the registry as a table (problem, leaderboard, GPU, where it comes from),
+the leaderboards lint knows without a problem, and the plug-ins that did not load."""
+
+from __future__ import annotations
+
+from submitgen.problems.plugins import BrokenPlugin
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def format_problems() -> tuple[list[str], tuple[BrokenPlugin, ...]]:
+    """The listing's lines, and the broken plug-ins it names (the command exits 1 when any)."""
+    from submitgen.problems.registry import broken_plugins, leaderboards, origin, problems
+
+    rows: list[tuple[str, ...]] = [("problem", "leaderboard", "gpu", "from")]
+    for p in problems():
+        rows.append((p.name, p.leaderboard, p.gpu, origin(p.name).describe()))
+    others = [lb for lb in leaderboards().values() if lb.problem is None]
+    for lb in others:
+        rows.append(("-", lb.name, ",".join(lb.gpus), "lint only (no problem module)"))
+    lines = _table(rows)
+    broken = broken_plugins()
+    if broken:
+        lines += ["", f"not loaded ({len(broken)}):"]
+        lines += [f"  {b.message()}" for b in broken]
+    return lines, broken
