@@ -121,11 +121,28 @@ def kernel_layout(kernel: Any, blob: int, name: str | None = None,
                         triton)
 
 
+def _mangled_as(name: str, have: Sequence[str]) -> str | None:
+    """The C++-mangled symbol of ``have`` whose function name is ``name`` (``_Z8hip_gemmPKt...`` for
+    ``hip_gemm``, also inside a namespace), or None."""
+    tag = f"{len(name)}{name}"
+    for symbol in sorted(set(have)):
+        at = symbol.find(tag) if symbol.startswith("_Z") else -1
+        if at >= 2 and not symbol[at - 1].isdigit():
+            return symbol
+    return None
+
+
 def missing_kernels_error(missing: Sequence[str], have: Sequence[str]) -> ValidationError:
-    """The error for plan names that no code object holds."""
+    """The error for plan names that no code object holds; a name the object has only as a
+    C++-mangled symbol says so and suggests extern "C"."""
+    hints = [f"{m!r} is there only as the C++-mangled symbol {symbol}" for m in missing
+             if (symbol := _mangled_as(m, have)) is not None]
+    hint = (f"; {', '.join(hints)}: declare the kernel extern \"C\" (extern \"C\" __global__ void ...) "
+            "so that its symbol is its name") if hints else ""
     return ValidationError(
         f"KERNELS names {', '.join(repr(m) for m in missing)}, which the code object does not have "
         f"(it has: {', '.join(n if n.isprintable() else repr(n) for n in sorted(set(have))) or 'no kernels'})"
+        + hint
     )
 
 
