@@ -15,7 +15,9 @@ Rules (their sources: docs/rules.md):
     block, or a near miss (``# !POPCORN``, ``#!popcorn``), is reported because the server ignores it.
 ``banned-word``
     the word the server greps for (``s-t-r-e-a-m``, any case, anywhere: comments, strings, kernel
-    names, base64 blobs). One finding per line that holds it.
+    names, base64 blobs). One finding per line that holds it. Also a word that no line spells but a
+    constant expression builds (``chr(83) + ...``, ``'...'[::-1]``, ``''.join(map(chr, ...))``,
+    f-strings, ``%``/``format``, a name bound once to such a value: :mod:`submitgen.lint.fold`).
 ``size``
     at most 1,000,000 bytes (HTTP 413 above).
 ``payload``
@@ -42,8 +44,9 @@ Rules (their sources: docs/rules.md):
     ``custom_kernel`` must be bound at module level: ``def``, ``class``, an assignment or
     ``from ... import custom_kernel``, also inside a module-level ``if``/``try``/``with``.
 ``hsa-queue``
-    ``hsa_queue_create`` anywhere: a kernel dispatched on a queue of its own runs outside the
-    leaderboard's timing events (the ~4 µs timing artefact), which the organizers disqualify.
+    ``hsa_queue_create`` anywhere, spelled or built from constant pieces: a kernel dispatched on a
+    queue of its own runs outside the leaderboard's timing events (the ~4 µs timing artefact),
+    which the organizers disqualify.
 ``nesting`` (warning)
     an expression nests deeper than Python's default recursion limit: the lint still reads it
     (see :mod:`submitgen.lint.parse`), but CPython may refuse to compile it.
@@ -69,8 +72,8 @@ from .findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, WARNING, LintFindin
 from .flow import hidden_code_findings
 from .header import Header, check_header, known_gpus, known_leaderboards, read_header, resolve_leaderboard
 from .kernel import binds_custom_kernel, input_write_findings
-from .parse import parse
-from .text import check_banned_word, check_hsa_queue
+from .parse import Parsed, parse
+from .text import check_banned_word, check_built_words, check_hsa_queue
 
 __all__ = [
     "BANNED_WORD",
@@ -120,11 +123,11 @@ class LintReport:
         return tuple(f for f in self.errors if f.rule == rule)
 
 
-def _check_ast(text: str, clones_inputs: bool) -> list[LintFinding]:
-    parsed = parse(text)
+def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]) -> list[LintFinding]:
     found = list(parsed.findings)
     if parsed.tree is None:
         return found
+    found += check_built_words(parsed.tree, flagged)
     found += hidden_code_findings(parsed.tree)
     if not binds_custom_kernel(parsed.tree.body):
         found.append(LintFinding(
@@ -172,7 +175,8 @@ def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None
             "embed less: compress the code object with lzma before base64, drop unused "
             "kernels or sources"))
     found += check_hsa_queue(lines)
-    found += _check_ast(text, _clones_inputs(target))
+    flagged = {rule: {f.line for f in found if f.rule == rule} for rule in ("banned-word", "hsa-queue")}
+    found += _check_ast(parse(text), _clones_inputs(target), flagged)
     order = {r: i for i, r in enumerate(RULES)}
     found.sort(key=lambda f: (f.line, order.get(f.rule, 99)))
     return LintReport(tuple(f for f in found if f.severity != WARNING),

@@ -88,3 +88,46 @@ def test_non_regular_files_are_refused(tmp_path: Path):
     with pytest.raises(LintError) as e:
         lint_file("/dev/zero")
     assert str(e.value) == "cannot read submission '/dev/zero': not a regular file"
+
+
+def _built_lines(report) -> list[int]:
+    return [f.line for f in report.failed("banned-word")]
+
+
+def test_folding_follows_12000_names_without_recursion():
+    """s_i = s_(i-1) + '' down a chain of names: the fold runs on a stack of its own."""
+    lines = ["s0 = chr(83)\n"] + [f"s{i} = s{i - 1} + ''\n" for i in range(1, 12_000)]
+    body = "".join(lines) + "t = s11999 + 'tream'\n"
+    start = time.process_time()
+    report = _lint(body)
+    spent = time.process_time() - start
+    assert _built_lines(report) == [12_003]
+    assert spent < 20, f"lint took {spent:.1f} s of CPU"
+
+
+def test_folding_a_3000_term_chain_of_chr():
+    body = "x = " + " + ".join(["'a'"] * 3000) + " + chr(83) + 'tream'\n"
+    report = _lint(body)
+    assert _built_lines(report) == [3]
+    assert [w.rule for w in report.warnings] == ["nesting"]
+
+
+@pytest.mark.parametrize("expr", [
+    "'a' * 10**9", "'ab' * 999_999_999", "'%0999999999d' % 1", "'%*d' % (999999999, 1)",
+    "'{:>999999999}'.format('a')", "f\"{'a':>999999999}\"", "''.join(map(chr, range(10**12)))",
+    "'{0.__class__}'.format('a')", "x = x + 'a'", "(1 << 4000) * 'a'",
+], ids=["repeat", "repeat2", "percent-width", "percent-star", "format-width", "fstring-width", "range",
+        "format-attr", "self-reference", "big-int"])
+def test_folding_refuses_what_would_blow_up(expr):
+    report = _lint(f"y = {expr}\n")
+    assert report.errors == () and report.warnings == ()
+
+
+def test_folding_stops_at_its_budget_and_says_so():
+    body = "big = 'a' * 1_000_000\n" + "".join(f"y{i} = big.upper()\n" for i in range(20))
+    report = _lint(body + "z = chr(83) + 'tream'\n")
+    assert report.errors == ()
+    [w] = report.warnings
+    assert (w.rule, w.line) == ("banned-word", 10)
+    assert w.message == ("the file's constant expressions make more than 8,000,000 characters: those "
+                         "from here on were not checked for words built from pieces")

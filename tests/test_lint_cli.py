@@ -1,0 +1,86 @@
+"""`submitgen lint` on files written here, one per rule change, with the exact lines users see:
+words built from constant pieces, the #!POPCORN header as popcorn-cli reads it, and lint without
+torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from submitgen.cli import cli
+from submitgen.rules import BANNED_WORD
+
+HEADER = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n"
+KERNEL = "\n\ndef custom_kernel(data):\n    return data\n"
+WORD = BANNED_WORD.capitalize()
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint(path: Path, *args: str):
+    return CliRunner().invoke(cli, ["lint", str(path), *args], catch_exceptions=False)
+
+
+def built(line: int, col: int, word: str) -> str:
+    return (f"{line}: banned-word: the expression at column {col} builds {word!r}, built from constant "
+            "pieces (chr(), concatenation, join, formatting, ...): the server's text check misses it, "
+            "but the word is banned to keep kernels off queues of their own, and hiding it is grounds "
+            "for disqualification (fix: use the default queue (pass 0 as the HIP queue argument); do "
+            "not create or look up another queue)")
+
+
+def test_queue_built_by_name_is_refused(tmp_path: Path):
+    sub = tmp_path / "submission.py"
+    sub.write_text(HEADER + "import torch\n"
+                   "q = getattr(torch.cuda, chr(83)+chr(116)+'ream')()\n" + KERNEL)
+    result = lint(sub)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [f"{sub}:" + built(4, 25, WORD)]
+
+
+def test_every_constant_form_is_folded(tmp_path: Path):
+    forms = [
+        "''.join(map(chr, [83, 116, 114, 101, 97, 109]))",
+        "'maerts'[::-1]",
+        "f\"{'St'}{'ream'}\"",
+        "'%s%s' % ('St', 'ream')",
+        "'{}{}'.format('St', 'ream')",
+        "''.join(chr(c) for c in (83, 116, 114, 101, 97, 109))",
+        "bytes([83, 116, 114, 101, 97, 109]).decode()",
+        "'ST' 'REAM'.lower().capitalize()",
+        "'S\\x74ream'",
+        "codecs.decode('Fgernz', 'rot13')",
+        "base64.b64decode('U3RyZWFt').decode()",
+        "'S-t-r-e-a-m'.replace('-', '')",
+    ]
+    sub = tmp_path / "submission.py"
+    sub.write_text(HEADER + "import base64, codecs\n" + "".join(f"x{i} = {f}\n" for i, f in enumerate(forms))
+                   + "a = 'Str'\nb = a + 'eam'\n" + KERNEL)
+    result = lint(sub)
+    assert result.exit_code == 1
+    lines = [f"{sub}:" + built(4 + i, 6 if i < 10 else 7, BANNED_WORD if i == 1 else WORD)
+             for i in range(len(forms))]
+    assert result.output.splitlines() == lines + [f"{sub}:" + built(4 + len(forms) + 1, 5, WORD)]
+
+
+def test_hsa_queue_built_by_name(tmp_path: Path):
+    sub = tmp_path / "submission.py"
+    sub.write_text(HEADER + "import ctypes\nhsa = ctypes.CDLL('libhsa-runtime64.so')\n"
+                   "make = getattr(hsa, 'hsa_queue_' + 'create')\n" + KERNEL)
+    result = lint(sub)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"{sub}:5: hsa-queue: the expression at column 21 builds 'hsa_queue_create', built from "
+        "constant pieces (chr(), concatenation, join, formatting, ...): a call by that name creates an "
+        "HSA queue of its own, outside torch's timing events, which the organizers disqualify (fix: "
+        "launch with hipModuleLaunchKernel on the default queue (0) so the leaderboard's events time "
+        "the kernel)"]
+
+
+def test_plain_strings_and_unknown_values_pass(tmp_path: Path):
+    sub = tmp_path / "submission.py"
+    sub.write_text(HEADER + "import os\nname = os.environ.get('X', 'S') + 'tr'\nq = 'que' + 'ue'\n"
+                   "x = x + 'a'\n" + KERNEL)
+    result = lint(sub)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"{sub}: lint passed; estimated payload ")
