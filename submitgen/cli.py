@@ -16,6 +16,7 @@ from .errors import SubmitgenError
 from .options import Compress, Launcher, Target
 from .problems.cli_param import PROBLEM_NAME
 from .targets import MAX_WORKGROUP_SIZE
+from .textfmt import printable
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -27,7 +28,7 @@ class _Group(click.Group):
         except SubmitgenError as e:
             if ctx.meta.get(_TRACEBACK):
                 traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
-            raise click.ClickException(str(e)) from None
+            raise click.ClickException(printable(str(e), keep="\n")) from None
 
 
 _TRACEBACK = "submitgen.traceback"

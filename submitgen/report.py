@@ -286,4 +286,4 @@ def render_text(items: Sequence[Inspected]) -> str:
         for k in item.kernels:
             out.append("")
             out += _kernel_text(item, k)
-    return "\n".join(out)
+    return textfmt.lines(out)
