@@ -156,6 +156,21 @@ class ElfImage:
             if sec["sh_type"] == "SHT_NOTE":
                 yield from _iter_notes(sec.data(), sec.name, self.source)
 
+    def segment_notes(self) -> tuple[list[tuple[str, int, bytes]], str | None]:
+        """(owner, type, descriptor) of every note of every ``PT_NOTE`` segment (what a loader
+        reads), and why a segment could not be read (None when all could). Call it only when the
+        program header table itself is sound (``program_header_problem``)."""
+        out: list[tuple[str, int, bytes]] = []
+        for i, seg in enumerate(self.elf.iter_segments()):
+            if seg["p_type"] != "PT_NOTE":
+                continue
+            start, size = seg["p_offset"], seg["p_filesz"]
+            if start + size > len(self.data):
+                return out, (f"PT_NOTE segment {i} (bytes {start}..{start + size}) runs past the end of "
+                             f"the file ({len(self.data)} bytes)")
+            out += _iter_notes(self.data[start:start + size], f"PT_NOTE segment {i}", self.source)
+        return out, None
+
     def symbol_table(self, name: str) -> SymbolTableSection | None:
         sec = self.section(name)
         return sec if isinstance(sec, SymbolTableSection) else None
