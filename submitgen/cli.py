@@ -83,11 +83,11 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
     PATH is a code object (.co/.hsaco), a clang offload bundle, or a Python submission that
     embeds one (read statically, never run). Exits 1 when any error-severity finding is shown
     (a loader would refuse the object, or the kernel cannot launch as estimated)."""
-    from .report import exit_status, inspect_sources, render_text, to_json
+    from .report import exit_status, inspect_sources, json_text, render_text
 
     items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds, disasm=disasm)
     if as_json:
-        emit_json(to_json(items))
+        click.echo(json_text(items))
     else:
         click.echo(render_text(items))
     if exit_status(items):

@@ -4,6 +4,7 @@ fields with clear names. docs/inspect-json.md documents every key."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -238,6 +239,16 @@ def to_json(items: Sequence[Inspected]) -> dict[str, Any]:
     is strict JSON (no NaN, no infinities, string keys only)."""
     return {"format_version": JSON_FORMAT_VERSION, "code_objects": [code_object_to_json(i) for i in items],
             "exit_status": exit_status(items)}
+
+
+def json_text(items: Sequence[Inspected]) -> str:
+    """``to_json`` as text: the top level indented, each code object on one line (encoded by
+    json's C encoder; an indented dump of a corpus took longer than reading it)."""
+    doc = to_json(items)
+    objs = ",\n    ".join(json.dumps(o, allow_nan=False) for o in doc["code_objects"])
+    return (f'{{\n  "format_version": {doc["format_version"]},\n  "code_objects": '
+            + (f"[\n    {objs}\n  ]" if objs else "[]")
+            + f',\n  "exit_status": {doc["exit_status"]}\n}}')
 
 
 # --------------------------------------------------------------------------- text

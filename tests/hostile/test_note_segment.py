@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from elfedit import kernel_edit, with_metadata
@@ -65,8 +64,8 @@ def test_a_forged_segment_is_what_is_read_and_is_an_error(real):
 
 def test_the_first_differing_key_is_named(real):
     forged = with_metadata(real, kernel_edit("k", max_flat_workgroup_size=1024), only="section")
-    assert errors(forged) == [("note-mismatch", PREFIX + "amdhsa.kernels kernel 'k' .max_flat_workgroup_size: "
-                                                          "segment 256, section 1024")]
+    want = PREFIX + "amdhsa.kernels kernel 'k' .max_flat_workgroup_size: segment 256, section 1024"
+    assert errors(forged) == [("note-mismatch", want)]
     both = with_metadata(real, kernel_edit("k", max_flat_workgroup_size=1024))
     assert errors(both) == [] and read_code_object(both).kernels[0].max_flat_workgroup_size == 1024
 
@@ -94,5 +93,5 @@ def test_inspect_exits_1_and_build_refuses(real, tmp_path):
                         "--co", str(co), "-o", str(tmp_path / "s.py")], capture_output=True, text=True,
                        timeout=300)
     assert b.returncode == 1
-    assert b.stderr == (f"Error: {co}: {PREFIX}amdhsa.kernels kernel 'k' .args length: segment 7, section 6\n")
+    assert b.stderr == f"Error: {co}: {PREFIX}amdhsa.kernels kernel 'k' .args length: segment 7, section 6\n"
     assert not (tmp_path / "s.py").exists()
