@@ -16,6 +16,7 @@ from .errors import SubmitgenError
 from .options import Compress, Launcher, Target
 from .problems.cli_param import PROBLEM_NAME
 from .targets import MAX_WORKGROUP_SIZE
+from .textfmt import printable
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -29,7 +30,7 @@ class _Group(click.Group):
             error = str(e)
             if ctx.meta.get(_TRACEBACK):
                 traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
-            raise click.ClickException(str(e)) from None
+            raise click.ClickException(printable(str(e), keep="\n")) from None
         finally:
             _warn_broken_plugins(ctx, error)
 
@@ -98,11 +99,11 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
     PATH is a code object (.co/.hsaco), a clang offload bundle, or a Python submission that
     embeds one (read statically, never run). Exits 1 when any error-severity finding is shown
     (a loader would refuse the object, or the kernel cannot launch as estimated)."""
-    from .report import exit_status, inspect_sources, render_text, to_json
+    from .report import exit_status, inspect_sources, json_text, render_text
 
     items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds, disasm=disasm)
     if as_json:
-        emit_json(to_json(items))
+        click.echo(json_text(items))
     else:
         click.echo(render_text(items))
     if exit_status(items):

@@ -6,6 +6,7 @@ import textwrap
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from . import textfmt
 from .diffmodel import FIELDS
 from .textfmt import WIDTH, fit_call, fit_middle, fit_pair, jsonable
 
@@ -203,7 +204,7 @@ def render_text(result: DiffResult, *, show_all: bool = False) -> str:
                 )
         else:
             lines.append(fit_middle(f"fail-on {rules}: passed (no listed measure got worse)", WIDTH))
-    return "\n".join(lines)
+    return textfmt.lines(lines)
 
 
 # --------------------------------------------------------------------------- JSON

@@ -8,14 +8,18 @@ processor: gfx950 needs LLVM 20 or newer (Debian's ``llvm-22`` package, or ROCm'
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import shutil
 from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from . import elf
 from .errors import SubmitgenError
 from .files import private_dir
 from .toolchain.process import run_tool
@@ -34,13 +38,14 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vector", ("v_",)),
 )
 
-_SYMBOL = re.compile(r"^[0-9a-fA-F]+ <(.+)>:$")
+_ADDRESS = re.compile(r"\s*([0-9a-fA-F]+):")
+_PADDING = frozenset({"s_nop", "s_code_end"})
 _VERSION = re.compile(r"LLVM version (\d+)\.(\d+)")
 
 
 @dataclass(frozen=True)
 class InstructionMix:
-    """What one kernel's code holds, counted from the disassembly of its symbol."""
+    """What one kernel's code holds, counted over its code range in the object's disassembly."""
 
     total: int
     categories: tuple[tuple[str, int], ...]  # (label, count) for every label of CATEGORIES, then "other"
@@ -101,21 +106,107 @@ def find_disassembler() -> Disassembler | None:
     return None
 
 
-def parse_listing(text: str) -> dict[str, InstructionMix]:
-    """Per-symbol instruction mix of ``llvm-objdump -d --no-show-raw-insn`` output."""
-    counts: dict[str, Counter[str]] = {}
-    current: Counter[str] | None = None
+def parse_listing(text: str) -> tuple[tuple[int, str], ...]:
+    """(address, mnemonic) of every instruction of ``llvm-objdump -d --no-show-raw-insn`` output,
+    in address order. Symbol and label headers are not boundaries (a kernel's code runs on past its
+    local labels; ``mix_of`` cuts the ranges), and llvm-objdump's ``...`` (a run of zero bytes it
+    skipped) is no instruction. The address is the one objdump prints in each line's comment."""
+    out: list[tuple[int, str]] = []
     for line in text.splitlines():
-        m = _SYMBOL.match(line)
-        if m:
-            current = counts.setdefault(m.group(1), Counter())
+        if not line.startswith(("\t", " ")):
             continue
-        if current is None or not line.startswith(("\t", " ")):
+        code, _, comment = line.partition("//")
+        body = code.strip()
+        if not body or body == "...":
             continue
-        body = line.split("//", 1)[0].strip()
-        if body:
-            current[body.split(None, 1)[0]] += 1
-    return {sym: _mix(c) for sym, c in counts.items()}
+        m = _ADDRESS.match(comment)
+        if m is None:
+            raise SubmitgenError(f"disassembly line without an address comment: {line.strip()[:80]!r}")
+        out.append((int(m.group(1), 16), body.split(None, 1)[0]))
+    out.sort(key=lambda t: t[0])
+    return tuple(out)
+
+
+def mix_of(listing: Sequence[tuple[int, str]], start: int, end: int | None) -> InstructionMix:
+    """The mix of the instructions at ``start`` <= address < ``end`` (``end`` None: the function
+    symbol has no size and nothing follows it, so its trailing ``s_nop``/``s_code_end`` padding
+    is dropped instead)."""
+    addresses = [a for a, _ in listing]
+    lo = bisect.bisect_left(addresses, start)
+    hi = bisect.bisect_left(addresses, end) if end is not None else len(listing)
+    ops = [op for _, op in listing[lo:hi]]
+    if end is None:
+        while ops and ops[-1] in _PADDING:
+            ops.pop()
+    return _mix(Counter(ops))
+
+
+def code_ranges(image: bytes, source: str = "<bytes>") -> dict[str, tuple[int, int | None]]:
+    """Each function symbol's code range [start, end): ``st_size`` when it has one, else up to the
+    next function symbol of its section, else None (to the section's end, padding dropped)."""
+    img = elf.ElfImage(image, source)
+    funcs = [s for s in img.symbols((".symtab", ".dynsym")).values() if s.type == "STT_FUNC"]
+    starts = sorted({(s.shndx, s.value) for s in funcs}, key=lambda t: (str(t[0]), t[1]))
+    out: dict[str, tuple[int, int | None]] = {}
+    for s in funcs:
+        if s.size:
+            out[s.name] = (s.value, s.value + s.size)
+            continue
+        later = [v for sec, v in starts if sec == s.shndx and v > s.value]
+        out[s.name] = (s.value, min(later) if later else None)
+    return out
+
+
+@dataclass(frozen=True)
+class Job:
+    """One object to disassemble: its bytes, its processor, and the kernels (function symbol names)
+    whose mix is wanted."""
+
+    image: bytes
+    processor: str
+    symbols: tuple[str, ...]
+    source: str = "<bytes>"
+
+
+def instruction_mix(image: bytes, processor: str, tool: Disassembler, symbols: Sequence[str] | None = None,
+                    source: str = "<bytes>") -> dict[str, InstructionMix]:
+    """Disassemble ``image`` (an AMD code object) once for ``processor``; the mix of each function
+    symbol in ``symbols`` (all of them when None) over its whole code range. A disassembler failure
+    raises a SubmitgenError naming the tool and its message."""
+    with private_dir("disasm") as d:
+        obj = Path(d) / "object.co"
+        obj.write_bytes(image)
+        r = run_tool([tool.path, "-d", f"--mcpu={processor}", "--no-show-raw-insn", str(obj)],
+                     timeout=TIMEOUT_S, what=f"disassembling with {tool.path}")
+    if r.returncode != 0:
+        why = (r.stderr.strip().splitlines() or ["no message"])[-1]
+        raise SubmitgenError(f"{tool.path} could not disassemble the {processor} object: {why}")
+    listing = parse_listing(r.stdout)
+    ranges = code_ranges(image, source)
+    wanted = ranges if symbols is None else [s for s in symbols if s in ranges]
+    return {name: mix_of(listing, *ranges[name]) for name in wanted}
+
+
+def instruction_mixes(jobs: Sequence[Job], tool: Disassembler,
+                      workers: int | None = None) -> list[dict[str, InstructionMix]]:
+    """``instruction_mix`` of every job, one disassembler process per object, ``workers`` (default:
+    the CPUs this process may use) of them at a time; results in the order of ``jobs``."""
+    if not jobs:
+        return []
+    n = workers or _cpus()
+
+    def one(j: Job) -> dict[str, InstructionMix]:
+        return instruction_mix(j.image, j.processor, tool, j.symbols, j.source)
+
+    if n == 1 or len(jobs) == 1:
+        return [one(j) for j in jobs]
+    with ThreadPoolExecutor(max_workers=min(n, len(jobs))) as pool:  # each thread waits on a process
+        return list(pool.map(one, jobs))
+
+
+def _cpus() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, len(affinity(0)) if affinity else os.cpu_count() or 1)
 
 
 def _mix(mnemonics: Counter[str]) -> InstructionMix:
@@ -126,17 +217,3 @@ def _mix(mnemonics: Counter[str]) -> InstructionMix:
     matrix = sorted(((op, n) for op, n in mnemonics.items() if _category(op) == "matrix"),
                     key=lambda t: (-t[1], t[0]))
     return InstructionMix(sum(mnemonics.values()), tuple((lb, cats[lb]) for lb in labels), tuple(matrix))
-
-
-def instruction_mix(image: bytes, processor: str, tool: Disassembler) -> dict[str, InstructionMix]:
-    """Disassemble ``image`` (an AMD code object) for ``processor``; the mix per function symbol.
-    A disassembler failure raises a SubmitgenError naming the tool and its message."""
-    with private_dir("disasm") as d:
-        obj = Path(d) / "object.co"
-        obj.write_bytes(image)
-        r = run_tool([tool.path, "-d", f"--mcpu={processor}", "--no-show-raw-insn", str(obj)],
-                     timeout=TIMEOUT_S, what=f"disassembling with {tool.path}")
-    if r.returncode != 0:
-        why = (r.stderr.strip().splitlines() or ["no message"])[-1]
-        raise SubmitgenError(f"{tool.path} could not disassemble the {processor} object: {why}")
-    return parse_listing(r.stdout)

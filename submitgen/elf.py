@@ -29,6 +29,8 @@ ELF_TYPE_NAMES = {ET_REL: "ET_REL", ET_EXEC: "ET_EXEC", ET_DYN: "ET_DYN"}
 SHDR_SIZE = 64
 PHDR_SIZE = 56
 _EHDR = struct.Struct("<4sBBBBB7sHHIQQQIHHHHHH")
+_PHDR = struct.Struct("<IIQQQQ")  # p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz (of 56 bytes)
+PT_NOTE = 4
 EHDR_SIZE = _EHDR.size
 
 # What pyelftools and struct raise on malformed input; nothing else is translated.
@@ -155,6 +157,22 @@ class ElfImage:
         for sec in self.sections:
             if sec["sh_type"] == "SHT_NOTE":
                 yield from _iter_notes(sec.data(), sec.name, self.source)
+
+    def segment_notes(self) -> tuple[list[tuple[str, int, bytes]], str | None]:
+        """(owner, type, descriptor) of every note of every ``PT_NOTE`` segment (what a loader
+        reads), and why a segment could not be read (None when all could). Call it only when the
+        program header table itself is sound (``program_header_problem``)."""
+        out: list[tuple[str, int, bytes]] = []
+        phoff = self.elf["e_phoff"]
+        for i in range(self.elf["e_phnum"]):  # Elf64_Phdr by struct: pyelftools' segments cost 4 ms
+            p_type, _flags, start, _va, _pa, size = _PHDR.unpack_from(self.data, phoff + i * PHDR_SIZE)
+            if p_type != PT_NOTE:
+                continue
+            if start + size > len(self.data):
+                return out, (f"PT_NOTE segment {i} (bytes {start}..{start + size}) runs past the end of "
+                             f"the file ({len(self.data)} bytes)")
+            out += _iter_notes(self.data[start:start + size], f"PT_NOTE segment {i}", self.source)
+        return out, None
 
     def symbol_table(self, name: str) -> SymbolTableSection | None:
         sec = self.section(name)

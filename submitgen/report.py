@@ -4,6 +4,7 @@ fields with clear names. docs/inspect-json.md documents every key."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import Any
 from . import targets, textfmt
 from .containers import LoadedCodeObject, load_code_objects
 from .demangle import demangle_many
-from .disasm import MIN_LLVM_MAJOR, Disassembler, InstructionMix, find_disassembler, instruction_mix
+from .disasm import MIN_LLVM_MAJOR, Disassembler, InstructionMix, Job, find_disassembler, instruction_mixes
 from .errors import CodeObjectError
 from .inspectsrc import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
 from .kernelinfo import Finding, KernelInfo, ObjectInfo
@@ -107,7 +108,8 @@ def inspect_sources(
     empty); estimate occupancy for ``block`` threads (default: the kernel's required block, else
     its max workgroup size) with ``lds`` bytes of dynamic LDS (default: what the submission's
     provenance or a Triton sidecar says, else none). Names are demangled in one call per run.
-    With ``disasm``, AMD objects are disassembled (one process each) for their instruction mix."""
+    With ``disasm``, AMD objects are disassembled (one process each, several at a time) for their
+    instruction mix."""
     read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
     for p in paths:
         read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
@@ -115,34 +117,39 @@ def inspect_sources(
     every = tuple(k.name for picked in picks for k in picked)
     dem = dict(zip(every, demangle_many(every)))
     tool = find_disassembler() if disasm else None
+    mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
     out: list[Inspected] = []
-    for (p, loaded, co), picked in zip(read, picks):
+    for (p, loaded, co), picked, (mix, note) in zip(read, picks, mixes):
         tgt = targets.TARGETS.get(arch.split(":", 1)[0].lower()) if arch else co.target()
         sub = submission_info(p, co.sha256) if loaded.container == "python" else None
         dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
         occ = {k.name: targets.occupancy(k, tgt, block, dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
                for k in picked} if tgt is not None else {}
-        mix, note = _mix_for(loaded, co, picked, tool) if disasm else ({}, None)
         out.append(Inspected(loaded, co, tuple(picked), tgt, occ, {k.name: dem[k.name] for k in picked}, sub,
                              MappingProxyType(dyn), MappingProxyType(mix), note))
     return out
 
 
-def _mix_for(loaded: LoadedCodeObject, co: ObjectInfo, picked: Sequence[KernelInfo],
-             tool: Disassembler | None) -> tuple[dict[str, InstructionMix], str | None]:
-    """Each picked kernel's instruction mix, or why there is none."""
-    if not co.processor.startswith("gfx"):
-        return {}, None  # cubins: no AMD disassembly (cuobjdump --dump-sass shows their code)
-    if tool is None:
-        return {}, (f"no instruction mix: no llvm-objdump >= {MIN_LLVM_MAJOR} found "
-                    "(Debian: apt-get install llvm-22; or set SUBMITGEN_OBJDUMP)")
-    if not picked:
-        return {}, None
-    by_symbol = instruction_mix(loaded.data, co.processor, tool)
-    mix = {k.name: by_symbol[k.symbol.removesuffix(".kd")] for k in picked
-           if k.symbol.removesuffix(".kd") in by_symbol}
-    return mix, None
-
+def _mixes(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], picks: Sequence[Sequence[KernelInfo]],
+           tool: Disassembler | None) -> list[tuple[dict[str, InstructionMix], str | None]]:
+    """Each object's picked kernels' instruction mix, or why there is none: every AMD object is
+    disassembled once, several at a time (``disasm.instruction_mixes``)."""
+    out: list[tuple[dict[str, InstructionMix], str | None]] = [({}, None)] * len(read)
+    jobs: list[tuple[int, Job, Sequence[KernelInfo]]] = []
+    for i, ((_, loaded, co), picked) in enumerate(zip(read, picks)):
+        if not co.processor.startswith("gfx") or not picked:
+            continue  # cubins: no AMD disassembly (cuobjdump --dump-sass shows their code)
+        if tool is None:
+            out[i] = ({}, f"no instruction mix: no llvm-objdump >= {MIN_LLVM_MAJOR} found "
+                          "(Debian: apt-get install llvm-22; or set SUBMITGEN_OBJDUMP)")
+            continue
+        names = tuple(k.symbol.removesuffix(".kd") for k in picked)
+        jobs.append((i, Job(loaded.data, co.processor, names, loaded.provenance), picked))
+    if tool is not None and jobs:
+        for (i, _, picked), by_symbol in zip(jobs, instruction_mixes([j for _, j, _ in jobs], tool)):
+            out[i] = ({k.name: by_symbol[k.symbol.removesuffix(".kd")] for k in picked
+                       if k.symbol.removesuffix(".kd") in by_symbol}, None)
+    return out
 
 
 # --------------------------------------------------------------------------- JSON
@@ -234,6 +241,16 @@ def to_json(items: Sequence[Inspected]) -> dict[str, Any]:
             "exit_status": exit_status(items)}
 
 
+def json_text(items: Sequence[Inspected]) -> str:
+    """``to_json`` as text: the top level indented, each code object on one line (encoded by
+    json's C encoder; an indented dump of a corpus took longer than reading it)."""
+    doc = to_json(items)
+    objs = ",\n    ".join(json.dumps(o, allow_nan=False) for o in doc["code_objects"])
+    return (f'{{\n  "format_version": {doc["format_version"]},\n  "code_objects": '
+            + (f"[\n    {objs}\n  ]" if objs else "[]")
+            + f',\n  "exit_status": {doc["exit_status"]}\n}}')
+
+
 # --------------------------------------------------------------------------- text
 
 
@@ -286,4 +303,4 @@ def render_text(items: Sequence[Inspected]) -> str:
         for k in item.kernels:
             out.append("")
             out += _kernel_text(item, k)
-    return "\n".join(out)
+    return textfmt.lines(out)

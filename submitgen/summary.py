@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from . import textfmt
 from .options import Launcher
 from .validate import AqlLayout
 
@@ -62,8 +63,9 @@ def _kernel_rows(r) -> list[str]:
     lines = ["  {:<28} {:>5} {:>5} {:>5} {:>5} {:>7} {:>5}  occupancy".format(*head)]
     for k in r.kernels:
         agprs, spills = ("-" if v is None else v for v in (k.agprs, k.spills))  # absent is not zero
+        name = textfmt.printable(k.name)[:28]
         lines.append(
-            f"  {k.name[:28]:<28} {k.vgprs:>5} {agprs:>5} {k.sgprs:>5} {spills:>5} {k.lds:>7} "
+            f"  {name:<28} {k.vgprs:>5} {agprs:>5} {k.sgprs:>5} {spills:>5} {k.lds:>7} "
             f"{k.block:>5}  {k.occupancy}"
         )
     return lines
@@ -91,4 +93,4 @@ def format_summary(r) -> str:
         f"  payload estimate {p.chars:,} / {p.limit:,} chars (problem files {p.baseline:,} + submission "
         f"{p.submission_chars:,}); headroom {p.headroom:,}"
     )
-    return "\n".join(lines)
+    return textfmt.lines(lines)

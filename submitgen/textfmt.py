@@ -1,4 +1,5 @@
-"""Text and JSON helpers shared by inspect and diff: 100-column lines and strict JSON values."""
+"""Text and JSON helpers shared by inspect, diff and the build summary: 100-column lines, text
+safe for a terminal, and strict JSON values."""
 
 from __future__ import annotations
 
@@ -11,15 +12,42 @@ WIDTH = 100
 _PLAIN = frozenset({int, str, bool, type(None)})
 
 
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every character a terminal would act on instead of showing shown as a Python
+    escape: C0 and C1 controls (ESC, so no CSI/OSC sequence gets through), DEL, bidi overrides and
+    other format characters, line and paragraph separators, surrogates (undecodable bytes of a
+    file name) and unassigned code points: ``\x1b``, ``\u202e``, ``\udcff``. Characters in
+    ``keep`` (e.g. ``"\n"`` for a multi-line message) stay as they are. Idempotent: the result is
+    printable, so a second call changes nothing."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in keep else _escape(ord(ch)) for ch in text)
+
+
+def _escape(code: int) -> str:
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def lines(rows: list[str]) -> str:
+    """Lines joined for a terminal, each made ``printable``."""
+    return "\n".join(printable(r) for r in rows)
+
+
 def wrap(text: str, indent: str = "  ", sub: str | None = None, width: int = WIDTH) -> list[str]:
-    """``text`` wrapped to ``width`` columns (long words broken), first line indented by ``indent``."""
+    """``text`` (made ``printable``) wrapped to ``width`` columns (long words broken), first line
+    indented by ``indent``."""
     sub = indent + "    " if sub is None else sub
+    text = printable(text)
     return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=sub,
                          break_long_words=True, break_on_hyphens=False) or [indent.rstrip()]
 
 
 def cut(s: str, n: int = WIDTH) -> str:
-    """``s`` cut to ``n`` characters, the last one an ellipsis when anything was cut."""
+    """``s`` (made ``printable``) cut to ``n`` characters, the last one an ellipsis when anything
+    was cut."""
+    s = printable(s)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
@@ -55,7 +83,9 @@ def json_key(k: Any) -> str:
 
 
 def fit_middle(s: str, width: int) -> str:
-    """``s`` shortened in the middle with ``...`` to at most ``width`` characters."""
+    """``s`` (made ``printable``) shortened in the middle with ``...`` to at most ``width``
+    characters."""
+    s = printable(s)
     if len(s) <= width:
         return s
     keep = max(width - 3, 0)
@@ -75,6 +105,7 @@ def fit_pair(a: str, b: str, width: int, context: int = 8) -> tuple[str, str]:
     """Two strings (e.g. OLD's and NEW's path) shortened to ``width`` so that the part where they
     differ stays readable: the common beginning is cut first (keeping ``context`` characters
     before the difference), then the common end; only then the rest, in the middle."""
+    a, b = printable(a), printable(b)
     if max(len(a), len(b)) <= width:
         return a, b
     p = _common_prefix(a, b)
@@ -92,6 +123,7 @@ def fit_pair(a: str, b: str, width: int, context: int = 8) -> tuple[str, str]:
 def fit_call(name: str, inner: str, width: int) -> str:
     """``name (inner)`` in at most ``width`` characters: the parts are shortened in their middle,
     and the parentheses are always kept."""
+    name, inner = printable(name), printable(inner)
     full = f"{name} ({inner})"
     if len(full) <= width:
         return full

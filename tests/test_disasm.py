@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.disasm import find_disassembler, parse_listing
+from submitgen.disasm import find_disassembler, mix_of, parse_listing
 
 CORPUS = Path(__file__).parent / "corpus" / "aiter"
 TRITON_GEMM = CORPUS / "triton" / "gemm_afp4_wfp4_M1-N10240-K8192.hsaco"
@@ -24,17 +24,23 @@ Disassembly of section .text:
 
 0000000000001800 <first>:
 \ts_load_dwordx2 s[2:3], s[0:1], 0x0                         // 000000001800: C0060080 00000000
-\tv_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3], v20, v21 op_sel_hi:[0,0,0]
-\tv_mfma_f32_16x16x32_bf16 v[0:3], v[4:7], v[8:11], v[0:3]
-\tv_mfma_f32_16x16x32_bf16 v[0:3], v[4:7], v[8:11], v[0:3]
-\tscratch_store_dword off, v1, s33
-\tglobal_load_dwordx4 v[0:3], v4, s[2:3]
-\tds_read_b128 v[0:3], v4
-\tv_add_f32_e32 v1, v2, v3
-\ts_endpgm
+\tv_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3], v20, v21 // 000000001808:
+\tv_mfma_f32_16x16x32_bf16 v[0:3], v[4:7], v[8:11], v[0:3]// 000000001818: D3B50002 040A210C
+
+0000000000001820 <a_local_label>:
+\tv_mfma_f32_16x16x32_bf16 v[0:3], v[4:7], v[8:11], v[0:3] // 000000001820: D3B50002 040A210C
+\tscratch_store_dword off, v1, s33 // 000000001828:
+\tglobal_load_dwordx4 v[0:3], v4, s[2:3] // 000000001830:
+\tds_read_b128 v[0:3], v4 // 000000001838:
+\tv_add_f32_e32 v1, v2, v3 // 000000001840:
+\ts_endpgm // 000000001844:
+\t\t...
+\ts_nop 0 // 000000001848:
+\ts_nop 0 // 00000000184C:
 
 0000000000001900 <second>:
-\ts_endpgm
+\ts_endpgm // 000000001900:
+\ts_code_end // 000000001904:
 """
 
 
@@ -49,15 +55,17 @@ def _inspect(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )
 
 
-def test_listing_is_counted_per_symbol_and_category():
-    mix = parse_listing(LISTING)
-    assert set(mix) == {"first", "second"}
-    first = mix["first"]
+def test_listing_is_counted_over_each_code_range():
+    listing = parse_listing(LISTING)
+    assert len(listing) == 13 and all(op != "..." for _, op in listing)
+    first = mix_of(listing, 0x1800, 0x1848)  # st_size 0x48: the padding after it is not counted
     assert first.total == 9
     assert dict(first.categories) == {"matrix": 3, "scratch": 1, "global": 1, "lds": 1, "scalar": 2,
                                       "vector": 1, "other": 0}
     assert first.matrix_ops == (("v_mfma_f32_16x16x32_bf16", 2), ("v_mfma_scale_f32_16x16x128_f8f6f4", 1))
-    assert mix["second"].total == 1 and mix["second"].matrix_ops == ()
+    assert mix_of(listing, 0x1800, 0x1900).total == 11  # up to the next function symbol
+    second = mix_of(listing, 0x1900, None)  # no size, nothing after it: padding dropped
+    assert second.total == 1 and second.matrix_ops == ()
     assert "v_mfma_f32_16x16x32_bf16 x2" in first.text()
 
 

@@ -1,5 +1,6 @@
 """Edits of a linked code object for hostile-input tests: rewrite its metadata note (appended at
-the end of the file, the note section pointed at it), or patch ELF header fields."""
+the end of the file, the note section and the PT_NOTE segment pointed at it; or only one of them,
+for two copies that disagree), or patch ELF header fields."""
 
 from __future__ import annotations
 
@@ -30,30 +31,40 @@ def _metadata_note(data: bytes) -> tuple[ELFFile, int, bytes]:
     return elf, index, raw[start:start + descsz]
 
 
-def with_metadata(data: bytes, edit: Callable[[dict[str, Any]], None], *, packer: Any = None) -> bytes:
-    """``data`` with its NT_AMDGPU_METADATA map changed by ``edit`` (in place)."""
+def with_metadata(data: bytes, edit: Callable[[dict[str, Any]], None], *, packer: Any = None,
+                  only: str | None = None) -> bytes:
+    """``data`` with its NT_AMDGPU_METADATA map changed by ``edit`` (in place); ``only``
+    ("section" or "segment") changes that copy alone."""
     doc = msgpack.unpackb(_metadata_note(data)[2], raw=False)
     edit(doc)
-    return with_desc(data, (packer or msgpack.Packer()).pack(doc))
+    return with_desc(data, (packer or msgpack.Packer()).pack(doc), only=only)
 
 
 @functools.lru_cache(maxsize=64)
-def _note_header(data: bytes) -> int:
-    """Where the section header of ``data``'s metadata note section is."""
+def _note_headers(data: bytes) -> tuple[int, int | None]:
+    """Where the section header of ``data``'s metadata note section is, and the program header of
+    its PT_NOTE segment (None without one)."""
     elf, index, _ = _metadata_note(data)
-    return elf["e_shoff"] + index * elf["e_shentsize"]
+    phdr = next((elf["e_phoff"] + i * elf["e_phentsize"] for i, seg in enumerate(elf.iter_segments())
+                 if seg["p_type"] == "PT_NOTE"), None)
+    return elf["e_shoff"] + index * elf["e_shentsize"], phdr
 
 
-def with_desc(data: bytes, desc: bytes) -> bytes:
+def with_desc(data: bytes, desc: bytes, *, only: str | None = None) -> bytes:
     """``data`` with the descriptor of its NT_AMDGPU_METADATA note replaced by ``desc`` (any bytes):
-    the new note is appended and the note section pointed at it."""
-    shdr = _note_header(data)
+    the new note is appended and the note section and the PT_NOTE segment (what the loader reads)
+    pointed at it; ``only="section"`` or ``only="segment"`` points that one alone."""
+    shdr, phdr = _note_headers(data)
     out = bytearray(data)
     out += b"\0" * (-len(out) % 8)
     offset = len(out)
     note = _note(desc)
     out += note
-    struct.pack_into("<QQ", out, shdr + 24, offset, len(note))  # sh_offset, sh_size
+    if only in (None, "section"):
+        struct.pack_into("<QQ", out, shdr + 24, offset, len(note))  # sh_offset, sh_size
+    if only in (None, "segment") and phdr is not None:
+        struct.pack_into("<Q", out, phdr + 8, offset)  # p_offset
+        struct.pack_into("<QQ", out, phdr + 32, len(note), len(note))  # p_filesz, p_memsz
     return bytes(out)
 
 
