@@ -143,7 +143,7 @@ class _SplitExtraFlags(click.Command):
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
                 metavar="SRC...")
 @click.option("--arch", default="gfx950", show_default=True, help="Target processor (gfx950, gfx942).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", default=None, metavar="FILE",
               help="Code object to write (default: FIRST_SOURCE.co).")
 @click.option("-O", "opt", default="3", show_default=True, metavar="LEVEL", help="Optimisation level.")
 @click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Define a macro; repeatable.")
@@ -158,19 +158,23 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
                 compiler: str | None, no_cache: bool) -> None:
     """Compile HIP (.hip .cpp .cu), OpenCL C (.cl) or AMDGPU assembly (.s) sources into one
     code object. Flags after `--` are passed to the compiler."""
-    from .files import write_atomic
+    from .files import check_output, file_path, write_output
     from .toolchain import CompileOptions, compile_sources
+
+    paths = [Path(s) for s in sources]
+    out = file_path(output if output is not None else Path(sources[0]).stem + ".co", "kernel.co")
+    checks = {"what": "the code object", "inputs_are": "the sources"}
+    check_output(out, paths, **checks)
 
     options = CompileOptions(
         arch=arch, opt=opt, defines=defines, include_dirs=tuple(Path(d) for d in include_dirs),
         code_object_version=int(code_object_version) if code_object_version else None,
         extra_flags=ctx.meta.get("submitgen.extra_flags", ()), compiler=compiler, use_cache=not no_cache,
     )
-    result = compile_sources([Path(s) for s in sources], options)
+    result = compile_sources(paths, options)
     if result.cache_warning:
         click.echo(f"Warning: {result.cache_warning}", err=True)
-    out = Path(output) if output else Path(Path(sources[0]).stem + ".co")
-    write_atomic(out, result.code_object)
+    write_output(out, result.code_object, paths, **checks)
     how = "cached" if result.cache_hit else "compiled"
     click.echo(f"wrote {out} ({len(result.code_object)} bytes, {arch}, {how} with {result.toolchain.name} "
                f"{result.toolchain.version}): kernels {', '.join(result.kernels)}")

@@ -105,38 +105,56 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
 def output_path(raw: str | os.PathLike[str]) -> Path:
     """Where ``-o RAW`` writes: RAW itself, or RAW/submission.py when RAW names a folder (an
     existing one, or any path written with a trailing slash)."""
-    text = os.fspath(raw)
-    if text == "":
-        raise OutputError("-o: the output path is empty; name a file, e.g. -o submission.py")
-    path = Path(text)
-    if text.endswith(("/", os.sep)) or path.is_dir():
+    path = file_path(raw)
+    if os.fspath(raw).endswith(("/", os.sep)) or path.is_dir():
         return path / DEFAULT_NAME
     return path
 
 
-def check_output(path: Path, inputs: Sequence[Path]) -> None:
-    """Refuse an output that is not (or could not become) a regular file, or that is one of the
-    build's own inputs; before anything is built."""
+def file_path(raw: str | os.PathLike[str], example: str = DEFAULT_NAME) -> Path:
+    """``-o RAW`` as a path; an empty RAW is refused (``Path("")`` would be the current folder)."""
+    if os.fspath(raw) == "":
+        raise OutputError(f"-o: the output path is empty; name a file, e.g. -o {example}")
+    return Path(raw)
+
+
+def _kind(mode: int) -> str:
+    return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket"
+            if stat.S_ISSOCK(mode) else "not a regular file")
+
+
+def check_output(path: Path, inputs: Sequence[Path], *, what: str = "the submission",
+                 inputs_are: str = "the build's own inputs") -> None:
+    """Refuse an output that is not (or could not become) a regular file (a folder, a FIFO, a
+    device such as /dev/null, a socket), or that is one of the command's own inputs (the same
+    file: same device and inode, whatever the path); ``what`` names what is written, ``inputs_are``
+    the inputs, in the message. Every command that writes a file calls this before its work and
+    again (through write_output) just before the rename."""
     try:
         st = path.stat()
     except FileNotFoundError:
-        st = None
+        return
     except OSError as e:
         raise OutputError(f"-o {path}: cannot use it: {e.strerror or e}") from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket"
-                if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-        raise OutputError(f"-o {path}: is {kind}; the submission is written to a regular file")
-    real = os.path.realpath(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputError(f"-o {path}: is {_kind(st.st_mode)}; {what} is written to a regular file")
     for source in inputs:
-        if os.path.realpath(source) == real:
-            raise OutputError(f"-o {path}: is one of the build's own inputs ({source}); name another file")
+        try:
+            other = os.stat(source)
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            raise OutputError(f"-o {path}: is one of {inputs_are} ({source}); name another file")
 
 
-def write_output(path: Path, text: str) -> None:
-    """write_atomic, with any OS failure (read-only folder, full disk, /proc) as one OutputError."""
+def write_output(path: Path, data: bytes | str, inputs: Sequence[Path] = (), *, what: str = "the submission",
+                 inputs_are: str = "the build's own inputs") -> None:
+    """The one writer of a command's output file: check_output again (the target may have been
+    replaced by a FIFO or a device since the command started), then write_atomic, with any OS
+    failure (read-only folder, full disk, /proc) as one OutputError and no temp file left."""
+    check_output(path, inputs, what=what, inputs_are=inputs_are)
     try:
-        write_atomic(path, text)
+        write_atomic(path, data)
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None

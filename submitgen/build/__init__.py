@@ -20,7 +20,7 @@ from ..files import write_output
 from ..summary import aql_zeroed_warnings, build_warnings, format_summary
 from .check import check
 from .emit import render_submission
-from .prepare import prepare
+from .prepare import build_inputs, prepare
 from .produce import produce_objects
 from .values import BuildOptions, BuildResult, Checked, EmbeddedObject, Prepared, Rendered, Verified
 from .verify import verify
@@ -35,7 +35,7 @@ __all__ = [
 def write(p: Prepared, verified: Verified) -> Path:
     """Stage 6: the file, atomically (an earlier good output stays whole until the rename)."""
     output = Path(p.options.output)
-    write_output(output, verified.rendered.text)
+    write_output(output, verified.rendered.text, build_inputs(p))
     return output
 
 

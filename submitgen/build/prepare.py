@@ -52,6 +52,13 @@ def prepare(opts: BuildOptions) -> Prepared:
     _check_launcher(opts, backend.launchers, problem.leaderboard)
     arch = opts.arch or backend.default_arch
     project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project, arch)
-    inputs = (project.plan_path, *project.sources, *(s.source for s in project.triton), *opts.code_objects)
-    check_output(Path(opts.output), inputs)
-    return Prepared(opts, problem, backend, arch, project)
+    prepared = Prepared(opts, problem, backend, arch, project)
+    check_output(Path(opts.output), build_inputs(prepared))
+    return prepared
+
+
+def build_inputs(p: Prepared) -> tuple[Path, ...]:
+    """Every file the build reads: the output may be none of them."""
+    project = p.project
+    return (project.plan_path, *project.sources, *(s.source for s in project.triton),
+            *map(Path, p.options.code_objects))
