@@ -34,7 +34,7 @@ def built(tmp_path_factory):
 
 def test_a_triton_project_builds_with_the_compilers_launch_facts(built):
     assert "# ---- launch plan (triton_fill/launch.py, verbatim but for its imports) ----" in built.text
-    assert [k.name for k in built.kernels] == ["fill_kernel"]
+    assert [(k.name, k.symbol) for k in built.kernels] == [("fill_1024", "fill_kernel")]
     launches = built.plan.launches
     assert len(launches) == 10 and {(c.block, c.dynamic_lds) for c in launches} == {((256, 1, 1), 0)}
     # out, n_elements, value, then the global and profile scratch pointers submitgen appends
@@ -125,7 +125,7 @@ def test_mixed_hip_and_triton_project_embeds_both(tmp_path):
     p = provenance.read(r.text)
     assert p.kernels == ("mm_tile", "mm_reduce", "fill_1024")
     assert len(p.code_objects) == 2 and p.items("triton") == ("-", triton.__version__)
-    fill = next(k for k in r.kernels if k.name == "fill_kernel")
+    fill = next(k for k in r.kernels if k.name == "fill_1024")
     assert (fill.block, fill.occupancy) == (0, "not launched by the plan")
     summary = format_summary(r)
     assert "import cost of this file's launcher: ctypes: decodes and loads the 2 code objects," in summary

@@ -58,9 +58,9 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
         occupancy = (p.backend.occupancy_text(co, kernel, block, dyn.get(layout.name, 0)) if block
                      else "not launched by the plan")
         out.append(KernelSummary(
-            kernel.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
+            layout.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
             _spills(kernel), kernel.group_segment_fixed_size,
-            kernel.private_segment_fixed_size, block, occupancy, dyn.get(layout.name, 0),
+            kernel.private_segment_fixed_size, block, occupancy, dyn.get(layout.name, 0), kernel.name,
         ))
     return tuple(out)
 
