@@ -68,17 +68,34 @@ def _project(tmp_path, plan_edit=None, extra=None) -> str:
         ),
         (
             LAUNCH.replace("m * n, 0.0", "m * n, 0"),
-            "kernel 'fill_1024' arg 2: fill.py (fill_kernel's signature) declares a floating-point "
+            "kernel 'fill_1024' arg 'value': fill.py (fill_kernel's signature) declares a floating-point "
             "parameter, plan "
             f"passes int 0 ({SHAPE})",
         ),
-        (
+        (  # the scratch pointers passed too: counted as the user wrote the signature, not the compiler
             LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, 0.0, None, None)"),
-            f"kernel 'fill_1024': metadata has 5 explicit arguments, plan passes 7 ({SHAPE})",
+            "kernel 'fill_1024': fill.py (fill_kernel's signature) takes 3 arguments (out_ptr, n_elements, "
+            "value), plan passes 5; constexpr BLOCK is compiled in and submitgen appends the two scratch "
+            f"pointers ({SHAPE})",
+        ),
+        (  # the constexpr passed too
+            LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, 0.0, 1024)"),
+            "kernel 'fill_1024': fill.py (fill_kernel's signature) takes 3 arguments (out_ptr, n_elements, "
+            "value), plan passes 4; constexpr BLOCK is compiled in and submitgen appends the two scratch "
+            f"pointers ({SHAPE})",
         ),
         (
             LAUNCH.replace("(out, m * n, 0.0)", "(out, None, 0.0)"),
-            f"kernel 'fill_1024' arg 1: metadata says by_value size 4, plan passes None ({SHAPE})",
+            f"kernel 'fill_1024' arg 'n_elements': metadata says by_value size 4, plan passes None ({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("(out, m * n, 0.0)", "(m * n, m * n, 0.0)"),
+            "kernel 'fill_1024' arg 'out_ptr': metadata says global_buffer size 8, plan passes int "
+            f"({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, float('nan'))"),
+            f"kernel 'fill_1024' ({SHAPE}) arg 'value': expected a finite number, plan gives nan",
         ),
     ],
 )
@@ -95,7 +112,8 @@ def test_a_divisible_by_16_hint_is_held_to(tmp_path, monkeypatch):
     plan.write_text(plan.read_text().replace("(out, m * n, 0.0)", "(out, m * n + 1, 0.0)"))
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", name, "-o", "s.py"])
-    error = ("kernel 'fill_1024' arg 1: fill.py (fill_kernel's signature) hints it divisible by 16 (':16'), "
+    error = ("kernel 'fill_1024' arg 'n_elements': fill.py (fill_kernel's signature) hints it divisible "
+             "by 16 (':16'), "
              f"plan passes 16897 ({SHAPE})")
     assert (r.exit_code, r.output) == (1, f"Error: {error}\n")
 
