@@ -76,7 +76,7 @@ def emit_json(obj) -> None:
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--json", "as_json", is_flag=True, help="Print the model as JSON (docs/inspect-json.md).")
 @click.option("--kernel", "kernels", multiple=True, metavar="NAME",
-              help="Show only this kernel (.name, .symbol or demangled name); repeatable.")
+              help="Show only this kernel (launch name, .name, .symbol or demangled name); repeatable.")
 @click.option("--block", type=click.IntRange(1, MAX_WORKGROUP_SIZE), default=None, metavar="N",
               help="Block size for the occupancy estimate (default: the kernel's .reqd_workgroup_size, "
                    "else its max workgroup size).")
@@ -380,7 +380,7 @@ def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | Non
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @click.option("--kernel", default=None, metavar="NAME",
-              help="Compare only this kernel (.name, .symbol or demangled).")
+              help="Compare only this kernel (launch name, .name, .symbol or demangled).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (structure: submitgen/diff.py docstring).")
 @click.option("--all", "show_all", is_flag=True, help="Also show the fields that did not change.")
 @click.option("--block", type=click.IntRange(1, MAX_WORKGROUP_SIZE), default=None, metavar="N",
@@ -395,7 +395,8 @@ def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | Non
 def diff_cmd(old: str, new: str, kernel: str | None, as_json: bool, show_all: bool, block: int | None,
              arch: str | None, fail_on: tuple[str, ...], pairs: tuple[str, ...]) -> None:
     """Show what changed between two builds: registers, spills, scratch, LDS, occupancy, code
-    size, kernarg layout, max workgroup size, target. Kernels are paired by --pair, by name,
+    size, kernarg layout, max workgroup size, target. Kernels are paired by --pair, by launch
+    name (a submission's Triton specializations: mm_m16, mm_m32...; else the kernel's name),
     else one-to-one when each side holds one kernel.
 
     OLD and NEW are each a code object, a clang offload bundle, or a Python submission (read

@@ -13,6 +13,7 @@ from .containers import LoadedCodeObject
 from .diffpair import ArgChange
 from .kernelinfo import KernelInfo as Kernel
 from .kernelinfo import ObjectInfo as CodeObject
+from .launchtable import Launch
 
 FAIL_ON_RULES = ("spills", "scratch", "occupancy", "lds", "args")
 
@@ -27,6 +28,7 @@ FIELDS: tuple[tuple[str, str, str, str | None, int], ...] = (
     ("sgpr_spill_count", "SGPR spills", "", "spills", +1),
     ("private_segment_fixed_size", "scratch", "B", "scratch", +1),
     ("group_segment_fixed_size", "static LDS", "B", "lds", +1),
+    ("dynamic_lds", "dynamic LDS", "B", "lds", +1),
     ("occupancy", "occupancy", "waves/SIMD", "occupancy", -1),
     ("code_size", "code size", "B", None, 0),
     ("explicit_args_size", "explicit kernarg", "B", None, 0),
@@ -41,23 +43,37 @@ FIELDS: tuple[tuple[str, str, str, str | None, int], ...] = (
 
 @dataclass(frozen=True)
 class Side:
-    """One input (OLD or NEW): its code objects and kernels by name."""
+    """One input (OLD or NEW): its code objects and kernels by the name the plan launches them by
+    (a ``.py`` submission's launch table names each Triton specialization; else the ``.name``)."""
 
     source: str
     loaded: tuple[LoadedCodeObject, ...]
     code_objects: tuple[CodeObject, ...]
-    kernels: tuple[tuple[Kernel, CodeObject], ...]  # in file order, names unique
+    kernels: tuple[tuple[Kernel, CodeObject], ...]  # in file order, launch names unique
     plan_blocks: Mapping[str | None, tuple[int, ...]]  # None: launches with a non-literal name
+    launches: tuple[Launch | None, ...] = ()  # per kernel: its launch-table entry (None: no table)
+
+    def _launch(self, i: int) -> Launch | None:
+        return self.launches[i] if i < len(self.launches) else None
+
+    def name_of(self, i: int) -> str:
+        la = self._launch(i)
+        return la.name if la is not None else self.kernels[i][0].name
 
     def get(self, name: str) -> tuple[Kernel, CodeObject] | None:
-        for k, co in self.kernels:
-            if k.name == name:
-                return k, co
-        return None
+        i = self.index(name)
+        return self.kernels[i] if i is not None else None
+
+    def index(self, name: str) -> int | None:
+        return next((i for i in range(len(self.kernels)) if self.name_of(i) == name), None)
+
+    def launch(self, name: str) -> Launch | None:
+        i = self.index(name)
+        return self._launch(i) if i is not None else None
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(k.name for k, _ in self.kernels)
+        return tuple(self.name_of(i) for i in range(len(self.kernels)))
 
 
 @dataclass(frozen=True)
@@ -118,6 +134,7 @@ class KernelDiff:
     old_name: str = ""  # OLD's kernel (the same name unless paired one-to-one or by --pair)
     pairing: str = "name"
     old_target: str | None = None  # OLD's facts
+    symbol: str = ""  # NEW's kernel .name, when the name is a launch name that differs from it
 
     @property
     def changed(self) -> bool:

@@ -32,6 +32,13 @@ def fmt_arg(a: KernelArg | None) -> str:
     return f"{a.value_kind} {a.size} B @{a.offset}"
 
 
+def arg_label(c: ArgChange) -> str:
+    """``arg 'N'`` for an argument with a name (the metadata's, or a Triton signature's), else
+    ``arg 5``."""
+    ref = c.new or c.old
+    return f"arg {ref.name!r}" if ref is not None and ref.name else f"arg {c.index}"
+
+
 def _val(v: Any, key: str) -> str:
     """A field's value: ``-`` when the metadata does not record it, ``n/a`` for no occupancy."""
     if v is None:
@@ -119,14 +126,20 @@ def _arg_lines(args: tuple[ArgChange, ...]) -> list[str]:
     return lines
 
 
+def _launched_as(side: Side, co: Any) -> str:
+    """``: mm_m16`` when a launch table names this object's kernels otherwise than their .name."""
+    names = [side.name_of(i) for i, (_, c) in enumerate(side.kernels) if c is co]
+    return f": {', '.join(names)}" if names != [k.name for k in co.kernels] else ""
+
+
 def _side_lines(tag: str, side: Side, paths: list[str]) -> list[str]:
     lines = []
     for co, shown in zip(side.code_objects, paths):
         lines.append(fit_middle(f"{tag}  {shown}", WIDTH))
         lines.append(
             fit_middle(
-                f"     {co.target_id}, {co.version_label}, {len(co.kernels)} "
-                f"kernel{'s' if len(co.kernels) != 1 else ''}, sha256 {co.sha256[:16]}",
+                f"     {co.target_id}, {co.version_label}, sha256 {co.sha256[:16]}, {len(co.kernels)} "
+                f"kernel{'s' if len(co.kernels) != 1 else ''}{_launched_as(side, co)}",
                 WIDTH,
             )
         )
@@ -149,6 +162,8 @@ def _kernel_head(kd: KernelDiff, suffix: str = "") -> list[str]:
         why = "one-to-one: each side holds one kernel and no name matches" if kd.pairing == "one-to-one" \
             else "by --pair"
         return head + [f"  paired {why}"]
+    if kd.symbol and kd.symbol != kd.name:  # a launch name (a Triton specialization)
+        return [fit_middle(f"kernel {kd.name} ({kd.demangled})", width) + suffix]
     if kd.demangled != kd.name:
         return [fit_call(f"kernel {kd.name}", kd.demangled, width) + suffix]
     return [fit_middle(f"kernel {kd.name}", width) + suffix]
@@ -224,7 +239,7 @@ def _occ_json(o: targets.Occupancy | None) -> dict[str, Any] | None:
 
 
 def _side_json(side: Side) -> dict[str, Any]:
-    return {"source": side.source, "code_objects": [
+    return {"source": side.source, "launch_names": list(side.names), "code_objects": [
         {"provenance": lo.provenance, "target": co.target_id, "sha256": co.sha256,
          "kernels": [k.name for k in co.kernels]}
         for lo, co in zip(side.loaded, side.code_objects)]}
@@ -234,6 +249,7 @@ def _kernel_json(kd: KernelDiff) -> dict[str, Any]:
     return {
         "name": kd.name,
         "old_name": kd.old_name or kd.name,
+        "symbol": kd.symbol or kd.name,
         "pairing": kd.pairing,
         "demangled_name": kd.demangled,
         "changed": kd.changed,

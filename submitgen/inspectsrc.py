@@ -13,6 +13,7 @@ from typing import Any
 
 from .containers import read_input
 from .errors import ContainerError
+from .launchtable import Launch, read_launch_table
 from .provenance import field_items, parse_lds
 
 MAX_SIDECAR_BYTES = 1 << 20
@@ -33,6 +34,15 @@ class SubmissionInfo:
     provenance: Mapping[str, str] | None  # None: not built by submitgen (or the line was removed)
     matches_provenance: bool | None  # the embedded object's sha256 is one the provenance records
     object_index: int | None = None  # its position in the provenance's "co" (None: not recorded)
+    launches: tuple[Launch, ...] = ()  # the launch names its kernels serve (the file's _SG_KERNEL_IMAGE)
+
+    def launch_names(self, symbol: str) -> tuple[str, ...]:
+        """The names the plan launches kernel ``symbol`` of this object by (() if not recorded)."""
+        return tuple(la.name for la in self.launches if la.symbol == symbol)
+
+    def arg_names(self, symbol: str) -> tuple[str, ...]:
+        """A Triton specialization's argument names for kernel ``symbol`` (() if not recorded)."""
+        return next((la.arg_names for la in self.launches if la.symbol == symbol), ())
 
     def to_json(self) -> dict[str, Any]:
         return {"leaderboard": self.leaderboard, "gpus": list(self.gpus),
@@ -78,8 +88,11 @@ def submission_info(path: str | os.PathLike[str] | bytes, sha256: str) -> Submis
     if prov is None:
         return SubmissionInfo(header.leaderboard, tuple(header.gpus), None, None)
     recorded = prov.code_objects
-    return SubmissionInfo(header.leaderboard, tuple(header.gpus), prov.fields, sha256 in recorded,
-                          recorded.index(sha256) if sha256 in recorded else None)
+    index = recorded.index(sha256) if sha256 in recorded else None
+    table = read_launch_table(text) if index is not None else None
+    launches = table.objects.get(index, ()) if table is not None and index is not None else ()
+    return SubmissionInfo(header.leaderboard, tuple(header.gpus), prov.fields, sha256 in recorded, index,
+                          launches)
 
 
 def sidecar_lds(path: str | os.PathLike[str] | bytes) -> DynamicLds | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 INT = "int"
 INT16 = "int divisible by 16"  # a Triton ``i32:16`` parameter: the kernel was compiled assuming it
@@ -84,7 +85,51 @@ def triton_param_kinds(signature: Sequence[tuple[str, str]]) -> tuple:
     return tuple(kinds)
 
 
-def check_scalar(kinds: Mapping[str, tuple], kernel: str, index: int, value: object) -> str | None:
+@dataclass(frozen=True)
+class TritonParams:
+    """A Triton specialization's parameters as its author wrote them: those the plan passes (the
+    signature without its constexprs, in order), the constexprs compiled in, and where they are
+    declared. Messages count and name these, never the compiled kernel's explicit arguments
+    (which add the two scratch pointers submitgen appends)."""
+
+    origin: str  # "fill.py (fill_kernel's signature)"
+    names: tuple[str, ...]
+    constexprs: tuple[str, ...] = ()
+
+    def arg(self, index: int) -> str:
+        """``arg 'N'`` for the ``index``-th argument the plan passes."""
+        return f"arg {self.names[index]!r}" if index < len(self.names) else f"arg {index}"
+
+    def count_error(self, kernel: str, passed: int) -> str | None:
+        """The error when the plan passes another number of arguments than the signature has."""
+        n = len(self.names)
+        if passed == n:
+            return None
+        listed = f" ({', '.join(self.names)})" if self.names else ""
+        notes = []
+        if self.constexprs:
+            many = len(self.constexprs) > 1
+            notes.append(f"constexpr{'s' if many else ''} {', '.join(self.constexprs)} "
+                         f"{'are' if many else 'is'} compiled in")
+        notes.append("submitgen appends the two scratch pointers")
+        return (f"kernel '{kernel}': {self.origin} takes {n} argument{'s' if n != 1 else ''}{listed}, "
+                f"plan passes {passed}; {' and '.join(notes)}")
+
+
+def triton_params(origin: str, signature: Sequence[tuple[str, str]]) -> TritonParams:
+    """The parameters of a Triton signature ((name, type) pairs) as the plan passes them."""
+    return TritonParams(origin, tuple(n for n, ty in signature if ty != "constexpr"),
+                        tuple(n for n, ty in signature if ty == "constexpr"))
+
+
+def arg_label(names: Mapping[str, TritonParams] | None, kernel: str, index: int) -> str:
+    """How messages name argument ``index`` of ``kernel``: by its signature name where known."""
+    params = (names or {}).get(kernel)
+    return params.arg(index) if params is not None else f"arg {index}"
+
+
+def check_scalar(kinds: Mapping[str, tuple], kernel: str, index: int, value: object,
+                 names: Mapping[str, TritonParams] | None = None) -> str | None:
     """The error for an int passed as a float parameter or the reverse, else None."""
     if kernel not in kinds or isinstance(value, bool):
         return None
@@ -92,13 +137,14 @@ def check_scalar(kinds: Mapping[str, tuple], kernel: str, index: int, value: obj
     if index >= len(params):
         return None
     want = params[index]
+    arg = arg_label(names, kernel, index)
     if want == FLOAT and isinstance(value, int):
-        return (f"kernel '{kernel}' arg {index}: {origin} declares a floating-point parameter, "
+        return (f"kernel '{kernel}' {arg}: {origin} declares a floating-point parameter, "
                 f"plan passes int {value!r}")
     if want in (INT, INT16) and isinstance(value, float):
-        return (f"kernel '{kernel}' arg {index}: {origin} declares an integer parameter, "
+        return (f"kernel '{kernel}' {arg}: {origin} declares an integer parameter, "
                 f"plan passes float {value!r}")
     if want == INT16 and isinstance(value, int) and value % 16:
-        return (f"kernel '{kernel}' arg {index}: {origin} hints it divisible by 16 (':16'), "
+        return (f"kernel '{kernel}' {arg}: {origin} hints it divisible by 16 (':16'), "
                 f"plan passes {value}")
     return None

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import ValidationError
-from .kernel_params import check_scalar
+from .kernel_params import TritonParams, arg_label, check_scalar
 
 _LAUNCH = "(kernel, grid, block, dynamic_lds, args)"
 
@@ -50,9 +50,11 @@ def check_result(result: Any, label: str) -> tuple[Any, Sequence[Any]]:
 
 
 def check_launch_form(launch: Any, label: str, defaults: Mapping[str, Any],
-                      kinds: Mapping[str, tuple] | None = None) -> None:
+                      kinds: Mapping[str, tuple] | None = None,
+                      names: Mapping[str, TritonParams] | None = None) -> None:
     """One launch's form; ``defaults`` are the names whose block and dynamic LDS may be None,
-    ``kinds`` each kernel's parameter kinds where known (kernel_params.py)."""
+    ``kinds`` each kernel's parameter kinds where known, ``names`` a Triton kernel's parameters
+    as the plan passes them (kernel_params.py)."""
     if not (isinstance(launch, (tuple, list)) and len(launch) == 5):
         raise ValidationError(f"plan({label}): a launch must be {_LAUNCH}, plan gives {_show(launch)}")
     name, grid, block, lds, args = launch
@@ -72,17 +74,22 @@ def check_launch_form(launch: Any, label: str, defaults: Mapping[str, Any],
         raise ValidationError(f"{where}: dynamic LDS must be an int >= 0, plan gives {_show(lds)}")
     if not isinstance(args, (tuple, list)):
         raise ValidationError(f"{where}: args must be a tuple of arguments, plan gives {_show(args)}")
+    params = (names or {}).get(name)
+    wrong_count = params.count_error(name, len(args)) if params is not None else None
+    if wrong_count:
+        raise ValidationError(f"{wrong_count} ({label})")
     for i, arg in enumerate(args):
         if isinstance(arg, float) and not math.isfinite(arg):
-            raise ValidationError(f"{where} arg {i}: expected a finite number, plan gives {arg!r}")
-        wrong = check_scalar(kinds or {}, name, i, arg)
+            raise ValidationError(f"{where} {arg_label(names, name, i)}: expected a finite number, "
+                                  f"plan gives {arg!r}")
+        wrong = check_scalar(kinds or {}, name, i, arg, names)
         if wrong:
             raise ValidationError(f"{wrong} ({label})")
         if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[1], dict):
-            _check_struct_fields(where, i, arg[0], arg[1])
+            _check_struct_fields(where, arg_label(names, name, i), arg[0], arg[1])
 
 
-def _check_struct_fields(where: str, index: int, cls: Any, fields: dict) -> None:
+def _check_struct_fields(where: str, arg: str, cls: Any, fields: dict) -> None:
     """Integer fields must hold their values (ctypes would silently cut them)."""
     if not (isinstance(cls, type) and issubclass(cls, ctypes.Structure)):
         return  # the packer names this case
@@ -98,12 +105,12 @@ def _check_struct_fields(where: str, index: int, cls: Any, fields: dict) -> None
             low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
             if not low <= value <= high:
                 raise ValidationError(
-                    f"{where} arg {index}: struct {cls.__name__} field '{name}' is {ftype.__name__} "
+                    f"{where} {arg}: struct {cls.__name__} field '{name}' is {ftype.__name__} "
                     f"({low}..{high}), plan gives {value}"
                 )
         if isinstance(value, float) and not math.isfinite(value):
             raise ValidationError(
-                f"{where} arg {index}: struct {cls.__name__} field '{name}': expected a finite number, "
+                f"{where} {arg}: struct {cls.__name__} field '{name}': expected a finite number, "
                 f"plan gives {value!r}")
 
 

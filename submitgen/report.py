@@ -18,6 +18,7 @@ from .disasm import MIN_LLVM_MAJOR, Disassembler, InstructionMix, Job, find_disa
 from .errors import CodeObjectError
 from .inspectsrc import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
 from .kernelinfo import Finding, KernelInfo, ObjectInfo
+from .launchtable import with_arg_names
 from .occupancy import required_block
 
 WIDTH = textfmt.WIDTH
@@ -54,30 +55,35 @@ def exit_status(items: Sequence[Inspected]) -> int:
     return 1 if any(f.severity == "error" for item in items for f in item.findings) else 0
 
 
-def _pick(co: ObjectInfo, kernels: Sequence[str], found: set[str]) -> list[KernelInfo]:
+def _pick(co: ObjectInfo, kernels: Sequence[str], found: set[str],
+          sub: SubmissionInfo | None) -> list[KernelInfo]:
+    """The kernels ``--kernel`` names: by launch name (a submission's), .name, .symbol or
+    demangled name; a Triton kernel's arguments named from its signature."""
+    named = [with_arg_names(k, sub.arg_names(k.name)) if sub else k for k in co.kernels]
     if not kernels:
-        return list(co.kernels)
+        return named
     picked: list[KernelInfo] = []
     for want in kernels:
+        by_launch = [n for k, n in zip(co.kernels, named) if sub and want in sub.launch_names(k.name)]
         try:
-            k = co.kernel(want)  # type: ignore[attr-defined]
+            ks = by_launch or [named[co.kernels.index(co.kernel(want))]]  # type: ignore[attr-defined]
         except CodeObjectError:
             continue
         found.add(want)
-        if k not in picked:
-            picked.append(k)
+        picked += [k for k in ks if k not in picked]
     return picked
 
 
-def _picked(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]],
-            kernels: Sequence[str]) -> list[list[KernelInfo]]:
+def _picked(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], kernels: Sequence[str],
+            subs: Sequence[SubmissionInfo | None]) -> list[list[KernelInfo]]:
     """Each object's kernels named by ``--kernel`` (all without it); an error for a name no
     object has."""
     found: set[str] = set()
-    picks = [_pick(co, kernels, found) for _, _, co in read]
+    picks = [_pick(co, kernels, found, sub) for (_, _, co), sub in zip(read, subs)]
     missing = [k for k in kernels if k not in found]
     if missing:
-        all_names = [k.name for _, _, co in read for k in co.kernels]
+        all_names = list(dict.fromkeys(n for (_, _, co), sub in zip(read, subs) for k in co.kernels
+                                       for n in ((sub.launch_names(k.name) if sub else ()) or (k.name,))))
         raise CodeObjectError(
             f"no kernel named {missing[0]!r}; available: {', '.join(repr(n) for n in all_names) or 'none'}"
         )
@@ -113,15 +119,15 @@ def inspect_sources(
     read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
     for p in paths:
         read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
-    picks = _picked(read, kernels)
+    subs = [submission_info(p, co.sha256) if loaded.container == "python" else None for p, loaded, co in read]
+    picks = _picked(read, kernels, subs)
     every = tuple(k.name for picked in picks for k in picked)
     dem = dict(zip(every, demangle_many(every)))
     tool = find_disassembler() if disasm else None
     mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
     out: list[Inspected] = []
-    for (p, loaded, co), picked, (mix, note) in zip(read, picks, mixes):
+    for (p, loaded, co), picked, sub, (mix, note) in zip(read, picks, subs, mixes):
         tgt = targets.TARGETS.get(arch.split(":", 1)[0].lower()) if arch else co.target()
-        sub = submission_info(p, co.sha256) if loaded.container == "python" else None
         dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
         occ = {k.name: targets.occupancy(k, tgt, block, dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
                for k in picked} if tgt is not None else {}
@@ -226,6 +232,7 @@ def code_object_to_json(item: Inspected) -> dict[str, Any]:
         "occupancy_target": item.target.name if item.target else None,
         "kernels": [_with_mix(kernel_to_json(k, item.occupancy.get(k.name), item.demangled.get(k.name),
                                              item.dynamic_lds.get(k.name)), item.mix.get(k.name))
+                    | {"launch_names": list(item.submission.launch_names(k.name)) if item.submission else []}
                     for k in item.kernels],
         "instruction_mix_note": item.disasm_note,
         "findings": [f.to_json() for f in co.findings if f.kernel is None],
@@ -270,9 +277,17 @@ def _occupancy_lines(item: Inspected, k: KernelInfo, occ: targets.Occupancy | No
                                f"limited by {', '.join(occ.limited_by)} ({per})")
 
 
+def _launch_names(item: Inspected, k: KernelInfo) -> tuple[str, ...]:
+    """The names a submission's plan launches ``k`` by, when they are not its own name."""
+    names = item.submission.launch_names(k.name) if item.submission else ()
+    return names if names and names != (k.name,) else ()
+
+
 def _kernel_text(item: Inspected, k: KernelInfo) -> list[str]:
     dem = item.demangled.get(k.name, k.name)
-    lines = textfmt.wrap(f"kernel {dem}", "", "    ")
+    launched = _launch_names(item, k)
+    head = f"kernel {', '.join(launched)} ({dem})" if launched else f"kernel {dem}"
+    lines = textfmt.wrap(head, "", "    ")
     if dem != k.name:
         lines += textfmt.wrap(f"raw name {k.name}")
     lines += k.text_lines()

@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import ValidationError
+from .kernel_params import TritonParams
 from .plan_checks import check_launch_form, check_output, check_result, check_workspaces
 from .render_context import AqlEntry
 from .runtime.pack import SgPlanError, sg_pack, sg_triton_launch
@@ -182,11 +183,12 @@ def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
             f"{where}: grid x * block x = {gx * launch.block[0]} exceeds {MAX_GLOBAL_X}")
 
 
-def _pack(table, layout: KernelLayout, launch: Any, leaves: Sequence[Any], out: Any, label: str):
+def _pack(table, layout: KernelLayout, launch: Any, leaves: Sequence[Any], out: Any, label: str,
+          names: Sequence[str] = ()):
     try:
         if layout.triton is not None:
             launch = sg_triton_launch(launch, layout.triton, out)
-        return sg_pack(table, launch, leaves, out)
+        return sg_pack(table, launch, leaves, out, tuple(names))
     except SgPlanError as e:
         raise ValidationError(f"{e} ({label})") from None
 
@@ -209,9 +211,12 @@ def check_plan(
     lds_limit: int,
     shapes: Sequence[Mapping[str, int]] | None = None,
     param_kinds: Mapping[str, tuple] | None = None,
+    param_names: Mapping[str, TritonParams] | None = None,
 ) -> PlanCheck:
     """Run the plan on meta inputs of every shape and check every launch (``param_kinds``: each
-    kernel's by-value parameters as int or float, where the sources say)."""
+    kernel's by-value parameters as int or float, where the sources say; ``param_names``: a
+    Triton kernel's parameters as the plan passes them, which messages count and name)."""
+    names = dict(param_names or {})
     by_name = {k.name: k for k in layouts}
     table = {k.name: (k.explicit_bytes, k.layout) for k in layouts}
     kernels = {k.name: _kernel_of(code_objects, k) for k in layouts}
@@ -224,14 +229,15 @@ def check_plan(
         leaves = problem.leaves(data)
         check_output(out, expected_output(problem, spec), leaves, label)
         for launch in launches:
-            check_launch_form(launch, label, defaults, param_kinds)
+            check_launch_form(launch, label, defaults, param_kinds, names)
             layout = by_name.get(launch[0])
             if layout is None:
                 raise ValidationError(
                     f"plan launches kernel '{launch[0]}', which the code object does not have "
                     f"(it has: {', '.join(sorted(table))}) ({label})"
                 )
-            packed = _pack(table, layout, launch, leaves, out, label)
+            packed = _pack(table, layout, launch, leaves, out, label,
+                           names[launch[0]].names if launch[0] in names else ())
             check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({label})")
             kernel = kernels[packed.kernel]
             c = CheckedLaunch(

@@ -34,7 +34,7 @@ def built(tmp_path_factory):
 
 def test_a_triton_project_builds_with_the_compilers_launch_facts(built):
     assert "# ---- launch plan (triton_fill/launch.py, verbatim but for its imports) ----" in built.text
-    assert [k.name for k in built.kernels] == ["fill_kernel"]
+    assert [(k.name, k.symbol) for k in built.kernels] == [("fill_1024", "fill_kernel")]
     launches = built.plan.launches
     assert len(launches) == 10 and {(c.block, c.dynamic_lds) for c in launches} == {((256, 1, 1), 0)}
     # out, n_elements, value, then the global and profile scratch pointers submitgen appends
@@ -68,17 +68,34 @@ def _project(tmp_path, plan_edit=None, extra=None) -> str:
         ),
         (
             LAUNCH.replace("m * n, 0.0", "m * n, 0"),
-            "kernel 'fill_1024' arg 2: fill.py (fill_kernel's signature) declares a floating-point "
+            "kernel 'fill_1024' arg 'value': fill.py (fill_kernel's signature) declares a floating-point "
             "parameter, plan "
             f"passes int 0 ({SHAPE})",
         ),
-        (
+        (  # the scratch pointers passed too: counted as the user wrote the signature, not the compiler
             LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, 0.0, None, None)"),
-            f"kernel 'fill_1024': metadata has 5 explicit arguments, plan passes 7 ({SHAPE})",
+            "kernel 'fill_1024': fill.py (fill_kernel's signature) takes 3 arguments (out_ptr, n_elements, "
+            "value), plan passes 5; constexpr BLOCK is compiled in and submitgen appends the two scratch "
+            f"pointers ({SHAPE})",
+        ),
+        (  # the constexpr passed too
+            LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, 0.0, 1024)"),
+            "kernel 'fill_1024': fill.py (fill_kernel's signature) takes 3 arguments (out_ptr, n_elements, "
+            "value), plan passes 4; constexpr BLOCK is compiled in and submitgen appends the two scratch "
+            f"pointers ({SHAPE})",
         ),
         (
             LAUNCH.replace("(out, m * n, 0.0)", "(out, None, 0.0)"),
-            f"kernel 'fill_1024' arg 1: metadata says by_value size 4, plan passes None ({SHAPE})",
+            f"kernel 'fill_1024' arg 'n_elements': metadata says by_value size 4, plan passes None ({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("(out, m * n, 0.0)", "(m * n, m * n, 0.0)"),
+            "kernel 'fill_1024' arg 'out_ptr': metadata says global_buffer size 8, plan passes int "
+            f"({SHAPE})",
+        ),
+        (
+            LAUNCH.replace("(out, m * n, 0.0)", "(out, m * n, float('nan'))"),
+            f"kernel 'fill_1024' ({SHAPE}) arg 'value': expected a finite number, plan gives nan",
         ),
     ],
 )
@@ -95,7 +112,8 @@ def test_a_divisible_by_16_hint_is_held_to(tmp_path, monkeypatch):
     plan.write_text(plan.read_text().replace("(out, m * n, 0.0)", "(out, m * n + 1, 0.0)"))
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", name, "-o", "s.py"])
-    error = ("kernel 'fill_1024' arg 1: fill.py (fill_kernel's signature) hints it divisible by 16 (':16'), "
+    error = ("kernel 'fill_1024' arg 'n_elements': fill.py (fill_kernel's signature) hints it divisible "
+             "by 16 (':16'), "
              f"plan passes 16897 ({SHAPE})")
     assert (r.exit_code, r.output) == (1, f"Error: {error}\n")
 
@@ -125,7 +143,7 @@ def test_mixed_hip_and_triton_project_embeds_both(tmp_path):
     p = provenance.read(r.text)
     assert p.kernels == ("mm_tile", "mm_reduce", "fill_1024")
     assert len(p.code_objects) == 2 and p.items("triton") == ("-", triton.__version__)
-    fill = next(k for k in r.kernels if k.name == "fill_kernel")
+    fill = next(k for k in r.kernels if k.name == "fill_1024")
     assert (fill.block, fill.occupancy) == (0, "not launched by the plan")
     summary = format_summary(r)
     assert "import cost of this file's launcher: ctypes: decodes and loads the 2 code objects," in summary

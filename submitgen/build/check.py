@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ValidationError
-from ..kernel_params import hip_param_kinds, triton_param_kinds
+from ..kernel_params import TritonParams, hip_param_kinds, triton_param_kinds, triton_params
 from ..options import Launcher
 from ..plan import load_plan_module
 from ..plan_run import run_plan
@@ -58,9 +58,9 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
         occupancy = (p.backend.occupancy_text(co, kernel, block, dyn.get(layout.name, 0)) if block
                      else "not launched by the plan")
         out.append(KernelSummary(
-            kernel.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
+            layout.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
             _spills(kernel), kernel.group_segment_fixed_size,
-            kernel.private_segment_fixed_size, block, occupancy, dyn.get(layout.name, 0),
+            kernel.private_segment_fixed_size, block, occupancy, dyn.get(layout.name, 0), kernel.name,
         ))
     return tuple(out)
 
@@ -80,12 +80,18 @@ def param_kinds(p: Prepared) -> dict[str, tuple]:
     return kinds
 
 
+def param_names(p: Prepared) -> dict[str, TritonParams]:
+    """Each Triton specialization's parameters as the plan passes them, for counting and naming."""
+    return {spec.name: triton_params(f"{spec.source.name} ({spec.kernel}'s signature)", spec.signature)
+            for spec in p.project.triton}
+
+
 def _run_plan(
     p: Prepared, code_objects: Sequence[Any], table: Sequence[KernelLayout], lds_limit: int
 ) -> PlanCheck:
     """In the plan's child process: import the plan (from the text read once) and check every shape."""
     return check_plan(load_plan_module(p.project), p.problem, code_objects, table, lds_limit,
-                      param_kinds=param_kinds(p))
+                      param_kinds=param_kinds(p), param_names=param_names(p))
 
 
 def check(p: Prepared, objects: tuple[EmbeddedObject, ...]) -> Checked:

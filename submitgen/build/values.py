@@ -68,7 +68,7 @@ class EmbeddedObject:
 
 @dataclass(frozen=True)
 class KernelSummary:
-    name: str
+    name: str  # the name the plan launches (a Triton specialization's TRITON key)
     vgprs: int
     agprs: int | None  # None: the metadata does not say
     sgprs: int
@@ -78,6 +78,7 @@ class KernelSummary:
     block: int
     occupancy: str  # "8 waves/SIMD (limited by vgpr)"
     dynamic_lds: int = 0  # the most the plan launches it with, over the shapes
+    symbol: str = ""  # the kernel's .name in its code object
 
     @property
     def lds(self) -> int:

@@ -230,8 +230,9 @@ def _sg_pointer(kernel, where, value, offset, size, kind, leaves, out, slots, wo
         workspaces.append((offset, value))
 
 
-def sg_pack(table, launch, leaves, out):
-    """Pack one plan launch ``(kernel, grid, block, dynamic_lds, args)`` against the kernel table."""
+def sg_pack(table, launch, leaves, out, names=()):
+    """Pack one plan launch ``(kernel, grid, block, dynamic_lds, args)`` against the kernel table;
+    ``names``: the arguments' names for messages (a Triton signature's), else their positions."""
     try:
         kernel, grid, block, lds, args = launch
     except (TypeError, ValueError):
@@ -255,7 +256,7 @@ def sg_pack(table, launch, leaves, out):
     slots = []
     workspaces = []
     for i, (value, (offset, size, kind, type_name)) in enumerate(zip(args, layout)):
-        where = f"arg {i}"
+        where = f"arg {names[i]!r}" if i < len(names) else f"arg {i}"
         if value is None or hasattr(value, "data_ptr"):
             _sg_pointer(kernel, where, value, offset, size, kind, leaves, out, slots, workspaces)
             continue
