@@ -271,13 +271,48 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run) -> 
     for line in fmt(report):
         click.echo(line)
     if not report.passed:
-        raise SystemExit(1)
+        raise SystemExit(getattr(report, "exit_code", 1))
+
+
+def _progress_text(line: str) -> None:
+    """Progress goes to stderr, and only when it is a terminal; results go to stdout."""
+    if click.get_text_stream("stderr").isatty():
+        click.echo(line, err=True)
 
 
 def _progress(result, finished: int, count: int) -> None:
     from .evaluate import progress_line
 
-    click.echo(progress_line(result, finished, count))
+    _progress_text(progress_line(result, finished, count))
+
+
+_REF_HELP = ("Run the leaderboard's own eval.py of this reference-kernels problem folder (holding "
+             "task.yml) instead of the built-in harness (docs/reference-kernels.md).")
+_MODE_HELP = "eval.py's mode: test, benchmark or leaderboard (the ranked run)."
+
+
+def _given(ctx: click.Context, *names: str) -> list[str]:
+    """The options among ``names`` that the command line (or the environment) set."""
+    from click.core import ParameterSource
+
+    return [f"--{n.replace('_', '-')}" for n in names
+            if ctx.get_parameter_source(n) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)]
+
+
+def _run_reference(ctx: click.Context, file: str, folder: str, mode: str, problem: str | None,
+                   seed: int | None, timeout: float, no_lint: bool, builtin_only: tuple[str, ...]) -> None:
+    from .errors import EvaluateError
+    from .evaluate.reffmt import format_reference_report
+    from .evaluate.refkernels import run_reference
+
+    extra = _given(ctx, *builtin_only)
+    if extra:
+        raise EvaluateError(f"{', '.join(extra)} do(es) not apply with --reference-kernels: eval.py runs "
+                            "task.yml's cases of the mode, with its own timing")
+    limit = timeout if _given(ctx, "timeout") else None
+    _run_and_report(file, problem, no_lint, format_reference_report, lambda: run_reference(
+        file, folder, mode=mode, problem=problem, seed=seed, timeout_s=limit, lint=not no_lint,
+        progress=_progress_text))
 
 
 @cli.command("lint")
@@ -303,7 +338,8 @@ def _run_options(fn):
     fn = click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, "
                       "e.g. an --launcher aql build); the failed rules are printed first as warnings.")(fn)
     return click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
-                        help="Seconds one shape may take (the import: at least 300).")(fn)
+                        help="Seconds one shape may take (the import: at least 300); with "
+                        "--reference-kernels, the whole eval.py run (default: task.yml's limit).")(fn)
 
 
 @cli.command("test")
@@ -313,15 +349,30 @@ def _run_options(fn):
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
 @click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
               "leaderboard does with its secret seed.")
+@click.option("--reference-kernels", "reference_kernels", default=None, metavar="DIR", help=_REF_HELP)
+@click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]), default="test",
+              show_default=True, help=_MODE_HELP + " Other than test: with --reference-kernels only.")
 @_run_options
-def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], seed: int | None,
-             timeout: float, no_lint: bool) -> None:
+@click.pass_context
+def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
+             seed: int | None, reference_kernels: str | None, mode: str, timeout: float,
+             no_lint: bool) -> None:
     """Lint FILE, then run its custom_kernel on every shape in a fresh process, the way the
     leaderboard's evaluator does, and check each output against the local reference at the
     leaderboard's tolerance (and that the inputs were not changed). Says which backend ran.
-    Exits 1 on any failure."""
+    Exits 1 on any failure. With --reference-kernels DIR: runs DIR's own eval.py instead; exits 3
+    when its reference cannot run on this machine."""
+    from .errors import EvaluateError
     from .evaluate import format_test_report, run_test
 
+    if reference_kernels is not None:
+        return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
+                              ("shapes", "custom"))
+    if mode != "test":
+        raise EvaluateError(f"test --mode {mode} needs --reference-kernels DIR; the built-in harness times "
+                            f"with `submitgen bench --mode {mode}`" if mode == "leaderboard" else
+                            f"test --mode {mode} needs --reference-kernels DIR; the built-in harness times "
+                            "with `submitgen bench`")
     _run_and_report(file, problem, no_lint, format_test_report, lambda: run_test(
         file, problem=problem, shapes=shapes, custom=custom, seed=seed, timeout_s=timeout,
         lint=not no_lint, progress=_progress))
@@ -332,24 +383,42 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
 @click.option("--problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--shapes", default="benchmark", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
-@click.option("--iters", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Timed calls per shape (fewer once --max-time has passed).")
-@click.option("--max-time", type=click.FloatRange(min=0), default=10.0, show_default=True,
-              help="Seconds of timing per shape before stopping early.")
+@click.option("--iters", type=click.IntRange(min=1), default=None,
+              help="A fixed number of timed calls per shape (default: eval.py's rule, see --mode).")
+@click.option("--max-time", type=click.FloatRange(min=0), default=120.0, show_default=True,
+              help="Seconds of wall time per shape after which timing stops (eval.py's limit).")
 @click.option("--flush-mib", type=click.IntRange(min=0), default=512, show_default=True,
               help="GPU only: MiB zeroed before each timed call to flush the caches.")
+@click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
+              "leaderboard does with its secret seed.")
+@click.option("--reference-kernels", "reference_kernels", default=None, metavar="DIR", help=_REF_HELP)
+@click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]), default="benchmark",
+              show_default=True, help=_MODE_HELP + " leaderboard: fresh inputs (seed += 13) for every "
+              "timed call and every output checked. test: with --reference-kernels only.")
 @_run_options
-def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], iters: int,
-              max_time: float, flush_mib: int, timeout: float, no_lint: bool) -> None:
-    """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: mean,
-    best and worst. With a GPU: device events, flushing the cache before each call like the
-    leaderboard. Without one: host wall time, labelled host-only. Exits 1 if a shape errors or
-    gives a wrong output."""
+@click.pass_context
+def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
+              iters: int | None, max_time: float, flush_mib: int, seed: int | None,
+              reference_kernels: str | None, mode: str, timeout: float, no_lint: bool) -> None:
+    """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: runs,
+    mean, std, err, best and worst, stopping as eval.py does (at least 3 runs, until the error of
+    the mean is below 0.1 %, the time budget or 120 s is spent). With a GPU: device events,
+    flushing the cache before each call like the leaderboard. Without one: host wall time,
+    labelled host-only. Exits 1 if a shape errors or gives a wrong output. With
+    --reference-kernels DIR: runs DIR's own eval.py instead; exits 3 when its reference cannot
+    run on this machine."""
+    from .errors import EvaluateError
     from .evaluate import format_bench_report, run_bench
 
+    if reference_kernels is not None:
+        return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
+                              ("shapes", "custom", "iters", "max_time", "flush_mib"))
+    if mode == "test":
+        raise EvaluateError("bench --mode test needs --reference-kernels DIR; the built-in harness "
+                            "checks with `submitgen test`")
     _run_and_report(file, problem, no_lint, format_bench_report, lambda: run_bench(
-        file, problem=problem, shapes=shapes, custom=custom, iters=iters, max_time_s=max_time,
-        flush_mib=flush_mib, timeout_s=timeout, lint=not no_lint, progress=_progress))
+        file, problem=problem, shapes=shapes, custom=custom, seed=seed, iters=iters, max_time_s=max_time,
+        flush_mib=flush_mib, mode=mode, timeout_s=timeout, lint=not no_lint, progress=_progress))
 
 
 @cli.command("problems")

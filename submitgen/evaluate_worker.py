@@ -10,7 +10,8 @@ file descriptor named by ``SUBMITGEN_RESULT_FD`` (never to stdout, which belongs
 - ``{"event": "shape-start", "index": i}``
 - ``{"event": "output", "index": i, "output": {"dtype": str, "shape": [int]} | {"type": str},
   "seconds": float, "mutated": [str], "backend": str|null}`` (test)
-- ``{"event": "bench", "index": i, "output": ..., "runs": int, "mean_ns": float, ..., "mutated": [str]}``
+- ``{"event": "bench", "index": i, "output": ..., "runs": int, "mean_ns": float, ..., "mutated": [str],
+  "rechecks": [output]}`` (rechecks: each timed call's output, ``out-<i>-r<j>.bin``, in leaderboard mode)
 - ``{"event": "error", "index": i, "error": str}``
 - ``{"event": "done", "backend": str|null}``
 
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import math
 import os
 import sys
 import time
@@ -157,34 +157,6 @@ def run_test_shape(
             "mutated": input_mutations(problem, arg, pristine)}
 
 
-def _time_calls(kernel: Any, data: Any, gpu: bool, device: str, cfg: dict[str, Any]) -> list[float]:
-    flush = None
-    if gpu and cfg["flush_bytes"] > 0:
-        flush = torch.empty(cfg["flush_bytes"] // 4, dtype=torch.float32, device=device)
-    durations: list[float] = []
-    started = time.perf_counter()
-    for _ in range(cfg["iters"]):
-        if gpu:
-            torch.cuda.synchronize()
-            if flush is not None:
-                flush.zero_()  # evict the inputs from L2/MALL, like the leaderboard's fill
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            output = kernel(data)
-            end.record()
-            torch.cuda.synchronize()
-            durations.append(start.elapsed_time(end) * 1e6)
-        else:
-            t = time.perf_counter_ns()
-            output = kernel(data)
-            durations.append(float(time.perf_counter_ns() - t))
-        del output
-        if time.perf_counter() - started > cfg["max_time_s"]:
-            break
-    return durations
-
-
 def run_bench_shape(problem: Any, kernel: Any, spec: dict, device: str, gpu: bool,
                     cfg: dict[str, Any], out_path: str) -> dict[str, Any]:
     data = problem.generate_input(spec, device=device)
@@ -195,17 +167,19 @@ def run_bench_shape(problem: Any, kernel: Any, spec: dict, device: str, gpu: boo
         return {"event": "error", "error": f"custom_kernel raised: {_error_text(e)}"}
     written = write_output(output, out_path)  # checked by the parent; timing does not change the verdict
     del output
+    from submitgen.evaluate.stoprule import stats
+    from submitgen.evaluate.timing import time_calls
+
     try:
-        durations = _time_calls(kernel, data, gpu, device, cfg)
+        durations, rechecks = time_calls(problem, kernel, data, spec, gpu, device, cfg, out_path,
+                                         write_output)
     except Exception as e:  # noqa: BLE001
         return {"event": "error", "error": f"custom_kernel raised while timing: {_error_text(e)}"}
     changed = input_mutations(problem, arg, pristine) or \
         input_mutations(problem, data, problem.generate_input(spec, device=device))
-    n = len(durations)
-    mean = sum(durations) / n
-    std = math.sqrt(sum((d - mean) ** 2 for d in durations) / (n - 1)) if n > 1 else 0.0
-    return {"event": "bench", "output": written, "runs": n, "mean_ns": mean, "std_ns": std,
-            "best_ns": min(durations), "worst_ns": max(durations), "mutated": changed}
+    s = stats(durations)
+    return {"event": "bench", "output": written, "runs": s.runs, "mean_ns": s.mean, "std_ns": s.std,
+            "best_ns": s.best, "worst_ns": s.worst, "mutated": changed, "rechecks": rechecks}
 
 
 class _Pipe:

@@ -177,7 +177,7 @@ def test_bench_reports_stats_and_labels_host_time():
             "timing: host-only wall clock (no GPU here): not comparable with the leaderboard's device times"
             in text
         )
-    assert ["shape", "runs", "mean", "best", "worst", "std", "output"] in [ln.split() for ln in text]
+    assert ["shape", "runs", "mean", "std", "err", "best", "worst", "output"] in [ln.split() for ln in text]
 
 
 def test_bench_flags_wrong_output():

@@ -39,8 +39,10 @@ from ..lint import lint_report, read_header, read_submission, render_findings, r
 from .check import OutputError, check_fields, judge, read_output
 from .fmt import format_bench_report, format_ns, format_test_report, progress_line
 from .process import IMPORT_TIMEOUT_S, RunState, run_worker
+from .recheck import recheck_fields
 from .results import Backend, BenchReport, BenchResult, Figures, Shape, ShapeResult, TestReport, Timing
 from .shapes import combine_seed, parse_shape, select_shapes
+from .stoprule import WALL_S, rule_for
 
 R = TypeVar("R")
 
@@ -69,8 +71,8 @@ __all__ = [
 
 DEFAULT_TIMEOUT_S = 900.0
 MAX_TIMEOUT_S = 86_400.0
-DEFAULT_ITERS = 20
-DEFAULT_MAX_TIME_S = 10.0
+DEFAULT_MAX_TIME_S = WALL_S
+BENCH_MODES = ("benchmark", "leaderboard")
 DEFAULT_FLUSH_MIB = 512
 
 
@@ -183,9 +185,10 @@ def _number(ev: Mapping[str, Any], key: str) -> float | None:
 
 
 def _verdict(
-    prep: Prepared, shape: Shape, ev: dict[str, Any], out: Path
+    prep: Prepared, shape: Shape, ev: dict[str, Any], out: Path, recheck: bool = False
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """(check fields, None) for the output the worker wrote, or (None, why it cannot be judged)."""
+    """(check fields, None) for the output the worker wrote, or (None, why it cannot be judged).
+    ``recheck`` (bench --mode leaderboard): every timed call's output is judged too."""
     if ev["event"] == "error":
         return None, ev["error"]
     try:
@@ -193,7 +196,10 @@ def _verdict(
     except OutputError as e:
         return None, f"the worker's output cannot be read back: {e}"
     try:
-        return check_fields(judge(prep.problem, shape.spec_dict, output)), None
+        fields = check_fields(judge(prep.problem, shape.spec_dict, output))
+        if recheck and fields["passed"]:
+            fields = recheck_fields(prep.problem, shape.spec_dict, ev, out, fields)
+        return fields, None
     except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: the shape fails, named
         return None, f"checking the output failed: {type(e).__name__}: {e}"
 
@@ -212,7 +218,7 @@ def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: d
     done: dict[int, R] = {}
 
     def on(pos: int, ev: dict[str, Any], out: Path) -> None:
-        fields, error = _verdict(prep, selected[pos], ev, out)
+        fields, error = _verdict(prep, selected[pos], ev, out, bool(options.get("recheck")))
         done[pos] = result(selected[pos], fields, error, ev, _mutated(prep, ev))
         if progress:
             progress(done[pos], len(done), len(selected))
@@ -267,17 +273,21 @@ def run_bench(
     shapes: str = "benchmark",
     custom: Sequence[Mapping[str, Any] | str] = (),
     seed: int | None = None,
-    iters: int = DEFAULT_ITERS,
+    iters: int | None = None,
     max_time_s: float = DEFAULT_MAX_TIME_S,
+    mode: str = "benchmark",
     flush_mib: int = DEFAULT_FLUSH_MIB,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     lint: bool = True,
     progress: Callable[[BenchResult, int, int], None] | None = None,
 ) -> BenchReport:
-    """Lint, then time ``custom_kernel`` on every selected shape in a fresh process: up to
-    ``iters`` timed calls per shape, fewer once ``max_time_s`` of timing has passed. The first
-    call's output is judged here."""
-    if iters < 1:
+    """Lint, then time ``custom_kernel`` on every selected shape in a fresh process. Timing stops
+    by eval.py's rule (:mod:`.stoprule`), with ``max_time_s`` as its wall limit, or after ``iters``
+    calls when given. The first call's output is judged here; with ``mode`` 'leaderboard', as in
+    the ranked run, each timed call gets fresh inputs (seed += 13) and every output is judged."""
+    if mode not in BENCH_MODES:
+        raise EvaluateError(f"bench --mode must be one of {', '.join(BENCH_MODES)}, got {mode!r}")
+    if iters is not None and iters < 1:
         raise EvaluateError(f"--iters must be at least 1, got {iters}")
     if flush_mib < 0:
         raise EvaluateError(f"--flush-mib must be 0 or more, got {flush_mib}")
@@ -296,10 +306,14 @@ def run_bench(
                            correct=bool(fields and fields["passed"]) and not mutated,
                            check_message=message, error=error)
 
+    rule = rule_for(mode, iters, max_time_s)
+
     def report(results: tuple[BenchResult, ...], backend: Backend) -> BenchReport:
         return BenchReport(str(path), prep.problem.leaderboard, backend, results,
-                           "device" if backend.gpu else "host", flush_mib, prep.lint_warnings)
+                           "device" if backend.gpu else "host", flush_mib, prep.lint_warnings,
+                           mode=mode, stop=rule.describe())
 
-    options = {"iters": iters, "max_time_s": max_time_s, "flush_bytes": flush_mib * 1024 * 1024}
+    options = {"stop": rule.to_dict(), "recheck": mode == "leaderboard",
+               "flush_bytes": flush_mib * 1024 * 1024}
     return _run_shapes(prep, "bench", selected, options, timeout_s, result,
                        lambda s: BenchResult(s, error="not run"), report, progress)

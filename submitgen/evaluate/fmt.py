@@ -55,9 +55,7 @@ def format_test_report(report: TestReport) -> list[str]:
             )
         else:
             lines.append(f"{r.shape.label}: {r.message}")
-    failed = sum(not r.passed for r in report.results)
-    n = len(report.results)
-    lines.append(f"all {n} shapes passed" if failed == 0 else f"FAILED: {failed} of {n} shapes failed")
+    lines.append(verdict_line(report.results))
     return lines
 
 
@@ -66,13 +64,16 @@ def format_bench_report(report: BenchReport) -> list[str]:
     for r in report.results:
         status = "error" if r.error else ("ok" if r.correct else "WRONG")
         t = r.timing
-        figures = [t.mean_ns, t.best_ns, t.worst_ns, t.std_ns] if t else [None] * 4
+        figures = [t.mean_ns, t.std_ns, t.err_ns, t.best_ns, t.worst_ns] if t else [None] * 5
         rows.append([r.shape.label, str(t.runs if t else 0), *(format_ns(f) for f in figures), status])
     lines = [f"{report.problem}: {report.path}", report.backend.describe()]
     lines += [f"  the file printed: {ln}" for ln in report.backend.output]
     lines += [f"lint warning: {ln}" for ln in report.lint_warnings]
+    lines.append(report.mode_note())
     lines.append(report.timing_note())
-    lines += _table(["shape", "runs", "mean", "best", "worst", "std", "output"], rows)
+    if report.stop:
+        lines.append(report.stop)
+    lines += _table(["shape", "runs", "mean", "std", "err", "best", "worst", "output"], rows)
     for r in report.results:
         if r.error:
             lines.append(f"{r.shape.label}: {r.error}")
@@ -84,4 +85,11 @@ def format_bench_report(report: BenchReport) -> list[str]:
 
         geo = math.exp(sum(math.log(m) for m in means) / len(means))
         lines.append(f"geometric mean of the means: {format_ns(geo)} ({report.timing} time)")
+    lines.append(verdict_line(report.results))
     return lines
+
+
+def verdict_line(results: Sequence[ShapeResult | BenchResult]) -> str:
+    failed = sum(not r.passed for r in results)
+    n = len(results)
+    return f"all {n} shapes passed" if failed == 0 else f"FAILED: {failed} of {n} shapes failed"

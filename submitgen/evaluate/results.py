@@ -140,6 +140,11 @@ class Timing:
             return None
         return cls(runs, *(float(f) for f in figures))
 
+    @property
+    def err_ns(self) -> float:
+        """The standard error of the mean, as eval.py reports it (std / sqrt(runs))."""
+        return self.std_ns / math.sqrt(self.runs)
+
 
 @dataclass(frozen=True)
 class BenchResult:
@@ -193,6 +198,14 @@ class BenchReport(_Report[BenchResult]):
     timing: str  # "device" or "host"
     flush_mib: int
     lint_warnings: tuple[str, ...] = ()
+    mode: str = "benchmark"  # or "leaderboard": every timed call on fresh inputs, each output checked
+    stop: str = ""  # the stop rule, in words
+
+    def mode_note(self) -> str:
+        if self.mode == "leaderboard":
+            return ("mode: leaderboard (as the ranked run: fresh inputs with seed += 13 for every timed "
+                    "call, every output checked)")
+        return "mode: benchmark (the first call's output checked, the timed calls reuse its inputs)"
 
     def timing_note(self) -> str:
         if self.timing == "device":

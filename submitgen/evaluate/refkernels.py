@@ -1,0 +1,281 @@
+"""``submitgen test|bench FILE --reference-kernels DIR``: the leaderboard's own harness, run here.
+
+The run folder is laid out as DIR/task.yml's ``files`` says (the submission under its name,
+``submission.py``; the other files copied from DIR, ``../eval.py`` and ``../utils.py`` relative to
+it), the cases of the mode are written in eval.py's ``key: value; ...`` format, and
+``python <config.main> <mode> <cases>`` runs in a fresh process in that folder, with ``POPCORN_FD``
+on a pipe (and ``POPCORN_SEED`` from ``--seed``), as kernelbot's runner starts it. Its ``key:
+value`` lines are read back (:mod:`.popcorn`); the verdict is eval.py's ``check`` line. eval.py
+times with its own rule and checks with the problem's own reference: nothing of submitgen's
+built-in harness or reference takes part.
+
+Before that, the problem's own modules (task.yml's other ``.py`` files, e.g. ``task``, ``utils``,
+``reference``) are imported in a fresh process of their own. When that fails (the amd problems
+import ``aiter``, which needs ROCm), the reference cannot run here: the report says so, with the
+error, and the command exits with :data:`REFERENCE_UNAVAILABLE_EXIT`. kernelbot's optional
+"compile" pass (``python submission.py`` before the first phase, to warm caches) is not run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import EvaluateError, LintFailed
+from .popcorn import PopcornResult, key_of, read_result
+from .reftask import MODES, RefTask, cases_text, read_bytes, read_task
+
+REFERENCE_UNAVAILABLE_EXIT = 3
+"""Exit code of ``test``/``bench --reference-kernels`` when the problem's reference cannot run on
+this machine (its modules fail to import); 1 is a failed or unfinished run, 0 eval.py's pass."""
+_TAIL_LINES = 12
+MAX_PIPE_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class RefReport:
+    path: str
+    problem: str  # the file's leaderboard (header), else the folder's name
+    folder: str
+    mode: str
+    cases: tuple[str, ...]  # the lines of the cases file
+    result: PopcornResult | None  # None when eval.py never ran
+    returncode: int | None
+    unavailable: str | None = None  # why the reference cannot run here
+    timed_out: float | None = None  # the limit eval.py ran past
+    output_tail: str = ""  # the last lines eval.py (and the submission) printed
+    lint_warnings: tuple[str, ...] = ()
+    ranking_by: str = "last"
+
+    @property
+    def passed(self) -> bool:
+        return (self.unavailable is None and self.timed_out is None and self.result is not None
+                and self.result.check == "pass" and self.returncode in (0, 112))
+
+    @property
+    def exit_code(self) -> int:
+        if self.passed:
+            return 0
+        return REFERENCE_UNAVAILABLE_EXIT if self.unavailable is not None else 1
+
+
+def _tail(text: str, n: int = _TAIL_LINES) -> str:
+    return "\n".join(text.rstrip().splitlines()[-n:])
+
+
+def _lint(path: str, problem: str | None, lint: bool) -> tuple[str, str | None, tuple[str, ...]]:
+    """(text, the header's leaderboard, lint warnings); LintFailed on a failed rule."""
+    from ..lint import lint_report, read_header, read_submission, render_findings, resolve_leaderboard
+
+    text, size = read_submission(path)
+    canon = resolve_leaderboard(problem) if problem is not None else None
+    warnings: tuple[str, ...] = ()
+    if lint:
+        report = lint_report(text, problem=canon, size_bytes=size)
+        if report.errors:
+            raise LintFailed(str(path), report.errors, render_findings(report.errors, str(path)))
+        warnings = tuple(render_findings(report.warnings, str(path)))
+    return text, canon or read_header(text).leaderboard, warnings
+
+
+def lay_out(task: RefTask, text: str, run: Path) -> None:
+    """Write the run folder: every file task.yml lists, the submission as ``text``."""
+    for f in task.files:
+        dest = run / f.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if f.source is None:
+            dest.write_bytes(text.encode("utf-8", "surrogateescape"))
+        else:
+            dest.write_bytes(read_bytes(f.source, f"{task.folder / 'task.yml'}: the file"))
+
+
+def _env(fd: int | None = None, seed: int | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("POPCORN_SEED", None)
+    env.pop("POPCORN_FD", None)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if fd is not None:
+        env["POPCORN_FD"] = str(fd)
+    if seed is not None:
+        env["POPCORN_SEED"] = str(seed)
+    return env
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """End the process and everything it started (eval.py's spawned worker, say)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=30)
+
+
+_PREFLIGHT = """\
+import importlib, json, os, sys, traceback
+here = os.getcwd() + os.sep
+for name in sys.argv[2:]:
+    try:
+        importlib.import_module(name)
+    except BaseException as e:
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith(here)]
+        at = frames[-1] if frames else None
+        with open(sys.argv[1], "w") as out:
+            json.dump({"module": name, "error": f"{type(e).__name__}: {e}",
+                       "file": at.filename[len(here):] if at else None, "line": at.lineno if at else None,
+                       "source": (at.line or "") if at else ""}, out)
+        sys.exit(1)
+"""
+
+
+def preflight(task: RefTask, run: Path, timeout_s: float) -> str | None:
+    """None when the problem's modules import in a fresh process; else why they do not (the error,
+    then where in the problem's files it was raised)."""
+    import json
+
+    modules = task.modules()
+    if not modules:
+        return None
+    report = run.parent / "preflight.json"
+    with open(run.parent / "preflight.log", "w+b") as log:
+        proc = subprocess.Popen([sys.executable, "-c", _PREFLIGHT, str(report), *modules], cwd=run,
+                                env=_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return f"importing the problem's modules ({', '.join(modules)}) took more than {timeout_s:g} s"
+        finally:
+            _kill_group(proc)
+        log.seek(0)
+        out = log.read(1 << 20).decode(errors="replace")
+    if proc.returncode == 0:
+        return None
+    try:
+        info = json.loads(report.read_text())
+    except (OSError, ValueError):
+        return (f"importing the problem's modules ({', '.join(modules)}) ended with exit code "
+                f"{proc.returncode}\n{_tail(out)}").rstrip()
+    text = f"importing {info['module']}.py failed: {info['error']}"
+    if info.get("file"):
+        text += f"\nat {info['file']} line {info['line']}: {str(info.get('source', '')).strip()}"
+    return text
+
+
+def _run_eval(task: RefTask, run: Path, cases: Path, mode: str, seed: int | None, timeout_s: float,
+              on_line: Callable[[str, str], None]) -> tuple[str, int | None, bool, str]:
+    """(what eval.py wrote to POPCORN_FD, its exit code, whether it ran past ``timeout_s``, the
+    tail of its stdout and stderr)."""
+    rfd, wfd = os.pipe()
+    chunks: list[bytes] = []
+
+    def reader() -> None:
+        size = 0
+        pending = b""
+        with os.fdopen(rfd, "rb") as f:
+            while True:
+                data = f.read1(65536)
+                if not data:
+                    break
+                if size < MAX_PIPE_BYTES:
+                    chunks.append(data)
+                size += len(data)
+                pending += data
+                *lines, pending = pending.split(b"\n")
+                pending = pending[-65536:]
+                for raw in lines:
+                    kv = key_of(raw.decode(errors="replace"))
+                    if kv is not None:
+                        on_line(*kv)
+
+    log_path = run.parent / "eval.log"
+    try:
+        with open(log_path, "w+b") as log:
+            proc = subprocess.Popen([sys.executable, task.main, mode, str(cases)], cwd=run,
+                                    env=_env(wfd, seed), stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True)
+    finally:
+        os.close(wfd)
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        _kill_group(proc)
+    thread.join(timeout=30)
+    with open(log_path, "rb") as log:
+        log.seek(max(0, os.fstat(log.fileno()).st_size - 64 * 1024))
+        tail = _tail(log.read().decode(errors="replace"))
+    return b"".join(chunks).decode(errors="replace"), proc.returncode, timed_out, tail
+
+
+def label(spec: str) -> str:
+    """A case's line as a shape label: 'm: 8; n: 2112; seed: 124' -> 'm=8 n=2112 seed=124'."""
+    out = []
+    for part in spec.split(";"):
+        k, sep, v = part.partition(":")
+        out.append(f"{k.strip()}={v.strip()}" if sep else part.strip())
+    return " ".join(out)
+
+
+def run_reference(path: str | Path, folder: str | Path, *, mode: str, problem: str | None = None,
+                  seed: int | None = None, timeout_s: float | None = None, lint: bool = True,
+                  progress: Callable[[str], None] | None = None) -> RefReport:
+    """Lint FILE, lay out DIR's files with it, and run DIR's eval.py in ``mode`` on the mode's
+    cases. ``timeout_s`` limits the eval.py run (default: task.yml's timeout of the mode).
+    ``progress(line)`` is called as each case finishes."""
+    if mode not in MODES:
+        raise EvaluateError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+    text, leaderboard, warnings = _lint(str(path), problem, lint)
+    task = read_task(folder)
+    cases = task.cases(mode)
+    if not cases:
+        listed = "tests" if mode == "test" else "benchmarks"
+        raise EvaluateError(f"{Path(folder) / 'task.yml'}: lists no {listed}, which mode {mode} runs")
+    limit = float(timeout_s) if timeout_s is not None else float(task.timeout(mode))
+    lines = tuple(cases_text(cases).splitlines())
+    name = leaderboard or Path(folder).resolve().name
+    report = dict(path=str(path), problem=name, folder=str(folder), mode=mode, cases=lines,
+                  lint_warnings=warnings, ranking_by=task.ranking_by)
+    kind = "test" if mode == "test" else "benchmark"
+    tmp = Path(tempfile.mkdtemp(prefix=f"submitgen-{os.getpid()}-ref-"))
+    try:
+        run = tmp / "run"
+        run.mkdir()
+        lay_out(task, text, run)
+        cases_file = tmp / "cases.txt"
+        cases_file.write_text("\n".join(lines) + "\n")
+        why = preflight(task, run, limit)
+        if why is not None:
+            return RefReport(**report, result=None, returncode=None, unavailable=why)
+        started = time.monotonic()
+        done: set[int] = set()
+
+        def on_line(key: str, value: str) -> None:
+            parts = key.split(".")
+            if progress is None or len(parts) != 3 or parts[0] != kind:
+                return
+            i = int(parts[1])
+            if i in done or parts[2] not in ("status", "worst"):
+                return
+            done.add(i)
+            name = label(lines[i]) if i < len(lines) else f"case {i}"
+            what = "FAIL" if value == "fail" else ("pass" if parts[2] == "status" else "timed")
+            progress(f"[{len(done)}/{len(lines)}] {name}: {what} ({time.monotonic() - started:.0f} s)")
+
+        out, code, timed_out, tail = _run_eval(task, run, cases_file, mode, seed, limit, on_line)
+        return RefReport(**report, result=read_result(out, kind), returncode=code,
+                         timed_out=limit if timed_out else None, output_tail=tail)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,189 @@
+"""A reference-kernels problem folder (``--reference-kernels DIR``): its ``task.yml`` read as
+kernelbot reads it, and the cases file eval.py takes.
+
+``task.yml`` names the files of a run (``files``: ``name`` and ``source``, relative to DIR, so
+``../eval.py`` is the shared one; ``@SUBMISSION@`` is the user's file), the script to run
+(``config.main``), the ``tests`` and ``benchmarks`` (mappings of a case's arguments), a timeout per
+mode (``test_timeout``, ``benchmark_timeout``, ``ranked_timeout``; kernelbot's default is 180 s) and
+``ranking_by`` (kernelbot's default 'last' runs only the last benchmark in benchmark and leaderboard
+modes; 'geom' runs them all and ranks by their geometric mean). Every check names the file and what
+is wrong; nothing here runs anything."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import EvaluateError
+
+SUBMISSION = "@SUBMISSION@"
+MODES = ("test", "benchmark", "leaderboard")
+DEFAULT_TIMEOUT_S = 180
+"""kernelbot's timeout of a mode that task.yml does not set (``LeaderboardTask``)."""
+_TIMEOUT_KEYS = {"test": "test_timeout", "benchmark": "benchmark_timeout", "leaderboard": "ranked_timeout"}
+MAX_FILE_BYTES = 16 << 20
+"""A file task.yml lists (or task.yml itself) larger than this is refused rather than read."""
+_KEY_RE = re.compile(r"[a-zA-Z_]\w*")
+_VALUE_RE = re.compile(r"[a-zA-Z_]\w*|[+-]?[0-9]+")
+"""What eval.py's case parser accepts as a key and as a value (it exits 113 on anything else)."""
+
+Case = tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    name: str  # where it goes in the run folder
+    source: Path | None  # None: the submission
+
+
+@dataclass(frozen=True)
+class RefTask:
+    folder: Path
+    files: tuple[TaskFile, ...]
+    main: str
+    tests: tuple[Case, ...]
+    benchmarks: tuple[Case, ...]
+    timeouts: tuple[tuple[str, int], ...]  # mode -> seconds
+    ranking_by: str
+
+    def cases(self, mode: str) -> tuple[Case, ...]:
+        """What kernelbot writes to the cases file for ``mode``: the tests, or the benchmarks (only
+        the last one when ranking_by is 'last')."""
+        if mode == "test":
+            return self.tests
+        return self.benchmarks[-1:] if self.ranking_by == "last" else self.benchmarks
+
+    def timeout(self, mode: str) -> int:
+        return dict(self.timeouts)[mode]
+
+    def modules(self) -> tuple[str, ...]:
+        """The Python modules of the problem (every listed ``.py`` but the submission and the main
+        script): what eval.py imports before it runs anything of the submission."""
+        return tuple(f.name[:-3] for f in self.files
+                     if f.source is not None and f.name.endswith(".py") and f.name != self.main
+                     and "/" not in f.name)
+
+
+def cases_text(cases: Sequence[Case]) -> str:
+    """eval.py's cases file: one line per case, ``key: value`` pairs joined by ``; `` (as kernelbot's
+    ``build_test_string`` writes them)."""
+    return "".join("; ".join(f"{k}: {v}" for k, v in case) + "\n" for case in cases)
+
+
+def read_bytes(path: Path, what: str) -> bytes:
+    """A regular file of at most MAX_FILE_BYTES; EvaluateError naming ``what`` otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise EvaluateError(f"{what} {str(path)!r} cannot be read: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise EvaluateError(f"{what} {str(path)!r} is not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise EvaluateError(f"{what} {str(path)!r} is {info.st_size:,} bytes, more than "
+                                f"the {MAX_FILE_BYTES:,} read")
+        return f.read(MAX_FILE_BYTES + 1)
+
+
+def _load_yaml(path: Path) -> Mapping[str, Any]:
+    import yaml
+
+    try:
+        raw = yaml.safe_load(read_bytes(path, "task file").decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise EvaluateError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        at = f" (line {where.line + 1})" if where is not None else ""
+        raise EvaluateError(f"{path}: not valid YAML{at}: {getattr(e, 'problem', None) or e}") from None
+    except RecursionError:
+        raise EvaluateError(f"{path}: not valid YAML: nested too deeply") from None
+    if not isinstance(raw, Mapping):
+        raise EvaluateError(f"{path}: expected a mapping of task keys, got {type(raw).__name__}")
+    return raw
+
+
+def _files(path: Path, folder: Path, raw: Any) -> tuple[TaskFile, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise EvaluateError(f"{path}: 'files' must be a list of {{name, source}} entries, got {raw!r:.80}")
+    out: list[TaskFile] = []
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str) \
+                or not isinstance(entry.get("source"), str):
+            raise EvaluateError(f"{path}: files[{i}] must have a 'name' and a 'source' string, "
+                                f"got {entry!r:.80}")
+        name, source = entry["name"], entry["source"]
+        parts = Path(name).parts
+        if not name or Path(name).is_absolute() or ".." in parts or "\x00" in name:
+            raise EvaluateError(f"{path}: files[{i}] name {name!r} must be a relative path inside "
+                                "the run folder")
+        if any(f.name == name for f in out):
+            raise EvaluateError(f"{path}: files[{i}] name {name!r} is listed twice")
+        out.append(TaskFile(name, None if source == SUBMISSION else folder / source))
+    subs = [f.name for f in out if f.source is None]
+    if len(subs) != 1:
+        raise EvaluateError(f"{path}: 'files' must name the submission ({SUBMISSION}) once, "
+                            f"found {len(subs)}")
+    return tuple(out)
+
+
+def _cases(path: Path, key: str, raw: Any) -> tuple[Case, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise EvaluateError(f"{path}: '{key}' must be a list of cases, got {type(raw).__name__}")
+    out: list[Case] = []
+    for i, case in enumerate(raw):
+        if not isinstance(case, Mapping) or not case:
+            raise EvaluateError(f"{path}: {key}[{i}] must be a mapping of arguments, got {case!r:.80}")
+        for k, v in case.items():
+            if not isinstance(k, str) or not _KEY_RE.fullmatch(k):
+                raise EvaluateError(f"{path}: {key}[{i}] key {k!r} is not a name eval.py reads")
+            if not isinstance(v, (int, str)) or not _VALUE_RE.fullmatch(str(v)):
+                raise EvaluateError(f"{path}: {key}[{i}] {k}: {v!r} is not a value eval.py reads "
+                                    "(an integer or a name)")
+        out.append(tuple((str(k), v) for k, v in case.items()))
+    return tuple(out)
+
+
+def _timeout(path: Path, raw: Mapping[str, Any], mode: str) -> int:
+    value = raw.get(_TIMEOUT_KEYS[mode], DEFAULT_TIMEOUT_S)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise EvaluateError(f"{path}: {_TIMEOUT_KEYS[mode]} must be a positive number of seconds, "
+                            f"got {value!r}")
+    return value
+
+
+def read_task(folder: str | Path) -> RefTask:
+    """The problem folder ``folder`` (holding task.yml); EvaluateError naming what is missing or
+    malformed: the folder, task.yml, a listed file, the main script, the cases."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise EvaluateError(f"--reference-kernels {str(folder)!r}: not a folder (expected a "
+                            "reference-kernels problem folder holding task.yml)")
+    path = folder / "task.yml"
+    if not path.exists():
+        raise EvaluateError(f"--reference-kernels {str(folder)!r}: no task.yml in it (expected a "
+                            "reference-kernels problem folder, such as problems/amd_202602/mxfp4-mm)")
+    raw = _load_yaml(path)
+    lang = raw.get("lang")
+    if lang != "py":
+        raise EvaluateError(f"{path}: lang {lang!r}: only Python tasks (lang: \"py\") can be run")
+    files = _files(path, folder, raw.get("files"))
+    config = raw.get("config")
+    main = config.get("main") if isinstance(config, Mapping) else None
+    if not isinstance(main, str) or main not in {f.name for f in files if f.source is not None}:
+        raise EvaluateError(f"{path}: config.main {main!r} must be one of the listed files "
+                            f"({', '.join(f.name for f in files if f.source is not None)})")
+    ranking = raw.get("ranking_by", "last")
+    if not isinstance(ranking, str):
+        raise EvaluateError(f"{path}: ranking_by must be a string, got {ranking!r}")
+    return RefTask(folder, files, main, _cases(path, "tests", raw.get("tests")),
+                   _cases(path, "benchmarks", raw.get("benchmarks")),
+                   tuple((m, _timeout(path, raw, m)) for m in MODES), ranking)
