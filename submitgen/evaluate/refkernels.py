@@ -111,6 +111,16 @@ def _env(fd: int | None = None, seed: int | None = None) -> dict[str, str]:
     return env
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: Linux kills it when submitgen dies, however submitgen ends
+    (PR_SET_PDEATHSIG); elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     """End the process and everything it started (eval.py's spawned worker, say)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -148,7 +158,7 @@ def preflight(task: RefTask, run: Path, timeout_s: float) -> str | None:
     with open(run.parent / "preflight.log", "w+b") as log:
         proc = subprocess.Popen([sys.executable, "-c", _PREFLIGHT, str(report), *modules], cwd=run,
                                 env=_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_die_with_parent)
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -201,7 +211,8 @@ def _run_eval(task: RefTask, run: Path, cases: Path, mode: str, seed: int | None
         with open(log_path, "w+b") as log:
             proc = subprocess.Popen([sys.executable, task.main, mode, str(cases)], cwd=run,
                                     env=_env(wfd, seed), stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True)
+                                    stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True,
+                                    preexec_fn=_die_with_parent)
     finally:
         os.close(wfd)
     thread = threading.Thread(target=reader, daemon=True)

@@ -119,3 +119,43 @@ def test_eval_output_read_back():
     # a junk figure leaves the case without figures, and no check line means no verdict
     junk = read_result("benchmark.0.runs: lots\nbenchmark.0.mean: nan\n", "benchmark")
     assert junk.check is None and junk.cases[0].stats is None and junk.cases[0].status is None
+
+
+def test_eval_py_dies_with_submitgen(tmp_path):
+    """kill -9 of `submitgen test --reference-kernels`: eval.py (which runs the submission) does not
+    live on (PR_SET_PDEATHSIG)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "eval.pid"
+    sub = tmp_path / "sleeper.py"
+    sub.write_text(GOOD.split("\n\n\n")[0] + f"\nimport os\nimport time\n\n\ndef custom_kernel(data):\n"
+                   f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n    time.sleep(300)\n")
+    repo = Path(__file__).resolve().parent.parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "submitgen", "test", str(sub), "--reference-kernels",
+                             str(REF / "toy_add")], env={**os.environ, "PYTHONPATH": str(repo)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, "eval.py never called custom_kernel"
+            time.sleep(0.2)
+        eval_pid = int(pid_file.read_text())
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(eval_pid, 0)
+        except ProcessLookupError:
+            return
+        with open(f"/proc/{eval_pid}/stat") as f:
+            if f.read().split(") ", 1)[1].startswith("Z"):  # a zombie: dead, waiting for its reaper
+                return
+        time.sleep(0.2)
+    os.kill(eval_pid, signal.SIGKILL)
+    raise AssertionError("eval.py outlived submitgen")
