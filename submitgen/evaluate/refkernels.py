@@ -37,6 +37,8 @@ from .reftask import MODES, RefTask, cases_text, read_bytes, read_task
 REFERENCE_UNAVAILABLE_EXIT = 3
 """Exit code of ``test``/``bench --reference-kernels`` when the problem's reference cannot run on
 this machine (its modules fail to import); 1 is a failed or unfinished run, 0 eval.py's pass."""
+PREFLIGHT_MIN_S = 60.0
+"""The import check of the problem's modules gets at least this long, whatever --timeout says."""
 _TAIL_LINES = 12
 MAX_PIPE_BYTES = 16 << 20
 
@@ -267,7 +269,7 @@ def run_reference(path: str | Path, folder: str | Path, *, mode: str, problem: s
         lay_out(task, text, run)
         cases_file = tmp / "cases.txt"
         cases_file.write_text("\n".join(lines) + "\n")
-        why = preflight(task, run, limit)
+        why = preflight(task, run, max(limit, PREFLIGHT_MIN_S))
         if why is not None:
             return RefReport(**report, result=None, returncode=None, unavailable=why)
         started = time.monotonic()
