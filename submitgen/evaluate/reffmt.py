@@ -26,7 +26,8 @@ def _status(case: CaseResult | None) -> str:
 
 def _verdict(report: RefReport, rows: list[tuple[str, CaseResult | None]]) -> list[str]:
     r = report.result
-    code = "no exit code" if report.returncode is None else f"exit code {report.returncode}"
+    code = ("stopped" if report.timed_out is not None else
+            "no exit code" if report.returncode is None else f"exit code {report.returncode}")
     out = [f"eval.py: check {r.check if r and r.check else '(none)'} ({code})"]
     failed = sum(_status(c) == "FAIL" for _, c in rows)
     unrun = sum(_status(c) == "not run" for _, c in rows)
@@ -34,8 +35,12 @@ def _verdict(report: RefReport, rows: list[tuple[str, CaseResult | None]]) -> li
     if report.passed:
         out.append(f"all {n} shapes passed")
     else:
-        parts = [f"{failed} of {n} shapes failed"] + ([f"{unrun} not run"] if unrun else [])
-        out.append("FAILED: " + ", ".join(parts))
+        if failed:
+            out.append(f"FAILED: {failed} of {n} shapes failed" + (f", {unrun} not run" if unrun else ""))
+        elif unrun:
+            out.append(f"FAILED: {unrun} of {n} shapes not run")
+        else:
+            out.append("FAILED: every shape ran, but eval.py did not give its pass")
     return out
 
 

@@ -37,6 +37,8 @@ from .reftask import MODES, RefTask, cases_text, read_bytes, read_task
 REFERENCE_UNAVAILABLE_EXIT = 3
 """Exit code of ``test``/``bench --reference-kernels`` when the problem's reference cannot run on
 this machine (its modules fail to import); 1 is a failed or unfinished run, 0 eval.py's pass."""
+PREFLIGHT_MIN_S = 60.0
+"""The import check of the problem's modules gets at least this long, whatever --timeout says."""
 _TAIL_LINES = 12
 MAX_PIPE_BYTES = 16 << 20
 
@@ -111,6 +113,16 @@ def _env(fd: int | None = None, seed: int | None = None) -> dict[str, str]:
     return env
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: Linux kills it when submitgen dies, however submitgen ends
+    (PR_SET_PDEATHSIG); elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     """End the process and everything it started (eval.py's spawned worker, say)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -148,7 +160,7 @@ def preflight(task: RefTask, run: Path, timeout_s: float) -> str | None:
     with open(run.parent / "preflight.log", "w+b") as log:
         proc = subprocess.Popen([sys.executable, "-c", _PREFLIGHT, str(report), *modules], cwd=run,
                                 env=_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_die_with_parent)
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -201,7 +213,8 @@ def _run_eval(task: RefTask, run: Path, cases: Path, mode: str, seed: int | None
         with open(log_path, "w+b") as log:
             proc = subprocess.Popen([sys.executable, task.main, mode, str(cases)], cwd=run,
                                     env=_env(wfd, seed), stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True)
+                                    stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True,
+                                    preexec_fn=_die_with_parent)
     finally:
         os.close(wfd)
     thread = threading.Thread(target=reader, daemon=True)
@@ -256,7 +269,7 @@ def run_reference(path: str | Path, folder: str | Path, *, mode: str, problem: s
         lay_out(task, text, run)
         cases_file = tmp / "cases.txt"
         cases_file.write_text("\n".join(lines) + "\n")
-        why = preflight(task, run, limit)
+        why = preflight(task, run, max(limit, PREFLIGHT_MIN_S))
         if why is not None:
             return RefReport(**report, result=None, returncode=None, unavailable=why)
         started = time.monotonic()

@@ -81,10 +81,11 @@ def read_bytes(path: Path, what: str) -> bytes:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as e:
         raise EvaluateError(f"{what} {str(path)!r} cannot be read: {e.strerror or e}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise EvaluateError(f"{what} {str(path)!r} is not a regular file")
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise EvaluateError(f"{what} {str(path)!r} is not a regular file")
         if info.st_size > MAX_FILE_BYTES:
             raise EvaluateError(f"{what} {str(path)!r} is {info.st_size:,} bytes, more than "
                                 f"the {MAX_FILE_BYTES:,} read")
