@@ -1,5 +1,6 @@
 """Run the default amd-moe-mxfp4 Triton project on the CPU with Triton's interpreter, through its own
-launch plan, on one shape given as JSON; print one JSON line comparing it with the reference.
+launch plan, on one shape given as JSON (and optional overrides of the plan's TRITON entries, as
+a second JSON argument); print one JSON line comparing it with the reference.
 
 Triton reads TRITON_INTERPRET when it is imported (its own library functions are decorated then),
 so this runs in a process of its own: ``TRITON_INTERPRET=1 python tests/moe_interpret.py '{...}'``."""
@@ -32,9 +33,26 @@ def _bytes(arg):
     return arg
 
 
-def main(spec: dict) -> dict:
+def _override(launch, overrides: dict) -> None:
+    """Apply {"A_BF16": bool, "MIN_ROWS": int, "<entry>": {"constexprs": {...}, "plan": {...}}} to the
+    loaded plan, the way a build arch's "arch" entry does (the sm_90 path on the CPU, say)."""
+    for name, value in overrides.items():
+        if name in launch.TRITON:
+            launch.TRITON[name]["constexprs"].update(value.get("constexprs", {}))
+            launch.TRITON[name].setdefault("plan", {}).update(value.get("plan", {}))
+        elif name == "A_BF16":
+            launch.A_BF16 = value
+            for entry in launch.TRITON.values():
+                if "A_BF16" in entry["constexprs"]:
+                    entry["constexprs"]["A_BF16"] = value
+        else:
+            setattr(launch, name, value)
+
+
+def main(spec: dict, overrides: dict | None = None) -> dict:
     torch.set_num_threads(1)
     launch, kernels = _load("moe_launch", "launch.py"), _load("moe_kernels", "moe_mxfp4.py")
+    _override(launch, overrides or {})
     data = moe.generate_input(spec)
     before = [_bytes(t).clone() for t in data[:11]]
     out, launches = launch.plan(data)
@@ -52,4 +70,4 @@ def main(spec: dict) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(json.loads(sys.argv[1]))))
+    print(json.dumps(main(json.loads(sys.argv[1]), json.loads(sys.argv[2]) if len(sys.argv) > 2 else None)))

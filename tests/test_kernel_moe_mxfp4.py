@@ -21,13 +21,21 @@ pytest.importorskip("triton")
 HERE = Path(__file__).resolve().parent
 
 
+# the sm_90 build's path (bf16 activation values), with k split in both stages
+SM_90_PATH = {"A_BF16": True, "gate_up_s": {"plan": {"target": 10**5}}, "down_s": {"plan": {"target": 10**5}}}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("h", "d", "routed", "top_k", "bs"),
-    [(256, 256, 8, 2, 8), (256, 512, 4, 2, 40)],
-    ids=["one-tile", "row-splits"],
+    ("h", "d", "routed", "top_k", "bs", "overrides", "tiles"),
+    [
+        (256, 256, 8, 2, 8, {}, "s"),
+        (256, 512, 4, 2, 40, {}, "l"),
+        (512, 256, 4, 2, 40, {**SM_90_PATH, "MIN_ROWS": 100}, "s"),
+    ],
+    ids=["small-tiles-split-k", "large-tiles", "bf16-activations-split-k"],
 )
-def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs):
+def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs, overrides, tiles):
     spec = {
         "dhidden": h,
         "dexpert": d,
@@ -40,7 +48,7 @@ def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs
     env = dict(os.environ, TRITON_INTERPRET="1", OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent), env.get("PYTHONPATH")) if p)
     r = subprocess.run(
-        [sys.executable, str(HERE / "moe_interpret.py"), json.dumps(spec)],
+        [sys.executable, str(HERE / "moe_interpret.py"), json.dumps(spec), json.dumps(overrides)],
         capture_output=True,
         text=True,
         env=env,
@@ -49,24 +57,47 @@ def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs
     assert r.returncode == 0, r.stderr[-3000:]
     result = json.loads(r.stdout.strip().splitlines()[-1])
     assert result == {
-        "launches": ["route", "gate_up", "down", "to_bf16"],
+        "launches": ["route", f"gate_up_{tiles}", f"down_{tiles}", "to_bf16"],
         "equal": True,
         "max_abs_err": 0.0,
         "inputs_unchanged": True,
     }
 
 
-def test_plan_grids_and_launch_names_on_every_listed_shape():
+def _launch_module():
     spec = importlib.util.spec_from_file_location("moe_launch", kernels_dir() / "moe_mxfp4" / "launch.py")
     launch = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(launch)
+    return launch
+
+
+def test_plan_grids_and_launch_names_on_every_listed_shape():
+    launch = _launch_module()
+    seen = set()
     for shape in (*moe.TESTS, *moe.BENCHMARKS):
         d = moe.dims(shape)
+        slots = d.tokens * d.total_top_k
         _out, launches = launch.plan(moe.meta_input(shape))
-        assert [name for name, *_ in launches] == ["route", "gate_up", "down", "to_bf16"]
-        splits = min(launch.MAX_ROW_SPLITS, -(-d.tokens // launch.BM))
-        assert launches[1][1] == (d.experts, d.expert // launch.BN_GATE_UP, splits)
-        assert launches[2][1] == (d.experts, d.hidden // launch.BN_DOWN, splits)
+        cls = "l" if slots >= launch.MIN_ROWS * d.experts else "s"
+        seen.add(cls)
+        assert [name for name, *_ in launches] == ["route", f"gate_up_{cls}", f"down_{cls}", "to_bf16"]
+        g, dn = launch.TRITON[f"gate_up_{cls}"]["constexprs"], launch.TRITON[f"down_{cls}"]["constexprs"]
+        tiles = slots // g["BM"] + min(d.experts, slots)
+        assert launches[0][1] == (max(d.experts, min(d.tokens * d.hidden // launch.QK, 1024)), 1, 1)
+        (gx, gy, gz), (dx, dy, dz) = launches[1][1], launches[2][1]
+        assert (gx, gy, dx, dy) == (tiles, d.expert // g["BN"], tiles, d.hidden // dn["BN"])
+        # the k splits divide the k steps, and each split's k range is what the kernels are passed
+        assert (d.hidden // g["BK"]) % gz == 0 and (d.expert // dn["BK"]) % dz == 0
+        assert launches[1][4][-1] * gz == d.hidden and launches[2][4][-1] * dz == d.expert
+        assert gz == 1 or g["SPLIT"]
+    assert seen == {"s", "l"}
+
+
+def test_plan_refuses_tile_classes_of_two_row_heights():
+    launch = _launch_module()
+    launch.TRITON["down_s"]["constexprs"]["BM"] = 32
+    with pytest.raises(ValueError, match="gate_up_s and down_s need one BM, got 16 and 32"):
+        launch.plan(moe.meta_input(moe.BENCHMARKS[0]))
 
 
 def test_jit_submission_writer_renders_a_file_that_lints_clean(tmp_path):

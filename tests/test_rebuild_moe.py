@@ -16,7 +16,7 @@ pytest.importorskip("triton", reason="the [triton] extra compiles the specializa
 def test_cold_and_warm_cache_builds_are_byte_identical(tmp_path, monkeypatch):
     monkeypatch.setenv("SUBMITGEN_CACHE_DIR", str(tmp_path / "cache"))
     cold = build(BuildOptions(problem="moe-mxfp4", output=tmp_path / "cold.py"))
-    assert sorted(p.suffix for p in (tmp_path / "cache" / "triton").iterdir()) == [".bin"] * 4 + [".json"] * 4
+    assert sorted(p.suffix for p in (tmp_path / "cache" / "triton").iterdir()) == [".bin"] * 6 + [".json"] * 6
 
     def no_compile(*args, **kwargs):
         raise AssertionError("the warm build compiled a specialization")
@@ -32,4 +32,7 @@ def test_cold_and_warm_cache_builds_are_byte_identical(tmp_path, monkeypatch):
     for launch in cold.plan.launches:
         per_shape.setdefault(launch.shape, []).append(launch.kernel)
     assert list(per_shape) == labels
-    assert all(kernels == ["route", "gate_up", "down", "to_bf16"] for kernels in per_shape.values())
+    assert {tuple(k) for k in per_shape.values()} == {
+        ("route", "gate_up_s", "down_s", "to_bf16"),
+        ("route", "gate_up_l", "down_l", "to_bf16"),
+    }

@@ -1,64 +1,123 @@
-"""Launch plan of the default amd-moe-mxfp4 kernels (moe_mxfp4.py, Triton).
+"""amd-moe-mxfp4 plan (moe_mxfp4.py): route -> gate_up -> down -> to_bf16, no host waits.
 
-Per call, four launches in order on the same queue, none of which waits for the host:
-route (slots grouped by expert, counts, accumulator zeroed) -> gate_up (stage 1, re-quantized
-intermediate) -> down (stage 2, routing weight, atomic sum per token) -> to_bf16.
+gate_up/down: one program per (row tile, column tile, k split); row tiles are the (expert, BM
+slots) pairs holding slots, the grid's rows the most any routing can have (slots // BM +
+min(E, slots)). Tile class from shapes only: "s" below "min_rows" slots per expert, else "l".
+k split until the estimated programs reach "target" (stage 1: last split sums; stage 2: atomics).
 
-Grids depend on shapes only: gate_up and down have one program per (expert, column tile, row
-split); a program loops over the row tiles (BM = 16 slots) of its expert that its split owns and
-returns at once for an expert no slot routes to. One row-tile size keeps the code objects small:
-the payload limit counts every byte of them.
+Each entry is what gfx950 (MI355X) builds: A and B both e2m1, so both GEMMs are the MXFP4 matrix
+instruction (v_mfma_scale_f32_16x16x128 / 32x32x64_f8f6f4), 4 warps, 2 stages: 4-8 waves per SIMD,
+no spills (benchmarks/results/h200-2026-12-01-moe/gfx950_inspect.txt). The "sm_90" overrides are
+the H200's (Hopper has no fp4 matrix unit: A goes to dot_scaled as the bf16 values of its e2m1
+codes, A_BF16, and Triton widens only the weights). Figures behind them: docs/default-kernels.md
+(benchmarks/sweep_moe.py on the H200, benchmarks/results/h200-2026-12-01-moe/sweep2.txt, us):
+- BM 16 ("s") below min_rows 24 slots per expert: bs 16 / E 257 263 (BM 32: 347); "l" (BM 64)
+  above: bs 128 / E 33 348 ("s": 397), d_expert 2048 1,970 (BM 32: 2,514). BM 32 would win at
+  18-35 per expert (bs 512 / E 257: 779 against 869) but a third class does not fit the payload.
+- BK 64 on sm_90: objects a third smaller than BK 128 (the file fits the payload), times within
+  8 %.  Stage-1 split-K: 141 -> 120 at bs 16 / E 33 (sweep1.txt); off on sm_90 for the payload.
+- route's grid >= ROUTE_PROGRAMS: one program per expert took 252 at bs 512 / E 33, now 23.
 """
 
 import torch
 
-# Plain data (submitgen reads it without running the plan): launch name -> Triton specialization.
-# ":16" promises 16-byte aligned pointers (whole tensors) and integers divisible by 16 (H and
-# d_expert are multiples of 256), as Triton's JIT would find them: it lets Triton vectorise.
+# Plain data: launch name -> Triton specialization (":16": 16-byte aligned / divisible by 16).
 TRITON = {
     "route": {
         "source": "moe_mxfp4.py",
         "kernel": "moe_route",
         "signature": {
             "topk_ids_ptr": "*i32:16",
+            "hidden_ptr": "*bf16:16",
             "sorted_ptr": "*i32:16",
             "counts_ptr": "*i32:16",
             "acc_ptr": "*fp32:16",
+            "aq_ptr": "*u8:16",
+            "aq_scale_ptr": "*u8:16",
             "slots": "i32",
             "tokens": "i32",
+            "hidden": "i32:16",
+            "experts": "i32",
             "acc_size": "i32:16",
             "acc_chunk": "i32",
             "BLOCK": "constexpr",
+            "QK": "constexpr",
+            "A_BF16": "constexpr",
         },
-        "constexprs": {"BLOCK": 1024},
+        "constexprs": {"BLOCK": 1024, "QK": 256, "A_BF16": False},
         "num_warps": 4,
         "num_stages": 1,
+        "arch": {"sm_90": {"constexprs": {"A_BF16": True}}},
     },
-    "gate_up": {
+    "gate_up_s": {
         "source": "moe_mxfp4.py",
         "kernel": "moe_gate_up",
         "signature": {
-            "hidden_ptr": "*bf16:16",
+            "aq_ptr": "*u8:16",
+            "aq_scale_ptr": "*u8:16",
             "w_ptr": "*u8:16",
             "w_scale_ptr": "*u8:16",
             "sorted_ptr": "*i32:16",
             "counts_ptr": "*i32:16",
             "a2_ptr": "*u8:16",
             "a2_scale_ptr": "*u8:16",
+            "part_ptr": "*fp32:16",
+            "cnt_ptr": "*i32:16",
+            "map_ptr": "*i32:16",
             "tokens": "i32",
             "hidden": "i32:16",
             "d_expert": "i32:16",
             "top_k": "i32",
-            "row_splits": "i32",
+            "experts": "i32",
+            "k_split": "i32:16",
             "BM": "constexpr",
             "BN": "constexpr",
             "BK": "constexpr",
+            "E_POW2": "constexpr",
+            "A_BF16": "constexpr",
+            "SPLIT": "constexpr",
         },
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128},
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": True},
         "num_warps": 4,
         "num_stages": 2,
+        "plan": {"target": 1056, "min_rows": 24},
+        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True, "SPLIT": False}, "num_stages": 4}},
     },
-    "down": {
+    "gate_up_l": {
+        "source": "moe_mxfp4.py",
+        "kernel": "moe_gate_up",
+        "signature": {
+            "aq_ptr": "*u8:16",
+            "aq_scale_ptr": "*u8:16",
+            "w_ptr": "*u8:16",
+            "w_scale_ptr": "*u8:16",
+            "sorted_ptr": "*i32:16",
+            "counts_ptr": "*i32:16",
+            "a2_ptr": "*u8:16",
+            "a2_scale_ptr": "*u8:16",
+            "part_ptr": "*fp32:16",
+            "cnt_ptr": "*i32:16",
+            "map_ptr": "*i32:16",
+            "tokens": "i32",
+            "hidden": "i32:16",
+            "d_expert": "i32:16",
+            "top_k": "i32",
+            "experts": "i32",
+            "k_split": "i32:16",
+            "BM": "constexpr",
+            "BN": "constexpr",
+            "BK": "constexpr",
+            "E_POW2": "constexpr",
+            "A_BF16": "constexpr",
+            "SPLIT": "constexpr",
+        },
+        "constexprs": {"BM": 64, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": False},
+        "num_warps": 4,
+        "num_stages": 2,
+        "plan": {"target": 1},
+        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True}, "num_stages": 4}},
+    },
+    "down_s": {
         "source": "moe_mxfp4.py",
         "kernel": "moe_down",
         "signature": {
@@ -67,21 +126,52 @@ TRITON = {
             "w_ptr": "*u8:16",
             "w_scale_ptr": "*u8:16",
             "sorted_ptr": "*i32:16",
-            "counts_ptr": "*i32:16",
+            "map_ptr": "*i32:16",
             "topk_weights_ptr": "*fp32:16",
             "acc_ptr": "*fp32:16",
             "tokens": "i32",
             "hidden": "i32:16",
             "d_expert": "i32:16",
             "top_k": "i32",
-            "row_splits": "i32",
+            "k_split": "i32:16",
             "BM": "constexpr",
             "BN": "constexpr",
             "BK": "constexpr",
+            "A_BF16": "constexpr",
         },
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128},
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_BF16": False},
         "num_warps": 4,
         "num_stages": 2,
+        "plan": {"target": 1},
+        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True}, "num_stages": 3}},
+    },
+    "down_l": {
+        "source": "moe_mxfp4.py",
+        "kernel": "moe_down",
+        "signature": {
+            "a2_ptr": "*u8:16",
+            "a2_scale_ptr": "*u8:16",
+            "w_ptr": "*u8:16",
+            "w_scale_ptr": "*u8:16",
+            "sorted_ptr": "*i32:16",
+            "map_ptr": "*i32:16",
+            "topk_weights_ptr": "*fp32:16",
+            "acc_ptr": "*fp32:16",
+            "tokens": "i32",
+            "hidden": "i32:16",
+            "d_expert": "i32:16",
+            "top_k": "i32",
+            "k_split": "i32:16",
+            "BM": "constexpr",
+            "BN": "constexpr",
+            "BK": "constexpr",
+            "A_BF16": "constexpr",
+        },
+        "constexprs": {"BM": 64, "BN": 64, "BK": 128, "A_BF16": False},
+        "num_warps": 4,
+        "num_stages": 2,
+        "plan": {"target": 1},
+        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True}, "num_stages": 4}},
     },
     "to_bf16": {
         "source": "moe_mxfp4.py",
@@ -92,18 +182,35 @@ TRITON = {
         "num_stages": 1,
     },
 }
-BM = TRITON["gate_up"]["constexprs"]["BM"]  # slots per row tile (the same in down)
-BN_GATE_UP = TRITON["gate_up"]["constexprs"]["BN"]  # d_expert columns per gate_up program
-BN_DOWN = TRITON["down"]["constexprs"]["BN"]  # hidden columns per down program
+ROUTE = TRITON["route"]["constexprs"]
+A_BF16 = ROUTE["A_BF16"]  # the same in every entry of one arch
 CAST_BLOCK = TRITON["to_bf16"]["constexprs"]["BLOCK"]
-MAX_ROW_SPLITS = 8
+MIN_ROWS = TRITON["gate_up_s"]["plan"]["min_rows"]  # slots per expert from which the "l" tiles run
+QK = ROUTE["QK"]
+ROUTE_PROGRAMS = 1024  # route's grid at least: its quantization and zeroing are spread over it
 
 
-def _check(hidden, d_expert):
+def _check(hidden, d_expert, experts):
     if hidden % 256 or d_expert % 256:
         raise ValueError(
             f"moe_mxfp4 plan: need d_hidden and d_expert multiples of 256, got {hidden} and {d_expert}"
         )
+    e_pow2 = TRITON["gate_up_s"]["constexprs"]["E_POW2"]
+    if experts > e_pow2:
+        raise ValueError(f"moe_mxfp4 plan: at most {e_pow2} experts, got {experts}")
+
+
+def tile_class(tokens, top_k, experts):
+    """'s' or 'l': the tile class of a shape (slots per expert on average against MIN_ROWS)."""
+    return "l" if tokens * top_k >= MIN_ROWS * experts else "s"
+
+
+def _splits(steps, programs, target):
+    """The smallest divisor of the k steps that takes the programs to the target (at most all)."""
+    for s in range(1, steps + 1):
+        if steps % s == 0 and programs * s >= target:
+            return s
+    return steps
 
 
 def plan(data):
@@ -113,67 +220,74 @@ def plan(data):
     experts, two_d_expert, _ = gate_up.shape
     d_expert = two_d_expert // 2
     top_k = topk_ids.shape[1]
-    _check(hidden, d_expert)
+    _check(hidden, d_expert, experts)
     dev = hidden_states.device
-    splits = min(MAX_ROW_SPLITS, -(-tokens // BM))
+    cls = tile_class(tokens, top_k, experts)
+    g_name, d_name = "gate_up_" + cls, "down_" + cls
+    g, d = TRITON[g_name], TRITON[d_name]
+    g_c, d_c = g["constexprs"], d["constexprs"]
+    if g_c["BM"] != d_c["BM"]:
+        raise ValueError(
+            f"moe_mxfp4 plan: {g_name} and {d_name} need one BM, got {g_c['BM']} and {d_c['BM']}"
+        )
     slots = tokens * top_k
     acc_size = tokens * hidden
-    acc_chunk = -(-acc_size // experts)
-    # workspaces, fully rewritten before they are read on every call
+    route_programs = max(experts, min(tokens * hidden // QK, ROUTE_PROGRAMS))
+    acc_chunk = -(-acc_size // route_programs)
+    g_tiles = slots // g_c["BM"] + min(experts, slots)
+    g_nt, d_nt = d_expert // g_c["BN"], hidden // d_c["BN"]
+    # programs that hold work, estimated from shapes: at least one tile per expert touched
+    g_split = 1
+    if g_c["SPLIT"]:  # the "l" entries are built without the split-K epilogue (smaller objects)
+        g_split = _splits(hidden // g_c["BK"], min(experts, slots) * g_nt, g["plan"]["target"])
+    d_split = _splits(d_expert // d_c["BK"], min(experts, slots) * d_nt, d["plan"]["target"])
+    # workspaces, fully rewritten before they are read on every call (cnt: the split counters,
+    # zero here and re-armed to zero by the last split of each tile)
     sorted_slots = torch.empty((experts * tokens,), dtype=torch.int32, device=dev)
     counts = torch.empty((experts,), dtype=torch.int32, device=dev)
+    tile_map = torch.empty((3 * g_tiles,), dtype=torch.int32, device=dev)
     acc = torch.empty((acc_size,), dtype=torch.float32, device=dev)
-    a2 = torch.empty((slots, d_expert // 2), dtype=torch.uint8, device=dev)
-    a2_scale = torch.empty((slots, d_expert // 32), dtype=torch.uint8, device=dev)
+    if A_BF16:
+        aq = torch.empty((tokens * hidden * 2,), dtype=torch.uint8, device=dev)
+        aq_scale = torch.empty((16,), dtype=torch.uint8, device=dev)
+        a2 = torch.empty((slots * d_expert * 2,), dtype=torch.uint8, device=dev)
+        a2_scale = torch.empty((16,), dtype=torch.uint8, device=dev)
+    else:
+        aq = torch.empty((tokens * hidden // 2,), dtype=torch.uint8, device=dev)
+        aq_scale = torch.empty((tokens * hidden // 32,), dtype=torch.uint8, device=dev)
+        a2 = torch.empty((slots * d_expert // 2,), dtype=torch.uint8, device=dev)
+        a2_scale = torch.empty((slots * d_expert // 32,), dtype=torch.uint8, device=dev)
+    if g_split > 1:
+        part = torch.empty((g_split * slots * 2 * d_expert,), dtype=torch.float32, device=dev)
+        cnt = torch.zeros((g_tiles * g_nt,), dtype=torch.int32, device=dev)
+    else:
+        part = torch.empty((4,), dtype=torch.float32, device=dev)
+        cnt = torch.empty((4,), dtype=torch.int32, device=dev)
     out = torch.empty((tokens, hidden), dtype=torch.bfloat16, device=dev)
     return out, [
         (
             "route",
-            (experts, 1, 1),
+            (route_programs, 1, 1),
             None,
             None,
-            (topk_ids, sorted_slots, counts, acc, slots, tokens, acc_size, acc_chunk),
+            (topk_ids, hidden_states, sorted_slots, counts, acc, aq, aq_scale, slots, tokens, hidden,
+             experts, acc_size, acc_chunk),
         ),
         (
-            "gate_up",
-            (experts, d_expert // BN_GATE_UP, splits),
+            g_name,
+            (g_tiles, g_nt, g_split),
             None,
             None,
-            (
-                hidden_states,
-                gate_up,
-                gate_up_scale,
-                sorted_slots,
-                counts,
-                a2,
-                a2_scale,
-                tokens,
-                hidden,
-                d_expert,
-                top_k,
-                splits,
-            ),
+            (aq, aq_scale, gate_up, gate_up_scale, sorted_slots, counts, a2, a2_scale, part, cnt,
+             tile_map, tokens, hidden, d_expert, top_k, experts, hidden // g_split),
         ),
         (
-            "down",
-            (experts, hidden // BN_DOWN, splits),
+            d_name,
+            (g_tiles, d_nt, d_split),
             None,
             None,
-            (
-                a2,
-                a2_scale,
-                down,
-                down_scale,
-                sorted_slots,
-                counts,
-                topk_weights,
-                acc,
-                tokens,
-                hidden,
-                d_expert,
-                top_k,
-                splits,
-            ),
+            (a2, a2_scale, down, down_scale, sorted_slots, tile_map, topk_weights, acc, tokens, hidden,
+             d_expert, top_k, d_expert // d_split),
         ),
         ("to_bf16", (-(-acc_size // CAST_BLOCK), 1, 1), None, None, (acc, out, acc_size)),
     ]

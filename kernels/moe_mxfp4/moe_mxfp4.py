@@ -3,15 +3,23 @@
 Four kernels, one pass each, no host synchronisation between them:
 
 - ``moe_route``: one program per expert lists the slots (token * K + j) routed to it, in slot order,
-  and counts them; it also zeroes its share of the float32 accumulator.
-- ``moe_gate_up``: per expert, a tile of rows (its slots) times a tile of d_expert columns of both
-  gate and up: the bf16 activations are quantized to MXFP4 inside the K loop (round half up, scale
-  from (bits(amax) + 0x200000) & 0xFF800000), multiplied on ``tl.dot_scaled`` with the expert's fp4
-  weights; ``silu(gate) * up`` is rounded to bf16 and re-quantized by the same rule into a packed
-  fp4 + e8m0 workspace, one row per slot.
-- ``moe_down``: per expert, those rows times the down weights on ``tl.dot_scaled``, times the slot's
-  routing weight, added into the float32 accumulator [M, H] (atomically: a token's slots belong to
-  different experts).
+  and counts them; every program (the grid may hold more than E) also zeroes its share of the
+  float32 accumulator and quantizes its share of the activations once, for every expert and
+  column tile that reads them (round half up, scale
+  from (bits(amax) + 0x200000) & 0xFF800000): packed e2m1 + e8m0 bytes, or with A_BF16 (Hopper,
+  which has no fp4 matrix unit) the bf16 values those codes decode to (exact).
+- ``moe_gate_up``: one program per (row tile, column tile, k split). The row tiles are the
+  (expert, BM slots) pairs that hold slots, numbered from the expert counts in every program (a
+  prefix sum over at most E_POW2 counts), so programs past the last tile return at once and no
+  program walks an empty expert. The activation rows times a tile of d_expert columns of both gate
+  and up on ``tl.dot_scaled`` with the expert's fp4 weights; ``silu(gate) * up`` is rounded to bf16
+  and re-quantized by the same rule into the stage-2 workspace, one row per slot. With k splits,
+  every split writes its fp32 sums to a workspace and the last one to arrive at the tile's counter
+  adds them in a fixed order and finishes the tile.
+- ``moe_down``: the same tiles (moe_gate_up writes each tile's expert, first row and count for it),
+  those rows times the down weights on ``tl.dot_scaled``, times the
+  slot's routing weight, added into the float32 accumulator [M, H] (atomically: a token's slots
+  belong to different experts).
 - ``moe_to_bf16``: the accumulator cast to the bf16 output.
 """
 
@@ -20,8 +28,9 @@ import triton.language as tl
 
 
 @triton.jit
-def _quantize_rows(x, ROWS: tl.constexpr, COLS: tl.constexpr):
-    """float32 [ROWS, COLS] -> (packed e2m1 uint8 [ROWS, COLS // 2], e8m0 uint8 [ROWS, COLS // 32])."""
+def _act_scaled(x, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """float32 [ROWS, COLS] -> (|x| divided by its 32-block's scale [ROWS, COLS // 32, 32], the
+    blocks themselves, the scale exponents int32 [ROWS, COLS // 32])."""
     blocks = tl.reshape(x, (ROWS, COLS // 32, 32))
     amax = tl.max(tl.abs(blocks), axis=2)
     top = (amax.to(tl.int32, bitcast=True) + 0x200000) & 0x7F800000
@@ -29,6 +38,13 @@ def _quantize_rows(x, ROWS: tl.constexpr, COLS: tl.constexpr):
     # 2^-scale_exp as a float32 bit pattern (clamped where it would not be a normal number)
     inv = ((127 - tl.minimum(scale_exp, 126)) << 23).to(tl.float32, bitcast=True)
     mag = tl.abs(blocks) * tl.expand_dims(inv, 2)
+    return mag, blocks, scale_exp
+
+
+@triton.jit
+def _quantize_rows(x, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """float32 [ROWS, COLS] -> (packed e2m1 uint8 [ROWS, COLS // 2], e8m0 uint8 [ROWS, COLS // 32])."""
+    mag, blocks, scale_exp = _act_scaled(x, ROWS, COLS)
     # From 1 up the e2m1 grid keeps one mantissa bit: round it half up on the bit pattern.
     high = ((mag.to(tl.int32, bitcast=True) + 0x200000) >> 22) - 252
     high = tl.minimum(tl.maximum(high, 2), 7)
@@ -41,6 +57,22 @@ def _quantize_rows(x, ROWS: tl.constexpr, COLS: tl.constexpr):
 
 
 @triton.jit
+def _quantize_values(x, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """float32 [ROWS, COLS] -> bf16 [ROWS, COLS]: the values _quantize_rows encodes, decoded (the
+    e2m1 value times 2^scale_exp, exact in bf16, whose exponent range is float32's)."""
+    mag, blocks, scale_exp = _act_scaled(x, ROWS, COLS)
+    # the same rounding as _quantize_rows, on values: half up to one mantissa bit from 1 up
+    high = ((mag.to(tl.int32, bitcast=True) + 0x200000) & -0x400000).to(tl.float32, bitcast=True)
+    high = tl.minimum(high, 6.0)
+    low = ((mag >= 0.25).to(tl.float32) + (mag >= 0.75).to(tl.float32)) * 0.5
+    value = tl.where(mag >= 1.0, high, low)
+    # 2^e: a normal float for e >= -126, the subnormal 2^-127 (bits 0x00400000) below
+    two_e = tl.where(scale_exp >= -126, (scale_exp + 127) << 23, 0x00400000).to(tl.float32, bitcast=True)
+    value = tl.where(blocks < 0, -value, value) * tl.expand_dims(two_e, 2)
+    return tl.reshape(value, (ROWS, COLS)).to(tl.bfloat16)
+
+
+@triton.jit
 def _round_bf16(x):
     """float32 values rounded to bf16 (nearest, ties to even) and kept as float32: the conversion
     spelled out on the bit pattern, so that it is the same on every backend and in the interpreter."""
@@ -50,79 +82,182 @@ def _round_bf16(x):
 
 
 @triton.jit
+def _row_tile(counts_ptr, experts, r, BM: tl.constexpr, E_POW2: tl.constexpr):
+    """Row tile r of the work list -> (tiles in all, its expert, its first row in the expert, the
+    expert's slot count). Tiles are numbered expert by expert, cdiv(count, BM) each."""
+    idx = tl.arange(0, E_POW2)
+    cnt = tl.load(counts_ptr + idx, mask=idx < experts, other=0)
+    tiles = (cnt + BM - 1) // BM
+    cum = tl.cumsum(tiles, axis=0)
+    expert = tl.sum((cum <= r).to(tl.int32), axis=0)
+    sel = idx == expert
+    first = tl.sum(tl.where(sel, cum - tiles, 0), axis=0)
+    count = tl.sum(tl.where(sel, cnt, 0), axis=0)
+    return tl.sum(tiles, axis=0), expert, (r - first) * BM, count
+
+
+@triton.jit
 def moe_route(
-    topk_ids_ptr, sorted_ptr, counts_ptr, acc_ptr, slots, tokens, acc_size, acc_chunk, BLOCK: tl.constexpr
+    topk_ids_ptr,
+    hidden_ptr,
+    sorted_ptr,
+    counts_ptr,
+    acc_ptr,
+    aq_ptr,
+    aq_scale_ptr,
+    slots,
+    tokens,
+    hidden,
+    experts,
+    acc_size,
+    acc_chunk,
+    BLOCK: tl.constexpr,
+    QK: tl.constexpr,
+    A_BF16: tl.constexpr,
 ):
     expert = tl.program_id(0)
+    programs = tl.num_programs(0)
     offs = tl.arange(0, BLOCK)
-    count = tl.zeros((), dtype=tl.int32)
-    for start in range(0, slots, BLOCK):
-        idx = start + offs
-        ids = tl.load(topk_ids_ptr + idx, mask=idx < slots, other=-1)
-        hit = (ids == expert).to(tl.int32)
-        pos = count + tl.cumsum(hit, axis=0) - 1
-        tl.store(sorted_ptr + expert * tokens + pos, idx, mask=hit != 0)
-        count += tl.sum(hit, axis=0)
-    tl.store(counts_ptr + expert, count)
+    if expert < experts:
+        count = tl.zeros((), dtype=tl.int32)
+        for start in range(0, slots, BLOCK):
+            idx = start + offs
+            ids = tl.load(topk_ids_ptr + idx, mask=idx < slots, other=-1)
+            hit = (ids == expert).to(tl.int32)
+            pos = count + tl.cumsum(hit, axis=0) - 1
+            tl.store(sorted_ptr + expert * tokens + pos, idx, mask=hit != 0)
+            count += tl.sum(hit, axis=0)
+        tl.store(counts_ptr + expert, count)
     lo = expert * acc_chunk
     for start in range(lo, lo + acc_chunk, BLOCK):
         idx = start + offs
         tl.store(acc_ptr + idx, tl.zeros((BLOCK,), dtype=tl.float32), mask=idx < acc_size)
+    # the activations, QK columns of one row per step, chunks dealt round-robin over the programs
+    per_row = hidden // QK
+    cols = tl.arange(0, QK)
+    for chunk in range(expert, tokens * per_row, programs):
+        row = chunk // per_row
+        k0 = (chunk % per_row) * QK
+        x = tl.reshape(tl.load(hidden_ptr + row * hidden + k0 + cols).to(tl.float32), (1, QK))
+        if A_BF16:
+            v = _quantize_values(x, 1, QK)
+            dst = aq_ptr.to(tl.pointer_type(tl.bfloat16)) + row * hidden + k0
+            tl.store(dst + tl.arange(0, QK)[None, :], v)
+        else:
+            q, q_scale = _quantize_rows(x, 1, QK)
+            tl.store(aq_ptr + row * (hidden // 2) + k0 // 2 + tl.arange(0, QK // 2)[None, :], q)
+            dst = aq_scale_ptr + row * (hidden // 32) + k0 // 32
+            tl.store(dst + tl.arange(0, QK // 32)[None, :], q_scale)
+
+
+@triton.jit
+def _gate_up_finish(acc_g, acc_u, a2_ptr, a2_scale_ptr, slot, valid, col0, d_expert,
+                    BM: tl.constexpr, BN: tl.constexpr, A_BF16: tl.constexpr):
+    inter = _round_bf16(acc_g / (1.0 + tl.exp(-acc_g)) * acc_u)
+    if A_BF16:
+        v = _quantize_values(inter, BM, BN)
+        cols = col0 + tl.arange(0, BN)
+        tl.store(a2_ptr.to(tl.pointer_type(tl.bfloat16)) + slot[:, None] * d_expert + cols[None, :], v,
+                 mask=valid[:, None])
+    else:
+        q, q_scale = _quantize_rows(inter, BM, BN)
+        qb = col0 // 2 + tl.arange(0, BN // 2)
+        qs = col0 // 32 + tl.arange(0, BN // 32)
+        tl.store(a2_ptr + slot[:, None] * (d_expert // 2) + qb[None, :], q, mask=valid[:, None])
+        tl.store(a2_scale_ptr + slot[:, None] * (d_expert // 32) + qs[None, :], q_scale, mask=valid[:, None])
 
 
 @triton.jit
 def moe_gate_up(
-    hidden_ptr,
+    aq_ptr,
+    aq_scale_ptr,
     w_ptr,
     w_scale_ptr,
     sorted_ptr,
     counts_ptr,
     a2_ptr,
     a2_scale_ptr,
+    part_ptr,
+    cnt_ptr,
+    map_ptr,
     tokens,
     hidden,
     d_expert,
     top_k,
-    row_splits,
+    experts,
+    k_split,
     BM: tl.constexpr,
     BN: tl.constexpr,
     BK: tl.constexpr,
+    E_POW2: tl.constexpr,
+    A_BF16: tl.constexpr,
+    SPLIT: tl.constexpr,
 ):
-    expert = tl.program_id(0)
+    r = tl.program_id(0)
+    total, expert, row0, count = _row_tile(counts_ptr, experts, r, BM, E_POW2)
+    if (tl.program_id(1) == 0) & (tl.program_id(2) == 0):
+        # the row tile for moe_down (same BM), which then reads three numbers instead of the counts
+        tl.store(map_ptr + 3 * r, tl.where(r < total, expert, -1))
+        tl.store(map_ptr + 3 * r + 1, row0)
+        tl.store(map_ptr + 3 * r + 2, count)
+    if r >= total:
+        return
     col0 = tl.program_id(1) * BN
-    count = tl.load(counts_ptr + expert)
-    rows = tl.arange(0, BM)
+    rows = row0 + tl.arange(0, BM)
+    valid = rows < count
+    # rows past the expert's count read slot 0 (a real row) instead of being masked; their sums
+    # are dropped by the masked stores
+    slot = tl.load(sorted_ptr + expert * tokens + rows, mask=valid, other=0)
+    token = slot // top_k
     cols = col0 + tl.arange(0, BN)
     kb = tl.arange(0, BK // 2)
     ks = tl.arange(0, BK // 32)
     gate_rows = expert * 2 * d_expert + cols  # rows of the [E * 2 * d_expert, ...] weight views
     up_rows = gate_rows + d_expert
-    for tile in range(tl.program_id(2), tl.cdiv(count, BM), row_splits):
-        valid = tile * BM + rows < count
-        slot = tl.load(sorted_ptr + expert * tokens + tile * BM + rows, mask=valid, other=0)
-        token = slot // top_k
+    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
+    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
+    k_lo = tl.program_id(2) * k_split
+    for k0 in range(k_lo, k_lo + k_split, BK):
+        wg = tl.load(w_ptr + gate_rows[:, None] * (hidden // 2) + k0 // 2 + kb[None, :])
+        wu = tl.load(w_ptr + up_rows[:, None] * (hidden // 2) + k0 // 2 + kb[None, :])
+        sg = tl.load(w_scale_ptr + gate_rows[:, None] * (hidden // 32) + k0 // 32 + ks[None, :])
+        su = tl.load(w_scale_ptr + up_rows[:, None] * (hidden // 32) + k0 // 32 + ks[None, :])
+        if A_BF16:
+            a = tl.load(aq_ptr.to(tl.pointer_type(tl.bfloat16)) + token[:, None] * hidden + k0
+                        + tl.arange(0, BK)[None, :])
+            acc_g = tl.dot_scaled(a, None, "bf16", tl.trans(wg), sg, "e2m1", acc_g, fast_math=True)
+            acc_u = tl.dot_scaled(a, None, "bf16", tl.trans(wu), su, "e2m1", acc_u, fast_math=True)
+        else:
+            a = tl.load(aq_ptr + token[:, None] * (hidden // 2) + k0 // 2 + kb[None, :])
+            sa = tl.load(aq_scale_ptr + token[:, None] * (hidden // 32) + k0 // 32 + ks[None, :])
+            acc_g = tl.dot_scaled(a, sa, "e2m1", tl.trans(wg), sg, "e2m1", acc_g, fast_math=True)
+            acc_u = tl.dot_scaled(a, sa, "e2m1", tl.trans(wu), su, "e2m1", acc_u, fast_math=True)
+    keep = valid
+    splits = tl.num_programs(2)
+    if SPLIT and splits > 1:
+        # this split's sums to part[split, slot, gate | up]; the last split to arrive adds them all
+        # in split order and finishes the tile (the others compute nothing more and store nothing)
+        slots = tokens * top_k
+        off = slot[:, None] * (2 * d_expert) + cols[None, :]
+        mine = part_ptr + tl.program_id(2) * slots * (2 * d_expert) + off
+        tl.store(mine, acc_g, mask=valid[:, None])
+        tl.store(mine + d_expert, acc_u, mask=valid[:, None])
+        tl.debug_barrier()  # every thread's partial sums are written before the arrival counts
+        item = r * tl.num_programs(1) + tl.program_id(1)
+        arrived = tl.atomic_add(cnt_ptr + item, 1, sem="acq_rel", scope="gpu")
+        last = arrived == splits - 1
+        keep = valid & ((rows * 0 + arrived) == splits - 1)  # [BM], as the masks need
         acc_g = tl.zeros((BM, BN), dtype=tl.float32)
         acc_u = tl.zeros((BM, BN), dtype=tl.float32)
-        for k0 in range(0, hidden, BK):
-            x = tl.load(
-                hidden_ptr + token[:, None] * hidden + k0 + tl.arange(0, BK)[None, :],
-                mask=valid[:, None],
-                other=0.0,
-            ).to(tl.float32)
-            a, a_scale = _quantize_rows(x, BM, BK)
-            wg = tl.load(w_ptr + gate_rows[:, None] * (hidden // 2) + k0 // 2 + kb[None, :])
-            wu = tl.load(w_ptr + up_rows[:, None] * (hidden // 2) + k0 // 2 + kb[None, :])
-            sg = tl.load(w_scale_ptr + gate_rows[:, None] * (hidden // 32) + k0 // 32 + ks[None, :])
-            su = tl.load(w_scale_ptr + up_rows[:, None] * (hidden // 32) + k0 // 32 + ks[None, :])
-            acc_g = tl.dot_scaled(a, a_scale, "e2m1", tl.trans(wg), sg, "e2m1", acc_g)
-            acc_u = tl.dot_scaled(a, a_scale, "e2m1", tl.trans(wu), su, "e2m1", acc_u)
-        inter = acc_g / (1.0 + tl.exp(-acc_g)) * acc_u
-        inter = _round_bf16(inter)
-        q, q_scale = _quantize_rows(inter, BM, BN)
-        qb = col0 // 2 + tl.arange(0, BN // 2)
-        qs = col0 // 32 + tl.arange(0, BN // 32)
-        tl.store(a2_ptr + slot[:, None] * (d_expert // 2) + qb[None, :], q, mask=valid[:, None])
-        tl.store(a2_scale_ptr + slot[:, None] * (d_expert // 32) + qs[None, :], q_scale, mask=valid[:, None])
+        for s in range(0, splits):
+            # .cg: from L2, past this core's cache, which may hold an earlier call's lines
+            src = part_ptr + s * slots * (2 * d_expert) + off
+            acc_g += tl.load(src, mask=keep[:, None], other=0.0, cache_modifier=".cg")
+            acc_u += tl.load(src + d_expert, mask=keep[:, None], other=0.0, cache_modifier=".cg")
+        # re-armed to 0 for the next call: every split has counted itself by the time the last one
+        # arrives, so only the last one takes the count back (the others add 0)
+        tl.atomic_add(cnt_ptr + item, tl.where(last, -splits, 0), sem="relaxed", scope="gpu")
+    _gate_up_finish(acc_g, acc_u, a2_ptr, a2_scale_ptr, slot, keep, col0, d_expert, BM, BN, A_BF16)
 
 
 @triton.jit
@@ -132,50 +267,54 @@ def moe_down(
     w_ptr,
     w_scale_ptr,
     sorted_ptr,
-    counts_ptr,
+    map_ptr,
     topk_weights_ptr,
     acc_ptr,
     tokens,
     hidden,
     d_expert,
     top_k,
-    row_splits,
+    k_split,
     BM: tl.constexpr,
     BN: tl.constexpr,
     BK: tl.constexpr,
+    A_BF16: tl.constexpr,
 ):
-    expert = tl.program_id(0)
+    r = tl.program_id(0)
+    expert = tl.load(map_ptr + 3 * r)
+    if expert < 0:
+        return
+    row0 = tl.load(map_ptr + 3 * r + 1)
+    count = tl.load(map_ptr + 3 * r + 2)
     col0 = tl.program_id(1) * BN
-    count = tl.load(counts_ptr + expert)
-    rows = tl.arange(0, BM)
+    rows = row0 + tl.arange(0, BM)
+    valid = rows < count
+    slot = tl.load(sorted_ptr + expert * tokens + rows, mask=valid, other=0)
     cols = col0 + tl.arange(0, BN)
     kb = tl.arange(0, BK // 2)
     ks = tl.arange(0, BK // 32)
     w_rows = expert * hidden + cols
-    for tile in range(tl.program_id(2), tl.cdiv(count, BM), row_splits):
-        valid = tile * BM + rows < count
-        slot = tl.load(sorted_ptr + expert * tokens + tile * BM + rows, mask=valid, other=0)
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k0 in range(0, d_expert, BK):
-            a = tl.load(
-                a2_ptr + slot[:, None] * (d_expert // 2) + k0 // 2 + kb[None, :], mask=valid[:, None], other=0
-            )
-            sa = tl.load(
-                a2_scale_ptr + slot[:, None] * (d_expert // 32) + k0 // 32 + ks[None, :],
-                mask=valid[:, None],
-                other=0,
-            )
-            w = tl.load(w_ptr + w_rows[:, None] * (d_expert // 2) + k0 // 2 + kb[None, :])
-            sw = tl.load(w_scale_ptr + w_rows[:, None] * (d_expert // 32) + k0 // 32 + ks[None, :])
-            acc = tl.dot_scaled(a, sa, "e2m1", tl.trans(w), sw, "e2m1", acc)
-        weight = tl.load(topk_weights_ptr + slot, mask=valid, other=0.0)
-        token = slot // top_k
-        tl.atomic_add(
-            acc_ptr + token[:, None] * hidden + cols[None, :],
-            acc * weight[:, None],
-            mask=valid[:, None],
-            sem="relaxed",
-        )
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    k_lo = tl.program_id(2) * k_split
+    for k0 in range(k_lo, k_lo + k_split, BK):
+        w = tl.load(w_ptr + w_rows[:, None] * (d_expert // 2) + k0 // 2 + kb[None, :])
+        sw = tl.load(w_scale_ptr + w_rows[:, None] * (d_expert // 32) + k0 // 32 + ks[None, :])
+        if A_BF16:
+            a = tl.load(a2_ptr.to(tl.pointer_type(tl.bfloat16)) + slot[:, None] * d_expert + k0
+                        + tl.arange(0, BK)[None, :])
+            acc = tl.dot_scaled(a, None, "bf16", tl.trans(w), sw, "e2m1", acc, fast_math=True)
+        else:
+            a = tl.load(a2_ptr + slot[:, None] * (d_expert // 2) + k0 // 2 + kb[None, :])
+            sa = tl.load(a2_scale_ptr + slot[:, None] * (d_expert // 32) + k0 // 32 + ks[None, :])
+            acc = tl.dot_scaled(a, sa, "e2m1", tl.trans(w), sw, "e2m1", acc, fast_math=True)
+    weight = tl.load(topk_weights_ptr + slot, mask=valid, other=0.0)
+    token = slot // top_k
+    tl.atomic_add(
+        acc_ptr + token[:, None] * hidden + cols[None, :],
+        acc * weight[:, None],
+        mask=valid[:, None],
+        sem="relaxed",
+    )
 
 
 @triton.jit
