@@ -57,6 +57,12 @@ def build_warnings(launcher: Launcher, available: Iterable[Launcher], leaderboar
     return tuple(warnings)
 
 
+def submit_command(leaderboard: str, gpu: str, mode: str, output: object) -> str:
+    """The popcorn-cli line that submits ``output`` (its own syntax: ``popcorn-cli submit --gpu GPU
+    --leaderboard NAME --mode MODE FILE``)."""
+    return f"popcorn-cli submit --gpu {gpu} --leaderboard {leaderboard} --mode {mode} {output}"
+
+
 def _kernel_rows(r) -> list[str]:
     head = ("kernel", "VGPR", "AGPR", "SGPR", "spill", "LDS", "block")
     lines = ["  {:<28} {:>5} {:>5} {:>5} {:>5} {:>7} {:>5}  occupancy".format(*head)]
@@ -91,4 +97,6 @@ def format_summary(r) -> str:
         f"  payload estimate {p.chars:,} / {p.limit:,} chars (problem files {p.baseline:,} + submission "
         f"{p.submission_chars:,}); headroom {p.headroom:,}"
     )
+    if r.submit:
+        lines += ["", f"  submit it with: {r.submit}"]
     return "\n".join(lines)
