@@ -191,11 +191,13 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
                    "events (~4 us timing artefact) and must never be submitted.")
 @click.option("--compiler", help="Compiler to use (default: discovered; see `submitgen toolchain`).")
 @click.option("--no-cache", is_flag=True, help="Recompile even when the cache holds the result.")
+@click.option("--force", is_flag=True,
+              help="Overwrite -o even when it is not this leaderboard's submitgen file, or was edited since.")
 @click.option("--plan-timeout", type=click.FloatRange(min=0, min_open=True, max=86400), default=60.0,
               show_default=True, metavar="SECONDS",
               help="Seconds launch.py may run (its import and every shape) before the build fails.")
 def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, target, compress, no_fallback,
-          reuse_output, launcher, allow_own_queue, compiler, no_cache, plan_timeout):
+          reuse_output, launcher, allow_own_queue, compiler, no_cache, force, plan_timeout):
     """Compile a kernel project, check it against the code object and the leaderboard rules, and
     write the single-file submission for PROBLEM (one of the problems in the usage line, or its
     leaderboard's amd-* name, also as --leaderboard), then print the popcorn-cli line that submits it.
@@ -219,7 +221,7 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
         arch=arch, plan_timeout=plan_timeout, target=Target(target), compress=Compress(compress),
         allow_fallback=not no_fallback,
         reuse_output=reuse_output, launcher=Launcher(launcher), allow_own_queue=allow_own_queue,
-        compiler=compiler, use_cache=not no_cache,
+        compiler=compiler, use_cache=not no_cache, force=force,
     ))
     click.echo(format_summary(result))
 

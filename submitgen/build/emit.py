@@ -8,7 +8,7 @@ from pathlib import Path
 from .. import __version__
 from ..embed import Blob, embed_images
 from ..options import Launcher
-from ..provenance import format_line, lds_item
+from ..provenance import format_line, lds_item, seal
 from ..render import AqlEntry, KernelEntry, Pasted, RenderContext, render
 from .values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
 
@@ -128,4 +128,4 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
                            a.group_segment_fixed_size, a.private_segment_fixed_size, a.hidden)
                   for a in checked.aql),
     )
-    return Rendered(ctx, render(ctx))
+    return Rendered(ctx, seal(render(ctx)))

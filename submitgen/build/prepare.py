@@ -12,6 +12,7 @@ from ..files import check_output
 from ..options import Compress, Launcher, Mode, Target, parse
 from ..plan import load_project
 from ..problems import get_problem
+from .guard import check_overwrite
 from .values import BuildOptions, Prepared
 
 OWN_QUEUE_REFUSAL = (
@@ -58,4 +59,5 @@ def prepare(opts: BuildOptions) -> Prepared:
     project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project, arch)
     inputs = (project.plan_path, *project.sources, *(s.source for s in project.triton), *opts.code_objects)
     check_output(Path(opts.output), inputs)
+    check_overwrite(Path(opts.output), problem.leaderboard, opts.force)
     return Prepared(opts, problem, backend, arch, project)
