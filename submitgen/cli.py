@@ -4,6 +4,7 @@ docstring is its help text. Domain errors (``SubmitgenError``) are printed as on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import traceback
@@ -191,13 +192,15 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
                    "events (~4 us timing artefact) and must never be submitted.")
 @click.option("--compiler", help="Compiler to use (default: discovered; see `submitgen toolchain`).")
 @click.option("--no-cache", is_flag=True, help="Recompile even when the cache holds the result.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as JSON (docs/json.md) instead of the table.")
 @click.option("--force", is_flag=True,
               help="Overwrite -o even when it is not this leaderboard's submitgen file, or was edited since.")
 @click.option("--plan-timeout", type=click.FloatRange(min=0, min_open=True, max=86400), default=60.0,
               show_default=True, metavar="SECONDS",
               help="Seconds launch.py may run (its import and every shape) before the build fails.")
 def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, target, compress, no_fallback,
-          reuse_output, launcher, allow_own_queue, compiler, no_cache, force, plan_timeout):
+          reuse_output, launcher, allow_own_queue, compiler, no_cache, force, plan_timeout, as_json):
     """Compile a kernel project, check it against the code object and the leaderboard rules, and
     write the single-file submission for PROBLEM (one of the problems in the usage line, or its
     leaderboard's amd-* name, also as --leaderboard), then print the popcorn-cli line that submits it.
@@ -215,15 +218,35 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
     from .summary import format_summary
 
     problem = _one_problem(problem, leaderboard)
-    result = run_build(BuildOptions(
-        problem=problem, gpu=gpu, mode=Mode(mode), output=output_path(output), kernels=kernels,
-        code_objects=tuple(code_objects),
-        arch=arch, plan_timeout=plan_timeout, target=Target(target), compress=Compress(compress),
-        allow_fallback=not no_fallback,
-        reuse_output=reuse_output, launcher=Launcher(launcher), allow_own_queue=allow_own_queue,
-        compiler=compiler, use_cache=not no_cache, force=force,
-    ))
-    click.echo(format_summary(result))
+    with _json_errors("build", as_json):
+        result = run_build(BuildOptions(
+            problem=problem, gpu=gpu, mode=Mode(mode), output=output_path(output), kernels=kernels,
+            code_objects=tuple(code_objects), arch=arch, plan_timeout=plan_timeout, target=Target(target),
+            compress=Compress(compress), allow_fallback=not no_fallback, reuse_output=reuse_output,
+            launcher=Launcher(launcher), allow_own_queue=allow_own_queue, compiler=compiler,
+            use_cache=not no_cache, force=force,
+        ))
+    if as_json:
+        from .jsonout import dumps, envelope
+        from .summary import build_json
+
+        click.echo(dumps(envelope("build", True, build_json(result))))
+    else:
+        click.echo(format_summary(result))
+
+
+@contextlib.contextmanager
+def _json_errors(command: str, as_json: bool):
+    """With --json, a domain error is the error envelope on stdout (exit 1), not an Error: line."""
+    try:
+        yield
+    except SubmitgenError as e:
+        if not as_json:
+            raise
+        from .jsonout import dumps, error_envelope
+
+        click.echo(dumps(error_envelope(command, str(e))))
+        raise SystemExit(1) from None
 
 
 
@@ -288,14 +311,21 @@ def _progress(result, finished: int, count: int) -> None:
 @cli.command("lint")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
-def lint_cmd(file: str, problem: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (docs/json.md).")
+def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
     """Check FILE against the leaderboard's rules without running it: the #!POPCORN header, the
     banned word (any case), size and payload budget, exec/eval of decoded data, a module-level
     custom_kernel, and kernels on an HSA queue of their own. Prints one line per failed rule
     (FILE:LINE: RULE: message (fix: ...)) and exits 1 if any fails."""
     from .lint import lint_file_report, payload_summary, render_findings
 
-    report = lint_file_report(file, problem=problem)
+    with _json_errors("lint", as_json):
+        report = lint_file_report(file, problem=problem)
+    if as_json:
+        from .jsonout import dumps, envelope, lint_fields
+
+        click.echo(dumps(envelope("lint", report.passed, lint_fields(file, report.payload.problem, report))))
+        raise SystemExit(0 if report.passed else 1)
     for line in render_findings(report.errors + report.warnings, file):
         click.echo(line)
     if report.errors:
