@@ -4,6 +4,7 @@ docstring is its help text. Domain errors (``SubmitgenError``) are printed as on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import traceback
@@ -13,7 +14,7 @@ import click
 
 from . import __version__
 from .errors import SubmitgenError
-from .options import Compress, Launcher, Target
+from .options import Compress, Launcher, Mode, Target
 from .problems.cli_param import PROBLEM_NAME
 from .targets import MAX_WORKGROUP_SIZE
 from .textfmt import printable
@@ -181,7 +182,13 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 
 
 @cli.command()
-@click.argument("problem", type=PROBLEM_NAME)
+@click.argument("problem", type=PROBLEM_NAME, required=False)
+@click.option("--leaderboard", "leaderboard", type=PROBLEM_NAME, default=None, metavar="NAME",
+              help="popcorn-cli's word for PROBLEM: a leaderboard name (amd-mxfp4-mm) or a problem name.")
+@click.option("--gpu", default=None, metavar="GPU",
+              help="popcorn-cli's --gpu: checked against the problem's GPU (MI355X).")
+@click.option("--mode", type=_choice(Mode), default=Mode.LEADERBOARD.value, show_default=True,
+              help="popcorn-cli's --mode in the submit line printed after the build (the file is the same).")
 @click.option("-o", "--output", default="submission.py", show_default=True, metavar="FILE",
               help="Where to write the submission (a folder, or a path ending in /: FOLDER/submission.py).")
 @click.option("--kernels", type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -206,17 +213,23 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
                    "events (~4 us timing artefact) and must never be submitted.")
 @click.option("--compiler", help="Compiler to use (default: discovered; see `submitgen toolchain`).")
 @click.option("--no-cache", is_flag=True, help="Recompile even when the cache holds the result.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as JSON (docs/json.md) instead of the table.")
+@click.option("--force", is_flag=True,
+              help="Overwrite -o even when it is not this leaderboard's submitgen file, or was edited since.")
 @click.option("--plan-timeout", type=click.FloatRange(min=0, min_open=True, max=86400), default=60.0,
               show_default=True, metavar="SECONDS",
               help="Seconds launch.py may run (its import and every shape) before the build fails.")
-def build(problem, output, kernels, code_objects, arch, target, compress, no_fallback, reuse_output, launcher,
-          allow_own_queue, compiler, no_cache, plan_timeout):
+def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, target, compress, no_fallback,
+          reuse_output, launcher, allow_own_queue, compiler, no_cache, force, plan_timeout, as_json):
     """Compile a kernel project, check it against the code object and the leaderboard rules, and
-    write the single-file submission for PROBLEM (one of the problems in the usage line).
+    write the single-file submission for PROBLEM (one of the problems in the usage line, or its
+    leaderboard's amd-* name, also as --leaderboard), then print the popcorn-cli line that submits it.
 
     \b
     Examples:
         submitgen build mxfp4-mm
+        submitgen build --leaderboard amd-mxfp4-mm --gpu MI355X
         submitgen build mixed-mla -o mla.py --kernels my_kernels/
         submitgen build mxfp4-mm --co gemm.co --kernels my_kernels/
     """
@@ -225,27 +238,63 @@ def build(problem, output, kernels, code_objects, arch, target, compress, no_fal
     from .files import output_path
     from .summary import format_summary
 
-    result = run_build(BuildOptions(
-        problem=problem, output=output_path(output), kernels=kernels, code_objects=tuple(code_objects),
-        arch=arch, plan_timeout=plan_timeout, target=Target(target), compress=Compress(compress),
-        allow_fallback=not no_fallback,
-        reuse_output=reuse_output, launcher=Launcher(launcher), allow_own_queue=allow_own_queue,
-        compiler=compiler, use_cache=not no_cache,
-    ))
-    click.echo(format_summary(result))
+    problem = _one_problem(problem, leaderboard)
+    with _json_errors("build", as_json):
+        result = run_build(BuildOptions(
+            problem=problem, gpu=gpu, mode=Mode(mode), output=output_path(output), kernels=kernels,
+            code_objects=tuple(code_objects), arch=arch, plan_timeout=plan_timeout, target=Target(target),
+            compress=Compress(compress), allow_fallback=not no_fallback, reuse_output=reuse_output,
+            launcher=Launcher(launcher), allow_own_queue=allow_own_queue, compiler=compiler,
+            use_cache=not no_cache, force=force,
+        ))
+    if as_json:
+        from .jsonout import dumps, envelope
+        from .summary import build_json
+
+        click.echo(dumps(envelope("build", True, build_json(result))))
+    else:
+        click.echo(format_summary(result))
+
+
+@contextlib.contextmanager
+def _json_errors(command: str, as_json: bool):
+    """With --json, a domain error is the error envelope on stdout (exit 1), not an Error: line."""
+    try:
+        yield
+    except SubmitgenError as e:
+        if not as_json:
+            raise
+        from .jsonout import dumps, error_envelope
+
+        click.echo(dumps(error_envelope(command, str(e))))
+        raise SystemExit(1) from None
 
 
 
-_PROBLEM_HELP = ("Leaderboard to check against (a problem above, or another leaderboard lint knows); "
-                 "default: the file's header.")
+def _one_problem(problem: str | None, leaderboard: str | None) -> str:
+    """PROBLEM or --leaderboard (popcorn-cli's word), naming one problem."""
+    from .problems import get_problem
+
+    if problem is None and leaderboard is None:
+        raise click.UsageError("name the problem: PROBLEM or --leaderboard NAME")
+    if problem is not None and leaderboard is not None and \
+            get_problem(problem) is not get_problem(leaderboard):
+        raise click.UsageError(f"PROBLEM {problem} and --leaderboard {leaderboard} name different problems")
+    return problem if problem is not None else leaderboard  # type: ignore[return-value]
+
+
+_PROBLEM_HELP = ("Leaderboard to check against (a problem above, its amd-* leaderboard name, or another "
+                 "leaderboard lint knows); default: the file's header.")
 _SHAPES_HELP = "test, benchmark, all, or a subset by index: 'test:0,2', 'benchmark:0-3'."
 _SHAPE_HELP = "Run this shape instead of --shapes, e.g. 'm=8,n=256,k=512,seed=1'; repeatable."
 
 
 def _lint_failed(e) -> None:
+    """The failed rules, then one Error: line saying that the file was not run and how to run it."""
     for line in e.lines:
         click.echo(line)
-    raise SystemExit(1)
+    raise click.ClickException(f"{e}: not run, because it fails lint (the leaderboard would refuse it); "
+                               "pass --no-lint to run it anyway for a local experiment")
 
 
 def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
@@ -317,15 +366,22 @@ def _run_reference(ctx: click.Context, file: str, folder: str, mode: str, proble
 
 @cli.command("lint")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
-def lint_cmd(file: str, problem: str | None) -> None:
+@click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (docs/json.md).")
+def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
     """Check FILE against the leaderboard's rules without running it: the #!POPCORN header, the
     banned word (any case), size and payload budget, exec/eval of decoded data, a module-level
     custom_kernel, and kernels on an HSA queue of their own. Prints one line per failed rule
     (FILE:LINE: RULE: message (fix: ...)) and exits 1 if any fails."""
     from .lint import lint_file_report, payload_summary, render_findings
 
-    report = lint_file_report(file, problem=problem)
+    with _json_errors("lint", as_json):
+        report = lint_file_report(file, problem=problem)
+    if as_json:
+        from .jsonout import dumps, envelope, lint_fields
+
+        click.echo(dumps(envelope("lint", report.passed, lint_fields(file, report.payload.problem, report))))
+        raise SystemExit(0 if report.passed else 1)
     for line in render_findings(report.errors + report.warnings, file):
         click.echo(line)
     if report.errors:
@@ -344,7 +400,7 @@ def _run_options(fn):
 
 @cli.command("test")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
+@click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--shapes", default="test", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
 @click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
@@ -380,7 +436,7 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
 
 @cli.command("bench")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
+@click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--shapes", default="benchmark", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
 @click.option("--iters", type=click.IntRange(min=1), default=None,

@@ -42,6 +42,14 @@ class Compress(StrEnum):
     ZLIB = "zlib"
 
 
+class Mode(StrEnum):
+    """popcorn-cli's ``--mode`` for the submit line a build prints (the file is the same in each)."""
+
+    TEST = "test"
+    BENCHMARK = "benchmark"
+    LEADERBOARD = "leaderboard"
+
+
 def choices(enum: type[StrEnum]) -> tuple[str, ...]:
     """The values of ``enum`` in definition order, aliases left out: the CLI's choices."""
     return tuple(member.value for member in enum)

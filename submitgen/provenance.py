@@ -10,6 +10,8 @@ and reads back exactly.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -25,7 +27,11 @@ _SAFE = ":+@/"  # kept as they are besides letters, digits and "_.-~" (target ID
 # each kernel is launched with (the largest over the shapes; Triton's ``shared`` for one the plan
 # never launches), one ``INDEX/NAME:BYTES`` item per kernel, INDEX its object's position in "co"
 # (Triton specializations of one kernel share its name, each in an object of its own).
-OPTIONAL_FIELDS = ("triton", "lds")
+OPTIONAL_FIELDS = ("triton", "lds", "digest")
+# "digest" is the sha256 of the whole file as written, with this one item taken out of its line
+# (``content_digest``): it tells a file as the build wrote it from one changed since (by hand).
+DIGEST = "digest"
+_DIGEST_ITEM = re.compile(r" digest=[0-9a-f]*(?= |$)")
 
 
 @dataclass(frozen=True)
@@ -99,3 +105,28 @@ def read(text: str) -> Provenance | None:
         if not (line.startswith("#") or line.startswith("//")):
             return None
     return None
+
+
+def content_digest(text: str) -> str:
+    """sha256 of ``text`` with the provenance line's ``digest`` item taken out (the value it records)."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith(PREFIX):
+            lines[i] = _DIGEST_ITEM.sub("", line, count=1)
+            break
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def seal(text: str) -> str:
+    """``text`` with ``digest=<content_digest>`` as the last field of its provenance line (before a
+    trailing ``  # noqa`` comment); ``text`` itself when it has no provenance line."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith(PREFIX):
+            digest = content_digest(text)
+            body = line.rstrip("\r\n")
+            end = line[len(body):]
+            head, sep, noqa = body.partition("  # noqa")
+            lines[i] = f"{head} {DIGEST}={digest}{sep}{noqa}{end}"
+            return "".join(lines)
+    return text

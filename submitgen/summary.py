@@ -58,6 +58,12 @@ def build_warnings(launcher: Launcher, available: Iterable[Launcher], leaderboar
     return tuple(warnings)
 
 
+def submit_command(leaderboard: str, gpu: str, mode: str, output: object) -> str:
+    """The popcorn-cli line that submits ``output`` (its own syntax: ``popcorn-cli submit --gpu GPU
+    --leaderboard NAME --mode MODE FILE``)."""
+    return f"popcorn-cli submit --gpu {gpu} --leaderboard {leaderboard} --mode {mode} {output}"
+
+
 def _kernel_rows(r) -> list[str]:
     head = ("kernel", "VGPR", "AGPR", "SGPR", "spill", "LDS", "block")
     lines = ["  {:<28} {:>5} {:>5} {:>5} {:>5} {:>7} {:>5}  occupancy".format(*head)]
@@ -93,4 +99,25 @@ def format_summary(r) -> str:
         f"  payload estimate {p.chars:,} / {p.limit:,} chars (problem files {p.baseline:,} + submission "
         f"{p.submission_chars:,}); headroom {p.headroom:,}"
     )
+    if r.submit:
+        lines += ["", f"  submit it with: {r.submit}"]
     return textfmt.lines(lines)
+
+
+def build_json(r) -> dict:
+    """``build --json``'s fields (docs/json.md) for a build.BuildResult: the same facts as the text."""
+    from .jsonout import payload_json
+
+    return {
+        "output": str(r.output), "problem": r.problem.name, "leaderboard": r.problem.leaderboard,
+        "gpu": r.problem.gpu, "target": r.target_id, "size": r.size,
+        "kernels": [{"name": k.name, "symbol": k.symbol or k.name, "vgprs": k.vgprs, "agprs": k.agprs,
+                     "sgprs": k.sgprs, "spills": k.spills, "static_lds": k.static_lds,
+                     "dynamic_lds": k.dynamic_lds, "lds": k.lds, "scratch": k.scratch, "block": k.block,
+                     "occupancy": k.occupancy} for k in r.kernels],
+        "checks": list(r.checks), "warnings": list(r.warnings),
+        "embedded": {"objects": sum(len(b.images) for b in r.blobs), "bytes": sum(b.size for b in r.blobs),
+                     "chars": sum(b.chars for b in r.blobs),
+                     "compress": r.blobs[0].compress if r.blobs else None},
+        "payload": payload_json(r.payload), "submit": r.submit or None,
+    }

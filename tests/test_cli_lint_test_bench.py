@@ -50,7 +50,10 @@ def test_test_refuses_unknown_leaderboard(tmp_path: Path):
     sub.write_text((SUBMISSIONS / "mm_zeros.py").read_text().replace("amd-mxfp4-mm", "amd-mxfp4-gemm"))
     result = run("test", str(sub))
     assert result.exit_code == 1
-    assert result.output.splitlines() == [f"{sub}:{UNKNOWN_LINE}"]
+    assert result.output.splitlines() == [
+        f"{sub}:{UNKNOWN_LINE}",
+        f"Error: {sub}: 1 lint failure(s): not run, because it fails lint (the leaderboard would refuse it); "
+        "pass --no-lint to run it anyway for a local experiment"]
 
 
 def test_test_zeros_fail_every_shape():

@@ -19,7 +19,8 @@ GOLDEN = TESTS / "golden" / "mm_basic_ctypes.py"
 def test_read_golden_provenance():
     p = provenance.read(GOLDEN.read_text())
     assert p is not None and p.line == 3
-    assert set(p.fields) == set(provenance.FIELDS) | {"lds"}  # no Triton object: no "triton"
+    assert set(p.fields) == set(provenance.FIELDS) | {"lds", "digest"}  # no Triton object: no "triton"
+    assert p.value("digest") == provenance.content_digest(GOLDEN.read_text())
     assert p.kernels == ("mm_tile", "mm_reduce") and len(p.code_objects) == 1
     assert p.items("lds") == ("0/mm_tile:0", "0/mm_reduce:0")
 

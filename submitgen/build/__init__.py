@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..embed import raw_base64_chars
 from ..files import write_output
-from ..summary import aql_zeroed_warnings, build_warnings, format_summary
+from ..summary import SUBMITTABLE, aql_zeroed_warnings, build_warnings, format_summary, submit_command
 from .check import check
 from .emit import render_submission
 from .prepare import build_inputs, prepare
@@ -57,4 +57,6 @@ def build(opts: BuildOptions) -> BuildResult:
         checks=(f"plan: {len(plan.launches)} launches over {plan.shapes} shapes match the metadata and "
                 "limits", *verified.checks),
         warnings=warnings,
+        submit=submit_command(p.problem.leaderboard, p.problem.gpu, str(p.options.mode), output)
+        if p.options.launcher in SUBMITTABLE else "",
     )

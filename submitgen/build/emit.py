@@ -8,33 +8,49 @@ from pathlib import Path
 from .. import __version__
 from ..embed import Blob, embed_images
 from ..options import Launcher
-from ..provenance import format_line, lds_item
+from ..provenance import format_line, lds_item, seal
 from ..render import AqlEntry, KernelEntry, Pasted, RenderContext, render
 from .values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
 
+# BuildOptions fields the rebuild line leaves out: where the file goes, and what does not change its
+# content (the cache, popcorn-cli's --gpu and --mode, --force).
+NOT_REBUILT = frozenset({"problem", "output", "use_cache", "gpu", "mode", "force"})
 
-def command_line(opts: BuildOptions, problem_name: str) -> str:
-    """The build command, from the options (never from paths on this machine), for the header;
-    options left at their defaults are left out."""
-    default = BuildOptions(problem=problem_name)
-    parts = ["submitgen", "build", problem_name]
+
+def rebuild_flags(p: Prepared) -> tuple[str, ...]:
+    """The options of the build, as resolved by ``prepare`` (the values the provenance records),
+    written as the command line's flags: each option not at its default, paths by their name only
+    (never paths on this machine). Every field of BuildOptions but ``NOT_REBUILT`` is here."""
+    opts, default = p.options, BuildOptions(problem=p.problem.name)
+    flags: list[str] = []
     if opts.kernels:
-        parts += ["--kernels", Path(opts.kernels).name]
+        flags += ["--kernels", Path(opts.kernels).name]
     for co in opts.code_objects:
-        parts += ["--co", Path(co).name]
+        flags += ["--co", Path(co).name]
     if opts.target != default.target:
-        parts += ["--target", str(opts.target)]
+        flags += ["--target", str(opts.target)]
     if opts.arch:
-        parts += ["--arch", opts.arch]
+        flags += ["--arch", p.arch]
     if opts.compress != default.compress:
-        parts += ["--compress", str(opts.compress)]
+        flags += ["--compress", str(opts.compress)]
     if not opts.allow_fallback:
-        parts.append("--no-fallback")
+        flags.append("--no-fallback")
     if opts.reuse_output:
-        parts.append("--reuse-output")
-    if opts.launcher == Launcher.AQL:
-        parts += ["--launcher", str(opts.launcher), "--allow-own-queue"]
-    return " ".join(parts)
+        flags.append("--reuse-output")
+    if opts.launcher != default.launcher:
+        flags += ["--launcher", str(opts.launcher)]
+    if opts.allow_own_queue:
+        flags.append("--allow-own-queue")
+    if opts.compiler:
+        flags += ["--compiler", Path(opts.compiler).name]
+    if opts.plan_timeout != default.plan_timeout:
+        flags += ["--plan-timeout", f"{opts.plan_timeout:g}"]
+    return tuple(flags)
+
+
+def command_line(p: Prepared) -> str:
+    """The build command for the header, from the resolved options (``rebuild_flags``)."""
+    return " ".join(("submitgen", "build", p.problem.name, *rebuild_flags(p)))
 
 
 def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked,
@@ -90,7 +106,7 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
         provenance=provenance_line(p, objects, checked, blobs),
         version=__version__,
         project=p.project.root.name,
-        command=command_line(opts, p.problem.name),
+        command=command_line(p),
         leaderboard=p.problem.leaderboard,
         target_id=checked.target_id,
         arch=p.arch,
@@ -112,4 +128,4 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
                            a.group_segment_fixed_size, a.private_segment_fixed_size, a.hidden)
                   for a in checked.aql),
     )
-    return Rendered(ctx, render(ctx))
+    return Rendered(ctx, seal(render(ctx)))

@@ -9,9 +9,10 @@ from pathlib import Path
 from ..backends import get_backend, targets_allowing
 from ..errors import OptionError
 from ..files import check_output
-from ..options import Compress, Launcher, Target, parse
+from ..options import Compress, Launcher, Mode, Target, parse
 from ..plan import load_project
 from ..problems import get_problem
+from .guard import check_overwrite
 from .values import BuildOptions, Prepared
 
 OWN_QUEUE_REFUSAL = (
@@ -47,13 +48,18 @@ def prepare(opts: BuildOptions) -> Prepared:
         target=parse(Target, opts.target, "--target"),
         launcher=parse(Launcher, opts.launcher, "--launcher"),
         compress=parse(Compress, opts.compress, "--compress"),
+        mode=parse(Mode, opts.mode, "--mode"),
     )
+    if opts.gpu is not None and opts.gpu.strip().lower() != problem.gpu.lower():
+        raise OptionError(f"--gpu {opts.gpu}: {problem.leaderboard} runs on {problem.gpu}; pass --gpu "
+                          f"{problem.gpu} or leave it out")
     backend = get_backend(opts.target)
     _check_launcher(opts, backend.launchers, problem.leaderboard)
     arch = opts.arch or backend.default_arch
     project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project, arch)
     prepared = Prepared(opts, problem, backend, arch, project)
     check_output(Path(opts.output), build_inputs(prepared))
+    check_overwrite(Path(opts.output), problem.leaderboard, opts.force)
     return prepared
 
 

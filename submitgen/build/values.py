@@ -9,7 +9,7 @@ from typing import Any
 
 from ..backends import Backend
 from ..embed import Blob
-from ..options import Compress, Launcher, Target
+from ..options import Compress, Launcher, Mode, Target
 from ..payload import PayloadEstimate
 from ..plan import KernelProject
 from ..problems import Problem
@@ -33,6 +33,9 @@ class BuildOptions:
     compiler: str | None = None
     use_cache: bool = True
     plan_timeout: float = 60.0  # seconds the plan (its import and every shape) may run
+    gpu: str | None = None  # popcorn-cli's --gpu: checked against the problem's GPU
+    mode: Mode = Mode.LEADERBOARD  # popcorn-cli's --mode, for the submit line the build prints
+    force: bool = False  # overwrite an output that is not this build's to replace (build/guard.py)
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ class BuildResult:
     payload: PayloadEstimate
     checks: tuple[str, ...]
     warnings: tuple[str, ...] = field(default=())
+    submit: str = ""  # the popcorn-cli line that submits the file ("" for a file never to submit)
 
     @property
     def size(self) -> int:

@@ -1,0 +1,97 @@
+"""The build replaces -o only when it is this leaderboard's submitgen file, unchanged since it was
+written (its content matches the digest in its provenance line); anything else needs --force.
+Builds embed the golden code object (no compile)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from submitgen import provenance
+from submitgen.cli import cli
+
+TESTS = Path(__file__).resolve().parent
+PREBUILT = ["--kernels", str(TESTS / "projects" / "mm_basic"), "--co", str(TESTS / "golden" / "mm_basic.co")]
+FORCE = "pass --force to replace it, or -o another file"
+
+
+def build(*extra: str):
+    return CliRunner().invoke(cli, ["build", "mxfp4-mm", *PREBUILT, "-o", "s.py", *extra])
+
+
+@pytest.fixture
+def built(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = build()
+    assert r.exit_code == 0, r.output
+    return tmp_path / "s.py"
+
+
+def refused(path: Path, why: str) -> None:
+    before = path.read_bytes()
+    r = build()
+    assert (r.exit_code, r.output) == (1, f"Error: {why}\n")
+    assert path.read_bytes() == before  # left as it was
+    r = build("--force")
+    assert r.exit_code == 0, r.output
+    assert path.read_bytes() != before
+
+
+def test_the_digest_covers_the_whole_file(built):
+    text = built.read_text()
+    prov = provenance.read(text)
+    assert prov.value("digest") == provenance.content_digest(text)
+    line = text.splitlines()[prov.line - 1]
+    assert line.endswith(f" digest={prov.value('digest')}  # noqa: E501")
+    edited = text.replace("custom_kernel", "custom_kernel ", 1)
+    assert provenance.content_digest(edited) != prov.value("digest")
+
+
+def test_its_own_unchanged_file_is_replaced(built):
+    r = build("--reuse-output")
+    assert r.exit_code == 0, r.output
+    line = "#   submitgen build mxfp4-mm --kernels mm_basic --co mm_basic.co --reuse-output"
+    assert line in built.read_text()
+
+
+def test_a_hand_edited_file_is_refused(built):
+    built.write_text(built.read_text().replace("\nimport torch\n", "\nimport torch  # mine\n", 1))
+    refused(built,
+            "-o s.py: was changed since submitgen built it (its content no longer matches the digest its "
+            f"provenance line records: edited by hand?); refusing to overwrite it: {FORCE}")
+
+
+def test_another_leaderboards_file_is_refused(built):
+    built.write_text(built.read_text().replace("#!POPCORN leaderboard amd-mxfp4-mm",
+                                               "#!POPCORN leaderboard amd-mixed-mla", 1))
+    refused(built,
+            "-o s.py: is a submission for amd-mixed-mla, and this build is for amd-mxfp4-mm; refusing to "
+            f"overwrite it: {FORCE}")
+
+
+def test_a_submission_submitgen_did_not_write_is_refused(built):
+    built.write_text((TESTS / "submissions" / "mm_zeros.py").read_text())
+    refused(built,
+            "-o s.py: exists and carries no submitgen provenance line (a submission for amd-mxfp4-mm, not "
+            f"written by submitgen); refusing to overwrite it: {FORCE}")
+
+
+def test_any_other_file_is_refused(built):
+    built.write_text("print('my notes')\n")
+    refused(built,
+            "-o s.py: exists and carries no submitgen provenance line (a file with no #!POPCORN "
+            f"leaderboard line, not written by submitgen); refusing to overwrite it: {FORCE}")
+    built.write_bytes(b"\xff\xfe binary")
+    refused(built,
+            f"-o s.py: exists and is not a text file submitgen wrote; refusing to overwrite it: {FORCE}")
+
+
+def test_a_file_without_a_digest_is_refused(built):
+    text = built.read_text()
+    digest = provenance.read(text).value("digest")
+    built.write_text(text.replace(f" digest={digest}", "", 1))
+    refused(built,
+            "-o s.py: carries no content digest in its provenance line (written by an older submitgen), "
+            f"so an edit since cannot be ruled out; refusing to overwrite it: {FORCE}")
