@@ -7,12 +7,15 @@ The file is read, never imported or run. Each finding is one line::
 Rules (their sources: docs/rules.md):
 
 ``header``
-    ``#!POPCORN`` directives are read by the server only in the first comment block (lines that
-    start with ``#`` or ``//``; the first other line, a blank one included, ends it). Names must be
-    known (``leaderboard``, ``gpu``/``gpus``), each given once, with a value; the leaderboard must
-    be a known AMD leaderboard and the GPU one it runs on; the leaderboard must agree with
-    ``--problem``. Without ``--problem``, both directives are required. A directive after the
-    block, or a near miss (``# !POPCORN``, ``#!popcorn``), is reported because the server ignores it.
+    ``#!POPCORN`` directives as popcorn-cli reads them: from any line that starts with ``#`` or
+    ``//`` and whose first word is ``#!POPCORN`` or ``//!POPCORN`` (exact case), the last of each
+    kind winning; popcorn-cli sends the leaderboard with the request. Names must be known
+    (``leaderboard``, ``gpu``/``gpus``; another is a warning), with a value; the leaderboard must be
+    one lint knows and agree with ``--problem``, the GPU one it runs on, and only one. Without
+    ``--problem`` the leaderboard is required; a missing ``gpu`` is a warning (popcorn-cli's
+    ``--gpu`` supplies it). A directive outside the first comment block is a warning (the server
+    itself reads only that block), two that disagree an error, a near miss (``# !POPCORN``,
+    ``#!popcorn``, an indented one) an error since nothing reads it.
 ``banned-word``
     the word the server greps for (``s-t-r-e-a-m``, any case, anywhere: comments, strings, kernel
     names, base64 blobs). One finding per line that holds it. Also a word that no line spells but a
@@ -69,7 +72,7 @@ from ..errors import LintError
 from ..payload import PayloadEstimate, estimate_payload
 from ..rules import PAYLOAD_LIMIT
 from .findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, WARNING, LintFinding
-from .flow import hidden_code_findings
+from .flow import hidden_code_findings, walk
 from .header import Header, check_header, known_gpus, known_leaderboards, read_header, resolve_leaderboard
 from .kernel import binds_custom_kernel, input_write_findings
 from .parse import Parsed, parse
@@ -127,8 +130,9 @@ def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]
     found = list(parsed.findings)
     if parsed.tree is None:
         return found
-    found += check_built_words(parsed.tree, flagged)
-    found += hidden_code_findings(parsed.tree)
+    nodes = walk(parsed.tree)
+    found += check_built_words(nodes, flagged)
+    found += hidden_code_findings(parsed.tree, nodes)
     if not binds_custom_kernel(parsed.tree.body):
         found.append(LintFinding(
             "custom-kernel", 1, "no module-level 'custom_kernel': the evaluator imports "
@@ -142,12 +146,8 @@ def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]
 def _clones_inputs(leaderboard: str | None) -> bool:
     from ..problems.registry import leaderboards
 
-    row = leaderboards().get(leaderboard) if leaderboard else None
-    if row is None or row.problem is None:
-        return True
-    from ..problems.registry import get_problem
-
-    return get_problem(row.problem).eval_clones_inputs
+    row = leaderboards(load=False).get(leaderboard) if leaderboard else None
+    return True if row is None else row.clones_inputs
 
 
 def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None = None) -> LintReport:
