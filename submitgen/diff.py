@@ -43,6 +43,7 @@ from .errors import CodeObjectError, ContainerError, DiffError
 from .kernelinfo import KernelInfo as Kernel
 from .kernelinfo import ObjectInfo as CodeObject
 from .occupancy import required_block
+from .pysource import decode_python
 from .targets import MAX_WORKGROUP_SIZE
 from .textfmt import WIDTH
 
@@ -126,8 +127,8 @@ def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Sid
     blocks: dict[str | None, tuple[int, ...]] = {}
     if loaded and loaded[0].container == "python":
         try:
-            blocks = plan_blocks(read_input(source).decode("utf-8"))
-        except (ContainerError, UnicodeDecodeError):
+            blocks = plan_blocks(decode_python(read_input(source), str(source)).text)
+        except ContainerError:
             blocks = {}
     return Side(str(source), loaded, cos, tuple(kernels), blocks)
 

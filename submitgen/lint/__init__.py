@@ -68,8 +68,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import LintError
+from ..errors import ContainerError, LintError, SourceCodingError
 from ..payload import PayloadEstimate, estimate_payload
+from ..pysource import decode_python
 from ..rules import PAYLOAD_LIMIT
 from .findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, WARNING, LintFinding
 from .flow import hidden_code_findings, walk
@@ -95,6 +96,7 @@ __all__ = [
     "lint_report",
     "lint_text",
     "payload_summary",
+    "decode_submission",
     "read_header",
     "read_submission",
     "render_findings",
@@ -150,14 +152,16 @@ def _clones_inputs(leaderboard: str | None) -> bool:
     return True if row is None else row.clones_inputs
 
 
-def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None = None) -> LintReport:
+def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None = None,
+                extra: tuple[LintFinding, ...] = ()) -> LintReport:
     """Check the submission ``text``: the failed rules and the warnings, each sorted by line, and the
     payload estimate. ``problem`` ("mxfp4-mm" or "amd-mxfp4-mm") is what the user passes as
     --problem; an unknown name raises LintError. ``size_bytes`` is the file's size when it is known
-    (lint_file); otherwise the UTF-8 length of ``text``."""
+    (lint_file); otherwise the UTF-8 length of ``text``. ``extra``: findings made before the text
+    existed (the file's ``coding``, :func:`decode_submission`)."""
     canon = resolve_leaderboard(problem) if problem is not None else None
     lines = text.splitlines()
-    found = check_header(lines, canon)
+    found = list(extra) + check_header(lines, canon)
     found += check_banned_word(lines)
     size = len(text.encode("utf-8", "surrogateescape")) if size_bytes is None else size_bytes
     if size > SIZE_LIMIT:
@@ -191,9 +195,9 @@ def lint_text(text: str, *, path: str = "<text>", problem: str | None = None,
     return list(lint_report(text, problem=problem, size_bytes=size_bytes).errors)
 
 
-def read_submission(path: str | Path) -> tuple[str, int]:
-    """(text, size in bytes) of a submission file; LintError when it cannot be read, is not a regular
-    file (a FIFO or a device would block or never end) or is larger than READ_LIMIT."""
+def _read_bytes(path: str | Path) -> bytes:
+    """The bytes of a submission file; LintError when it cannot be read, is not a regular file (a
+    FIFO or a device would block or never end) or is larger than READ_LIMIT."""
     p = Path(path)
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -207,22 +211,73 @@ def read_submission(path: str | Path) -> tuple[str, int]:
             raise LintError(f"cannot read submission {str(p)!r}: it is {info.st_size:,} bytes, more than "
                             f"the {READ_LIMIT:,} lint reads (the limit for a submission is {SIZE_LIMIT:,})")
         try:
-            raw = f.read(READ_LIMIT + 1)
+            return f.read(READ_LIMIT + 1)
         except OSError as e:
             raise LintError(f"cannot read submission {str(p)!r}: {e.strerror or e}") from None
-    return raw.decode("utf-8", "surrogateescape"), len(raw)
+
+
+_CODING_FIX = "save the file as UTF-8 and remove the coding line"
+
+
+def decode_submission(raw: bytes) -> tuple[str, tuple[LintFinding, ...]]:
+    """The text Python reads from ``raw`` (PEP 263: BOM, coding line, UTF-8) and the ``coding``
+    findings: an error for a coding that hides code from a reader (:func:`decode_python`) or that
+    Python refuses, a warning for a file that popcorn-cli, which reads UTF-8, cannot send. Where
+    Python's decoding hides code, the text is the bytes as a reader sees them (latin-1); where it
+    fails, the bytes read as UTF-8 (undecodable bytes kept as surrogates), so that the other rules
+    still run."""
+    fallback = raw.decode("utf-8", "surrogateescape")
+    try:
+        source = decode_python(raw, "")
+    except SourceCodingError as e:  # the other rules read the bytes as a reader sees them
+        return raw.decode("latin-1"), (LintFinding("coding", e.line, e.detail, _CODING_FIX),)
+    except ContainerError as e:
+        detail = str(e).removeprefix(": ")
+        if detail.startswith("not valid Python: byte"):
+            return fallback, ()  # bytes invalid in the coding: the syntax rule reports the file
+        why = detail.removeprefix("not valid Python: ")
+        return fallback, (LintFinding("coding", 1, f"Python refuses the file's coding ({why})", _CODING_FIX),)
+    found: tuple[LintFinding, ...] = ()
+    if source.encoding == "utf-8-sig" and source.text.startswith(("#!POPCORN", "//!POPCORN")):
+        found = (LintFinding(
+            "header", 1, "the file starts with a UTF-8 BOM: Python skips it, but popcorn-cli and the "
+            "server read the first line as the BOM and then '#!POPCORN ...', not as a directive",
+            "save the file without the BOM (or pass --leaderboard and --gpu to popcorn-cli)", WARNING),)
+    if source.encoding not in ("utf-8", "utf-8-sig"):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            found = (LintFinding(
+                "coding", raw.count(b"\n", 0, e.start) + 1, f"the file is {source.encoding} (line "
+                f"{source.coding_line}) and not valid UTF-8 (byte 0x{raw[e.start]:02x} here): Python reads "
+                "it, but popcorn-cli reads a submission as UTF-8 and refuses it", _CODING_FIX, WARNING),)
+    return source.text, found
+
+
+def read_submission(path: str | Path) -> tuple[str, int]:
+    """(text, size in bytes) of a submission file, decoded as Python decodes it; LintError when it
+    cannot be read, is not a regular file, is larger than READ_LIMIT, or declares a coding that
+    hides code from a reader (``test`` and ``bench`` never run such a file)."""
+    raw = _read_bytes(path)
+    try:
+        decode_python(raw, "")
+    except SourceCodingError as e:
+        raise LintError(f"cannot read submission {str(path)!r}: {e.detail}") from None
+    except ContainerError:
+        pass  # Python refuses the file: the syntax or coding rule says so
+    return decode_submission(raw)[0], len(raw)
 
 
 def lint_file_report(path: str | Path, *, problem: str | None = None) -> LintReport:
-    """lint_report of the file at ``path`` (read, never imported)."""
-    text, size = read_submission(path)
-    return lint_report(text, problem=problem, size_bytes=size)
+    """lint_report of the file at ``path`` (read, never imported), its ``coding`` findings included."""
+    raw = _read_bytes(path)
+    text, coding = decode_submission(raw)
+    return lint_report(text, problem=problem, size_bytes=len(raw), extra=coding)
 
 
 def lint_file(path: str | Path, *, problem: str | None = None) -> list[LintFinding]:
     """lint_text of the file at ``path`` (read, never imported)."""
-    text, size = read_submission(path)
-    return lint_text(text, path=str(path), problem=problem, size_bytes=size)
+    return list(lint_file_report(path, problem=problem).errors)
 
 
 def render_findings(findings: list[LintFinding] | tuple[LintFinding, ...], path: str) -> list[str]:
