@@ -6,6 +6,13 @@ The file is read, never imported or run. Each finding is one line::
 
 Rules (their sources: docs/rules.md):
 
+``coding``
+    the file is decoded as Python decodes it (PEP 263: a UTF-8 BOM, then a coding line in the
+    first two lines, else UTF-8). A coding under which the code Python reads differs from what the
+    bytes show (utf-7, utf-16/32, EBCDIC, a multibyte codec that swallows ASCII bytes: decided by
+    :func:`submitgen.pysource.decode_python`'s check) fails, as does one Python refuses; a file in
+    another coding that is not valid UTF-8 gets a warning (popcorn-cli reads UTF-8). ``test`` and
+    ``bench`` refuse to run a file whose coding hides code, even with ``--no-lint``.
 ``header``
     ``#!POPCORN`` directives as popcorn-cli reads them: from any line that starts with ``#`` or
     ``//`` and whose first word is ``#!POPCORN`` or ``//!POPCORN`` (exact case), the last of each
