@@ -3,13 +3,19 @@ parser runs in a thread with a big stack for deep files).
 
 Run: .venv/bin/python benchmarks/bench_lint.py
 
-Measured on the 2-core development machine shared with other jobs (load average 5.5), CPython 3.11.7:
-    first call (imports the registry and torch)            6.4 s
-    1 MB taint chain (a quadratic analysis needs ~70,000 rounds)   wall  8.6 s, cpu 4.4 s
-    1 MB of small functions                                 wall 11.4 s, cpu 4.8 s
-    3,000-term 'a' + 'b' chain                              cpu 0.45 s (nesting warning)
-    5,000-deep unary chain / 1,100 elifs / 990-long attribute chain   cpu <= 0.05 s each
-    200,000-deep unary chain                                cpu 0.01 s (syntax finding: past the
+Measured on the 2-core development machine shared with other jobs, 2026-12-01 / 02 UTC,
+CPython 3.11.7 (load average 8.5-10.9: wall times there are mostly waiting for a core, so the
+CPU figures are the ones to compare):
+    fresh process, 997-line file, 'python -m submitgen lint': cpu median 0.38 s (7 runs), wall
+        median 1.49 s; torch not imported (lint read 3-19 s a file while it imported torch)
+    in-process lint_report of that file                    cpu 0.09 s
+    first call (the problems' facts read from source)      0.53 s wall
+    1 MB taint chain (a quadratic analysis needs ~70,000 rounds)   cpu 8.7 s (4.4 s before the
+        constant folding of the banned-word rule)
+    1 MB of small functions                                 cpu 6.2 s (4.8 s before)
+    3,000-term 'a' + 'b' chain                              cpu 0.06 s (nesting warning)
+    5,000-deep unary chain / 1,100 elifs / 990-long attribute chain   cpu <= 0.13 s each
+    200,000-deep unary chain                                cpu 0.02 s (syntax finding: past the
                                                             parser's bound)
 Before (quadratic taint propagation): 53 KB took 30 s and 110 KB ran past 120 s.
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -110,12 +117,15 @@ def fresh_process(text: str, runs: int = 5) -> None:
         path = Path(tmp) / "submission.py"
         path.write_text(text)
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-        walls, inner, torch_seen = [], [], set()
+        walls, cpus, inner, torch_seen = [], [], [], set()
         for _ in range(runs):
             t0 = time.perf_counter()
+            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             subprocess.run([sys.executable, "-m", "submitgen", "lint", str(path)], env=env,
                            capture_output=True, check=True)
+            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             walls.append(time.perf_counter() - t0)
+            cpus.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
             out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], env=env, capture_output=True,
                                  text=True, check=True).stdout
             spent, torch_loaded, _ = json.loads(out)
@@ -123,7 +133,8 @@ def fresh_process(text: str, runs: int = 5) -> None:
             torch_seen.add(torch_loaded)
     lines = text.count("\n")
     print(f"fresh process, {lines:,}-line file: 'python -m submitgen lint' wall median "
-          f"{statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}); import + "
+          f"{statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}), cpu median "
+          f"{statistics.median(cpus):.2f} s; import + "
           f"lint_file_report median {statistics.median(inner):.2f} s; torch imported: "
           f"{sorted(torch_seen)}")
 

@@ -10,7 +10,7 @@ Rules (their sources: docs/rules.md):
     the file is decoded as Python decodes it (PEP 263: a UTF-8 BOM, then a coding line in the
     first two lines, else UTF-8). A coding under which the code Python reads differs from what the
     bytes show (utf-7, utf-16/32, EBCDIC, a multibyte codec that swallows ASCII bytes: decided by
-    :func:`submitgen.pysource.decode_python`'s check) fails, as does one Python refuses; a file in
+    :func:`submitgen.pycoding.decode_python`'s check) fails, as does one Python refuses; a file in
     another coding that is not valid UTF-8 gets a warning (popcorn-cli reads UTF-8). ``test`` and
     ``bench`` refuse to run a file whose coding hides code, even with ``--no-lint``.
 ``header``
@@ -77,7 +77,7 @@ from pathlib import Path
 
 from ..errors import ContainerError, LintError, SourceCodingError
 from ..payload import PayloadEstimate, estimate_payload
-from ..pysource import decode_python
+from ..pycoding import decode_python
 from ..rules import PAYLOAD_LIMIT
 from .findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, WARNING, LintFinding
 from .flow import hidden_code_findings, walk
