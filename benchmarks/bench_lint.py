@@ -3,17 +3,16 @@ parser runs in a thread with a big stack for deep files).
 
 Run: .venv/bin/python benchmarks/bench_lint.py
 
-Measured on the 2-core development machine shared with other jobs, 2026-12-01 / 02 UTC,
-CPython 3.11.7 (load average 8.5-10.9: wall times there are mostly waiting for a core, so the
-CPU figures are the ones to compare):
-    fresh process, 997-line file, 'python -m submitgen lint': cpu median 0.38 s (7 runs), wall
-        median 1.49 s; torch not imported (lint read 3-19 s a file while it imported torch)
+Measured on the 2-core development machine shared with other jobs, 2026-12-02 00:10 UTC,
+CPython 3.11.7 (load average 7.9-10: wall times there are mostly waiting for a core, so the CPU
+figures are the ones to compare):
+    fresh process, 997-line file, 'python -m submitgen lint': cpu median 0.38 s (5 runs), wall
+        median 1.18 s; torch not imported (lint read 3-19 s a file while it imported torch)
     in-process lint_report of that file                    cpu 0.09 s
-    first call (the problems' facts read from source)      0.53 s wall
-    1 MB taint chain (a quadratic analysis needs ~70,000 rounds)   cpu 8.7 s (4.4 s before the
-        constant folding of the banned-word rule)
-    1 MB of small functions                                 cpu 6.2 s (4.8 s before)
-    3,000-term 'a' + 'b' chain                              cpu 0.06 s (nesting warning)
+    first call (the problems' facts read from source)      0.29 s wall
+    1 MB taint chain (a quadratic analysis needs ~70,000 rounds)   cpu 5.9 s
+    1 MB of small functions                                 cpu 4.9 s
+    3,000-term 'a' + 'b' chain                              cpu 0.10 s (nesting warning)
     5,000-deep unary chain / 1,100 elifs / 990-long attribute chain   cpu <= 0.13 s each
     200,000-deep unary chain                                cpu 0.02 s (syntax finding: past the
                                                             parser's bound)
