@@ -3,21 +3,33 @@ parser runs in a thread with a big stack for deep files).
 
 Run: .venv/bin/python benchmarks/bench_lint.py
 
-Measured on the 2-core development machine shared with other jobs (load average 5.5), CPython 3.11.7:
-    first call (imports the registry and torch)            6.4 s
-    1 MB taint chain (a quadratic analysis needs ~70,000 rounds)   wall  8.6 s, cpu 4.4 s
-    1 MB of small functions                                 wall 11.4 s, cpu 4.8 s
-    3,000-term 'a' + 'b' chain                              cpu 0.45 s (nesting warning)
-    5,000-deep unary chain / 1,100 elifs / 990-long attribute chain   cpu <= 0.05 s each
-    200,000-deep unary chain                                cpu 0.01 s (syntax finding: past the
+Measured on the 2-core development machine shared with other jobs, 2026-12-02 00:10 UTC,
+CPython 3.11.7 (load average 7.9-10: wall times there are mostly waiting for a core, so the CPU
+figures are the ones to compare):
+    fresh process, 997-line file, 'python -m submitgen lint': cpu median 0.38 s (5 runs), wall
+        median 1.18 s; torch not imported (lint read 3-19 s a file while it imported torch)
+    in-process lint_report of that file                    cpu 0.09 s
+    first call (the problems' facts read from source)      0.29 s wall
+    1 MB taint chain (a quadratic analysis needs ~70,000 rounds)   cpu 5.9 s
+    1 MB of small functions                                 cpu 4.9 s
+    3,000-term 'a' + 'b' chain                              cpu 0.10 s (nesting warning)
+    5,000-deep unary chain / 1,100 elifs / 990-long attribute chain   cpu <= 0.13 s each
+    200,000-deep unary chain                                cpu 0.02 s (syntax finding: past the
                                                             parser's bound)
 Before (quadratic taint propagation): 53 KB took 30 s and 110 KB ran past 120 s.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from submitgen.lint import lint_report
 
@@ -77,10 +89,61 @@ def timed(label: str, text: str) -> None:
     )
 
 
+def thousand_lines() -> str:
+    """A 1,003-line file of small functions, header and custom_kernel included."""
+    parts = [HEADER]
+    i = 0
+    while sum(p.count("\n") for p in parts) < 990:
+        parts.append(f"def f{i}(a, b):\n    c = a + b * {i}\n    return f{i + 1}(c, a) if c > 0 else c\n\n")
+        i += 1
+    parts.append(f"def f{i}(a, b):\n    return a\n\n\ndef custom_kernel(data):\n    return f0(data, 1)\n")
+    return "".join(parts)
+
+
+_CHILD = """
+import json, sys, time
+t0 = time.perf_counter()
+from submitgen.lint import lint_file_report
+report = lint_file_report(sys.argv[1])
+print(json.dumps([time.perf_counter() - t0, 'torch' in sys.modules, report.passed]))
+"""
+
+
+def fresh_process(text: str, runs: int = 5) -> None:
+    """`submitgen lint` in a fresh interpreter: the whole command's wall time, and lint's own
+    (imports included), and whether torch got imported."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "submission.py"
+        path.write_text(text)
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+        walls, cpus, inner, torch_seen = [], [], [], set()
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-m", "submitgen", "lint", str(path)], env=env,
+                           capture_output=True, check=True)
+            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
+            out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], env=env, capture_output=True,
+                                 text=True, check=True).stdout
+            spent, torch_loaded, _ = json.loads(out)
+            inner.append(spent)
+            torch_seen.add(torch_loaded)
+    lines = text.count("\n")
+    print(f"fresh process, {lines:,}-line file: 'python -m submitgen lint' wall median "
+          f"{statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}), cpu median "
+          f"{statistics.median(cpus):.2f} s; import + "
+          f"lint_file_report median {statistics.median(inner):.2f} s; torch imported: "
+          f"{sorted(torch_seen)}")
+
+
 def main() -> None:
+    fresh_process(thousand_lines())
     t0 = time.perf_counter()
-    lint_report("x = 1\n", problem="mxfp4-mm")  # imports the registry (and torch) once
-    print(f"first call (imports the problem registry and torch): {time.perf_counter() - t0:.2f} s; "
+    lint_report("x = 1\n", problem="mxfp4-mm")  # reads the problem registry once
+    print(f"first call (reads the problems' facts from source, no torch): "
+          f"{time.perf_counter() - t0:.2f} s; torch imported: {'torch' in sys.modules}; "
           f"load average {os.getloadavg()[0]:.1f}")
     timed("1 MB taint chain (x_i = x_(i+1) + 1, decoder last)", taint_chain())
     timed("1 MB of small functions", functions())

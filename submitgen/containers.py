@@ -27,6 +27,7 @@ from .pysource import (
     MAX_DECODED_SIZE,
     bounded,
     decode_blob,
+    decode_python,
     is_container,
     python_literals,
 )
@@ -292,10 +293,10 @@ def load_code_objects(
     if not is_py and is_container(data):
         return _from_bytes(data, path, arch, {})
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
+        text = decode_python(data, path).text  # as Python decodes it (PEP 263)
+    except ContainerError:
         if is_py:
-            raise ContainerError(f"{path}: not valid Python: the file is not UTF-8 text") from None
+            raise
         return _from_bytes(data, path, arch, {})  # raises "not an ELF ..."
     if not is_py:
         try:

@@ -49,6 +49,7 @@ from .kernelinfo import KernelInfo as Kernel
 from .kernelinfo import ObjectInfo as CodeObject
 from .launchtable import Launch, object_indices, read_launch_table, with_arg_names
 from .occupancy import required_block
+from .pysource import decode_python
 from .targets import MAX_WORKGROUP_SIZE
 from .textfmt import WIDTH
 
@@ -131,8 +132,8 @@ def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Sid
     indices = list(range(len(cos)))
     if loaded and loaded[0].container == "python":
         try:
-            text = read_input(source).decode("utf-8")
-        except (ContainerError, UnicodeDecodeError):
+            text = decode_python(read_input(source), str(source)).text
+        except ContainerError:
             text = ""
         blocks, table = plan_blocks(text), read_launch_table(text)
         prov = provenance.read(text)

@@ -15,6 +15,7 @@ from .containers import read_input
 from .errors import ContainerError
 from .launchtable import Launch, read_launch_table
 from .provenance import field_items, parse_lds
+from .pysource import decode_python
 
 MAX_SIDECAR_BYTES = 1 << 20
 
@@ -80,7 +81,7 @@ def submission_info(path: str | os.PathLike[str] | bytes, sha256: str) -> Submis
     from .lint import read_header
 
     try:
-        text = read_input(path).decode("utf-8", errors="replace")
+        text = decode_python(read_input(path), str(path)).text
     except ContainerError:
         return None
     header = read_header(text)

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 
 from .elf import ELF_MAGIC
 from .errors import ContainerError
+from .pycoding import PythonText, decode_python
+
+__all__ = ["PythonText", "decode_python"]  # re-exported: the .py readers decode with it
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 CCOB_MAGIC = b"CCOB"

@@ -84,3 +84,38 @@ def test_plain_strings_and_unknown_values_pass(tmp_path: Path):
     result = lint(sub)
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"{sub}: lint passed; estimated payload ")
+
+
+def test_header_after_a_docstring_passes_with_warnings(tmp_path: Path):
+    """popcorn-cli reads #!POPCORN from any comment line and sends the leaderboard itself."""
+    sub = tmp_path / "submission.py"
+    sub.write_text('"""MLA decode, torch only."""\nimport torch\n# notes\n'
+                   "#!POPCORN leaderboard amd-mixed-mla\n" + KERNEL)
+    result = lint(sub)
+    assert result.exit_code == 0, result.output
+    out = result.output.splitlines()
+    assert out[:2] == [
+        f"{sub}:4: warning: header: this directive is not in a comment block at the top of the file "
+        "(its first line is not a comment): popcorn-cli reads it and sends its value with the "
+        "request, but the server reads directives only from the first comment block (fix: move "
+        "'#!POPCORN leaderboard amd-mixed-mla' to the top of the file, before any code or blank line)",
+        f"{sub}:4: warning: header: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu "
+        "(fix: add '#!POPCORN gpu MI355X' after the leaderboard line, or pass --gpu MI355X to "
+        "popcorn-cli)"]
+    assert out[2].startswith(f"{sub}: lint passed; estimated payload ")
+    assert " chars for amd-mixed-mla " in out[2]
+    assert len(out) == 3
+
+
+def test_header_missing_names_the_files_own_leaderboard(tmp_path: Path):
+    sub = tmp_path / "submission.py"
+    sub.write_text("# !POPCORN leaderboard amd-moe-mxfp4\n#!POPCORN gpu MI355X\nimport torch\n" + KERNEL)
+    result = lint(sub)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"{sub}:1: header: '# !POPCORN leaderboard amd-moe-mxfp4' is not read as a directive: "
+        "popcorn-cli wants '#!POPCORN' (exactly, at the start of the line) as the first word (fix: "
+        "write it as '#!POPCORN leaderboard amd-moe-mxfp4')",
+        f"{sub}:1: header: no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it from a "
+        "comment line that starts with '#!POPCORN' (fix: add '#!POPCORN leaderboard amd-moe-mxfp4' as "
+        "the first line, or pass --problem)"]

@@ -10,6 +10,7 @@ from submitgen.errors import LintError
 from submitgen.lint import (
     LintFinding,
     lint_file,
+    lint_report,
     lint_text,
     read_header,
     render_findings,
@@ -25,6 +26,13 @@ SUBMISSIONS = Path(__file__).parent / "submissions"
 
 def lines(text: str, problem: str | None = None, path: str = "sub.py") -> list[str]:
     return render_findings(lint_text(text, path=path, problem=problem), path)
+
+
+def every_line(text: str, problem: str | None = None, path: str = "sub.py") -> list[str]:
+    """Failed rules and warnings, by line."""
+    report = lint_report(text, problem=problem)
+    found = sorted(report.errors + report.warnings, key=lambda f: f.line)
+    return render_findings(found, path)
 
 
 def test_clean_file_passes():
@@ -63,24 +71,69 @@ def test_unknown_leaderboard_is_refused():
 
 def test_header_duplicates_unknown_and_missing_value():
     text = ("#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpus MI355X\n#!POPCORN leaderboard amd-mixed-mla\n"
-            "#!POPCORN runner github\n#!POPCORN gpu\n" + BODY)
-    assert lines(text) == [
-        "sub.py:3: header: second 'leaderboard' directive (the first is on line 1); the server "
-        "rejects duplicates (fix: keep one of them)",
-        "sub.py:4: header: unknown directive 'runner'; the server knows 'leaderboard' and 'gpu' (or "
-        "'gpus') (fix: remove the line or correct the name)",
+            "#!POPCORN runner github\n#!POPCORN gpu\n#!POPCORN gpu MI355X\n" + BODY)
+    assert every_line(text) == [
+        "sub.py:3: header: second 'leaderboard' directive says 'amd-mixed-mla', the one on line 1 "
+        "'amd-mxfp4-mm': popcorn-cli takes the last one, the server refuses a leaderboard that differs "
+        "from its first comment block's (fix: keep one of them)",
+        "sub.py:4: warning: header: unknown directive 'runner': popcorn-cli and the server read only "
+        "'leaderboard' and 'gpu' (or 'gpus') and ignore it (fix: remove the line or correct the name)",
         "sub.py:5: header: directive '#!POPCORN gpu' has no value (fix: write '#!POPCORN leaderboard "
-        "<name>' or '#!POPCORN gpu MI355X')"]
+        "<name>' or '#!POPCORN gpu MI355X')",
+        "sub.py:6: warning: header: 'gpus' directive repeats line 2 (fix: keep one of them)"]
 
 
-def test_header_only_first_comment_block_counts():
-    text = "#!POPCORN leaderboard amd-mxfp4-mm\n\n#!POPCORN gpu MI355X\n" + BODY
-    assert read_header(text).gpus == ()
+def test_header_directives_on_any_comment_line_count():
+    """popcorn-cli reads directives from every comment line: after a docstring, an import or
+    another comment they count, with a warning that the server reads only the first block."""
+    text = '"""My kernel."""\nimport torch\n# tuned for MI355X\n#!POPCORN leaderboard amd-mixed-mla\n' \
+        + BODY[13:]
+    assert read_header(text).leaderboard == "amd-mixed-mla"
+    assert every_line(text) == [
+        "sub.py:4: warning: header: this directive is not in a comment block at the top of the file "
+        "(its first line is not a comment): popcorn-cli reads it and sends its value with the request, "
+        "but the server reads directives only from the first comment block (fix: move '#!POPCORN leaderboard "
+        "amd-mixed-mla' to the top of the file, before any code or blank line)",
+        "sub.py:4: warning: header: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu "
+        "(fix: add '#!POPCORN gpu MI355X' after the leaderboard line, or pass --gpu MI355X to "
+        "popcorn-cli)"]
+
+
+def test_header_near_miss_names_its_own_leaderboard():
+    text = "#!popcorn leaderboard amd-moe-mxfp4\n  #!POPCORN gpu MI355X\n" + BODY
+    assert every_line(text) == [
+        "sub.py:1: header: '#!popcorn leaderboard amd-moe-mxfp4' is not read as a directive: "
+        "popcorn-cli wants '#!POPCORN' (exactly, at the start of the line) as the first word (fix: "
+        "write it as '#!POPCORN leaderboard amd-moe-mxfp4')",
+        "sub.py:1: header: no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it from a "
+        "comment line that starts with '#!POPCORN' (fix: add '#!POPCORN leaderboard amd-moe-mxfp4' as "
+        "the first line, or pass --problem)",
+        "sub.py:1: warning: header: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu "
+        "(fix: add '#!POPCORN gpu <GPU>' after the leaderboard line, or pass --gpu <GPU> to "
+        "popcorn-cli)",
+        "sub.py:2: header: '#!POPCORN gpu MI355X' is not read as a directive: popcorn-cli wants "
+        "'#!POPCORN' (exactly, at the start of the line) as the first word (fix: write it as "
+        "'#!POPCORN gpu MI355X')"]
+
+
+def test_header_several_gpus_refused():
+    text = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpus MI355X MI300\n" + BODY
     assert lines(text) == [
-        "sub.py:1: header: no '#!POPCORN gpu <GPU>' directive in the first comment block (fix: add "
-        "'#!POPCORN gpu MI355X' after the leaderboard line)",
-        "sub.py:3: header: this directive is after the first comment block (which ends at line 1), "
-        "so the server ignores it (fix: move it to the top of the file, before any code or blank line)"]
+        "sub.py:2: header: GPU 'MI300' is not one this tool knows: leaderboard 'amd-mxfp4-mm' runs on "
+        "MI355X (fix: use MI355X)",
+        "sub.py:2: header: the gpu directive names 2 GPUs: popcorn-cli submits to one and refuses "
+        "several (fix: name one GPU)"]
+
+
+def test_header_after_a_blank_line_counts_with_a_warning():
+    text = "#!POPCORN leaderboard amd-mxfp4-mm\n\n#!POPCORN gpu MI355X\n" + BODY
+    assert read_header(text).gpus == ("MI355X",)
+    assert lines(text) == []
+    assert every_line(text) == [
+        "sub.py:3: warning: header: this directive is after the first comment block (which ends at "
+        "line 1): popcorn-cli reads it and sends its value with the request, but the server reads "
+        "directives only from the first comment block (fix: move '#!POPCORN gpu MI355X' to the top of "
+        "the file, before any code or blank line)"]
 
 
 def test_header_gpu_and_problem_agreement():
@@ -99,12 +152,14 @@ def test_header_gpu_and_problem_agreement():
 
 
 def test_no_header_without_problem():
-    assert lines(BODY) == [
-        "sub.py:1: header: no '#!POPCORN leaderboard <name>' directive in the first comment block "
-        "(fix: add '#!POPCORN leaderboard amd-mxfp4-mm' (or your leaderboard) as the first line, or "
-        "pass --problem)",
-        "sub.py:1: header: no '#!POPCORN gpu <GPU>' directive in the first comment block (fix: add "
-        "'#!POPCORN gpu MI355X' after the leaderboard line)"]
+    assert every_line(BODY) == [
+        "sub.py:1: header: no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it from a "
+        "comment line that starts with '#!POPCORN' (fix: add '#!POPCORN leaderboard <name>' (one of "
+        "amd-mxfp4-mm, amd-mixed-mla, amd-moe-mxfp4, amd-identity, amd-fp8-mm, amd-mixture-of-experts, "
+        "amd-mla-decode, amd-all2all, amd-gemm-rs, amd-ag-gemm) as the first line, or pass --problem)",
+        "sub.py:1: warning: header: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu "
+        "(fix: add '#!POPCORN gpu <GPU>' after the leaderboard line, or pass --gpu <GPU> to "
+        "popcorn-cli)"]
 
 
 def test_exec_of_decoded_data_flagged():

@@ -6,13 +6,23 @@ The file is read, never imported or run. Each finding is one line::
 
 Rules (their sources: docs/rules.md):
 
+``coding``
+    the file is decoded as Python decodes it (PEP 263: a UTF-8 BOM, then a coding line in the
+    first two lines, else UTF-8). A coding under which the code Python reads differs from what the
+    bytes show (utf-7, utf-16/32, EBCDIC, a multibyte codec that swallows ASCII bytes: decided by
+    :func:`submitgen.pycoding.decode_python`'s check) fails, as does one Python refuses; a file in
+    another coding that is not valid UTF-8 gets a warning (popcorn-cli reads UTF-8). ``test`` and
+    ``bench`` refuse to run a file whose coding hides code, even with ``--no-lint``.
 ``header``
-    ``#!POPCORN`` directives are read by the server only in the first comment block (lines that
-    start with ``#`` or ``//``; the first other line, a blank one included, ends it). Names must be
-    known (``leaderboard``, ``gpu``/``gpus``), each given once, with a value; the leaderboard must
-    be a known AMD leaderboard and the GPU one it runs on; the leaderboard must agree with
-    ``--problem``. Without ``--problem``, both directives are required. A directive after the
-    block, or a near miss (``# !POPCORN``, ``#!popcorn``), is reported because the server ignores it.
+    ``#!POPCORN`` directives as popcorn-cli reads them: from any line that starts with ``#`` or
+    ``//`` and whose first word is ``#!POPCORN`` or ``//!POPCORN`` (exact case), the last of each
+    kind winning; popcorn-cli sends the leaderboard with the request. Names must be known
+    (``leaderboard``, ``gpu``/``gpus``; another is a warning), with a value; the leaderboard must be
+    one lint knows and agree with ``--problem``, the GPU one it runs on, and only one. Without
+    ``--problem`` the leaderboard is required; a missing ``gpu`` is a warning (popcorn-cli's
+    ``--gpu`` supplies it). A directive outside the first comment block is a warning (the server
+    itself reads only that block), two that disagree an error, a near miss (``# !POPCORN``,
+    ``#!popcorn``, an indented one) an error since nothing reads it.
 ``banned-word``
     the word the server greps for (``s-t-r-e-a-m``, any case, anywhere: comments, strings, kernel
     names, base64 blobs). One finding per line that holds it. Also a word that no line spells but a
@@ -60,16 +70,20 @@ Warnings are reported but do not fail the lint.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import LintError
+from ..errors import ContainerError, LintError, SourceCodingError
 from ..payload import PayloadEstimate, estimate_payload
+from ..pycoding import decode_python
 from ..rules import PAYLOAD_LIMIT
 from .findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, WARNING, LintFinding
-from .flow import hidden_code_findings
+from .flow import hidden_code_findings, walk
 from .header import Header, check_header, known_gpus, known_leaderboards, read_header, resolve_leaderboard
 from .kernel import binds_custom_kernel, input_write_findings
 from .parse import Parsed, parse
@@ -92,6 +106,7 @@ __all__ = [
     "lint_report",
     "lint_text",
     "payload_summary",
+    "decode_submission",
     "read_header",
     "read_submission",
     "render_findings",
@@ -123,12 +138,28 @@ class LintReport:
         return tuple(f for f in self.errors if f.rule == rule)
 
 
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """The parse and the tree rules make millions of objects and hold every node of a 1 MB tree
+    (the fold also a stack of generators as deep as a chain of names): the cyclic collector would
+    scan them again and again, and a tree holds no cycles, so it waits until they are done (CPU
+    of bench_lint's 1 MB taint chain 8.7 s -> 5.7 s, 1 MB of functions 6.2 s -> 4.4 s)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]) -> list[LintFinding]:
     found = list(parsed.findings)
     if parsed.tree is None:
         return found
-    found += check_built_words(parsed.tree, flagged)
-    found += hidden_code_findings(parsed.tree)
+    nodes = walk(parsed.tree)
+    found += check_built_words(nodes, flagged)
+    found += hidden_code_findings(parsed.tree, nodes)
     if not binds_custom_kernel(parsed.tree.body):
         found.append(LintFinding(
             "custom-kernel", 1, "no module-level 'custom_kernel': the evaluator imports "
@@ -142,22 +173,20 @@ def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]
 def _clones_inputs(leaderboard: str | None) -> bool:
     from ..problems.registry import leaderboards
 
-    row = leaderboards().get(leaderboard) if leaderboard else None
-    if row is None or row.problem is None:
-        return True
-    from ..problems.registry import get_problem
-
-    return get_problem(row.problem).eval_clones_inputs
+    row = leaderboards(load=False).get(leaderboard) if leaderboard else None
+    return True if row is None else row.clones_inputs
 
 
-def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None = None) -> LintReport:
+def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None = None,
+                extra: tuple[LintFinding, ...] = ()) -> LintReport:
     """Check the submission ``text``: the failed rules and the warnings, each sorted by line, and the
     payload estimate. ``problem`` ("mxfp4-mm" or "amd-mxfp4-mm") is what the user passes as
     --problem; an unknown name raises LintError. ``size_bytes`` is the file's size when it is known
-    (lint_file); otherwise the UTF-8 length of ``text``."""
+    (lint_file); otherwise the UTF-8 length of ``text``. ``extra``: findings made before the text
+    existed (the file's ``coding``, :func:`decode_submission`)."""
     canon = resolve_leaderboard(problem) if problem is not None else None
     lines = text.splitlines()
-    found = check_header(lines, canon)
+    found = list(extra) + check_header(lines, canon)
     found += check_banned_word(lines)
     size = len(text.encode("utf-8", "surrogateescape")) if size_bytes is None else size_bytes
     if size > SIZE_LIMIT:
@@ -176,7 +205,9 @@ def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None
             "kernels or sources"))
     found += check_hsa_queue(lines)
     flagged = {rule: {f.line for f in found if f.rule == rule} for rule in ("banned-word", "hsa-queue")}
-    found += _check_ast(parse(text), _clones_inputs(target), flagged)
+    with _no_cyclic_gc():
+        parsed = parse(text)
+        found += _check_ast(parsed, _clones_inputs(target), flagged)
     order = {r: i for i, r in enumerate(RULES)}
     found.sort(key=lambda f: (f.line, order.get(f.rule, 99)))
     return LintReport(tuple(f for f in found if f.severity != WARNING),
@@ -191,9 +222,9 @@ def lint_text(text: str, *, path: str = "<text>", problem: str | None = None,
     return list(lint_report(text, problem=problem, size_bytes=size_bytes).errors)
 
 
-def read_submission(path: str | Path) -> tuple[str, int]:
-    """(text, size in bytes) of a submission file; LintError when it cannot be read, is not a regular
-    file (a FIFO or a device would block or never end) or is larger than READ_LIMIT."""
+def _read_bytes(path: str | Path) -> bytes:
+    """The bytes of a submission file; LintError when it cannot be read, is not a regular file (a
+    FIFO or a device would block or never end) or is larger than READ_LIMIT."""
     p = Path(path)
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -207,22 +238,73 @@ def read_submission(path: str | Path) -> tuple[str, int]:
             raise LintError(f"cannot read submission {str(p)!r}: it is {info.st_size:,} bytes, more than "
                             f"the {READ_LIMIT:,} lint reads (the limit for a submission is {SIZE_LIMIT:,})")
         try:
-            raw = f.read(READ_LIMIT + 1)
+            return f.read(READ_LIMIT + 1)
         except OSError as e:
             raise LintError(f"cannot read submission {str(p)!r}: {e.strerror or e}") from None
-    return raw.decode("utf-8", "surrogateescape"), len(raw)
+
+
+_CODING_FIX = "save the file as UTF-8 and remove the coding line"
+
+
+def decode_submission(raw: bytes) -> tuple[str, tuple[LintFinding, ...]]:
+    """The text Python reads from ``raw`` (PEP 263: BOM, coding line, UTF-8) and the ``coding``
+    findings: an error for a coding that hides code from a reader (:func:`decode_python`) or that
+    Python refuses, a warning for a file that popcorn-cli, which reads UTF-8, cannot send. Where
+    Python's decoding hides code, the text is the bytes as a reader sees them (latin-1); where it
+    fails, the bytes read as UTF-8 (undecodable bytes kept as surrogates), so that the other rules
+    still run."""
+    fallback = raw.decode("utf-8", "surrogateescape")
+    try:
+        source = decode_python(raw, "")
+    except SourceCodingError as e:  # the other rules read the bytes as a reader sees them
+        return raw.decode("latin-1"), (LintFinding("coding", e.line, e.detail, _CODING_FIX),)
+    except ContainerError as e:
+        detail = str(e).removeprefix(": ")
+        if detail.startswith("not valid Python: byte"):
+            return fallback, ()  # bytes invalid in the coding: the syntax rule reports the file
+        why = detail.removeprefix("not valid Python: ")
+        return fallback, (LintFinding("coding", 1, f"Python refuses the file's coding ({why})", _CODING_FIX),)
+    found: tuple[LintFinding, ...] = ()
+    if source.encoding == "utf-8-sig" and source.text.startswith(("#!POPCORN", "//!POPCORN")):
+        found = (LintFinding(
+            "header", 1, "the file starts with a UTF-8 BOM: Python skips it, but popcorn-cli and the "
+            "server read the first line as the BOM and then '#!POPCORN ...', not as a directive",
+            "save the file without the BOM (or pass --leaderboard and --gpu to popcorn-cli)", WARNING),)
+    if source.encoding not in ("utf-8", "utf-8-sig"):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            found = (LintFinding(
+                "coding", raw.count(b"\n", 0, e.start) + 1, f"the file is {source.encoding} (line "
+                f"{source.coding_line}) and not valid UTF-8 (byte 0x{raw[e.start]:02x} here): Python reads "
+                "it, but popcorn-cli reads a submission as UTF-8 and refuses it", _CODING_FIX, WARNING),)
+    return source.text, found
+
+
+def read_submission(path: str | Path) -> tuple[str, int]:
+    """(text, size in bytes) of a submission file, decoded as Python decodes it; LintError when it
+    cannot be read, is not a regular file, is larger than READ_LIMIT, or declares a coding that
+    hides code from a reader (``test`` and ``bench`` never run such a file)."""
+    raw = _read_bytes(path)
+    try:
+        decode_python(raw, "")
+    except SourceCodingError as e:
+        raise LintError(f"cannot read submission {str(path)!r}: {e.detail}") from None
+    except ContainerError:
+        pass  # Python refuses the file: the syntax or coding rule says so
+    return decode_submission(raw)[0], len(raw)
 
 
 def lint_file_report(path: str | Path, *, problem: str | None = None) -> LintReport:
-    """lint_report of the file at ``path`` (read, never imported)."""
-    text, size = read_submission(path)
-    return lint_report(text, problem=problem, size_bytes=size)
+    """lint_report of the file at ``path`` (read, never imported), its ``coding`` findings included."""
+    raw = _read_bytes(path)
+    text, coding = decode_submission(raw)
+    return lint_report(text, problem=problem, size_bytes=len(raw), extra=coding)
 
 
 def lint_file(path: str | Path, *, problem: str | None = None) -> list[LintFinding]:
     """lint_text of the file at ``path`` (read, never imported)."""
-    text, size = read_submission(path)
-    return lint_text(text, path=str(path), problem=problem, size_bytes=size)
+    return list(lint_file_report(path, problem=problem).errors)
 
 
 def render_findings(findings: list[LintFinding] | tuple[LintFinding, ...], path: str) -> list[str]:

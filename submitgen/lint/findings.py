@@ -8,7 +8,7 @@ from ..rules import BANNED_WORD, SIZE_LIMIT
 
 __all__ = ["BANNED_WORD", "ERROR", "RULES", "SIZE_LIMIT", "WARNING", "LintFinding"]
 
-RULES = ("header", "banned-word", "size", "payload", "syntax", "exec-decoded", "exec-dynamic",
+RULES = ("coding", "header", "banned-word", "size", "payload", "syntax", "exec-decoded", "exec-dynamic",
          "import-dynamic", "custom-kernel", "hsa-queue", "nesting", "input-write")
 
 ERROR = "error"

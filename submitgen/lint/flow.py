@@ -258,8 +258,9 @@ def _loader_finding(node: ast.Call, taint: Taint) -> LintFinding | None:
     return None
 
 
-def hidden_code_findings(tree: ast.Module) -> list[LintFinding]:
-    nodes = walk(tree)
+def hidden_code_findings(tree: ast.Module, nodes: list[ast.AST] | None = None) -> list[LintFinding]:
+    """``nodes``: :func:`walk` of ``tree`` when the caller has it already."""
+    nodes = walk(tree) if nodes is None else nodes
     taint, sinks = Taint(nodes, returns_by_function(tree)), Sinks(nodes)
     found: list[LintFinding] = []
     for node in nodes:

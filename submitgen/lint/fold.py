@@ -52,17 +52,24 @@ _BUILTINS = frozenset({"chr", "str", "bytes", "bytearray", "reversed", "map", "r
 _TEXT_CODECS = frozenset({"utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8859-1"})
 
 Env = tuple[tuple[str, Any], ...]
+_BINDERS = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg, ast.alias,
+                      ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar,
+                      ast.MatchMapping, ast.Assign, ast.AnnAssign})
+_CANDIDATES = frozenset({ast.Constant, ast.BinOp, ast.Call, ast.JoinedStr, ast.Subscript})
 
 
-def _bindings(tree: ast.Module) -> tuple[dict[str, ast.expr], set[str]]:
+def _bindings(nodes: list[ast.AST]) -> tuple[dict[str, ast.expr], set[str]]:
     """(name -> its value, for names bound exactly once, by ``name = value``; every name bound)."""
     count: dict[str, int] = {}
     value: dict[str, ast.expr] = {}
+    star = False
 
     def bound(name: str, n: int = 1) -> None:
         count[name] = count.get(name, 0) + n
 
-    for node in ast.walk(tree):
+    for node in nodes:
+        if type(node) not in _BINDERS:
+            continue
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bound(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -70,7 +77,8 @@ def _bindings(tree: ast.Module) -> tuple[dict[str, ast.expr], set[str]]:
         elif isinstance(node, ast.arg):
             bound(node.arg)
         elif isinstance(node, ast.alias):
-            bound(node.asname or node.name.split(".")[0], 1 if node.name != "*" else 2)
+            star = star or node.name == "*"
+            bound(node.asname or node.name.split(".")[0])
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             for name in node.names:
                 bound(name, 2)
@@ -82,7 +90,7 @@ def _bindings(tree: ast.Module) -> tuple[dict[str, ast.expr], set[str]]:
             value[node.targets[0].id] = node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
             value[node.target.id] = node.value
-    if any(isinstance(n, ast.alias) and n.name == "*" for n in ast.walk(tree)):
+    if star:
         return {}, set(count) | _BUILTINS  # a star import may bind anything
     return {k: v for k, v in value.items() if count.get(k) == 1}, set(count)
 
@@ -145,8 +153,9 @@ def _percent(fmt: str, args: Any) -> Any:
 class Folder:
     """Folds the constant expressions of one module; values are memoized per node."""
 
-    def __init__(self, tree: ast.Module, budget: int = FOLD_BUDGET) -> None:
-        self.assigned, bound = _bindings(tree)
+    def __init__(self, nodes: list[ast.AST], budget: int = FOLD_BUDGET) -> None:
+        """``nodes``: every node of the module (:func:`submitgen.lint.flow.walk`)."""
+        self.assigned, bound = _bindings(nodes)
         self.builtins = _BUILTINS - bound
         self.budget = budget
         self.exhausted = False
@@ -154,6 +163,8 @@ class Folder:
 
     def text(self, node: ast.AST) -> str | None:
         """The str (or bytes, as latin-1) ``node`` folds to, None when it is not a constant."""
+        if type(node) is ast.Constant:  # no folding to do
+            return _text(node.value)  # type: ignore[attr-defined]
         v = self.value(node)
         return None if v is _NO else _text(v)
 
@@ -462,19 +473,18 @@ def _method(base: str | bytes, name: str, args: list[Any]) -> Any:
     return _NO
 
 
-def candidates(tree: ast.Module) -> Iterator[ast.expr]:
-    """The expressions worth folding, outermost first: string constants, operators, calls,
-    f-strings and subscripts, but not the inner links of a ``+`` chain (folding those one by one
-    would make the chain's strings again and again)."""
+def candidates(nodes: list[ast.AST]) -> Iterator[ast.expr]:
+    """The expressions worth folding among ``nodes`` (parents before children): string
+    constants, operators, calls, f-strings and subscripts, but not the inner links of a ``+``
+    chain (folding those one by one would make the chain's strings again and again)."""
     inner: set[int] = set()
-    todo: list[ast.AST] = [tree]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            for side in (node.left, node.right):
+    for node in nodes:
+        kind = type(node)
+        if kind not in _CANDIDATES:
+            continue
+        if kind is ast.BinOp and isinstance(node.op, ast.Add):  # type: ignore[attr-defined]
+            for side in (node.left, node.right):  # type: ignore[attr-defined]
                 if isinstance(side, ast.BinOp) and isinstance(side.op, ast.Add):
                     inner.add(id(side))
-        if isinstance(node, (ast.Constant, ast.BinOp, ast.Call, ast.JoinedStr, ast.Subscript)) \
-                and id(node) not in inner:
+        if id(node) not in inner:
             yield node  # type: ignore[misc]
-        todo.extend(reversed(list(ast.iter_child_nodes(node))))

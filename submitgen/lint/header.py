@@ -1,5 +1,6 @@
-"""The ``header`` rule: the ``#!POPCORN`` directives as the server reads them, and the leaderboards
-and GPUs the registry knows."""
+"""The ``header`` rule: the ``#!POPCORN`` directives as popcorn-cli reads them (gpu-mode/popcorn-cli
+``src/utils/mod.rs``, ``get_popcorn_directives``), warnings where the server's own reading (the
+first comment block only) differs, and the leaderboards and GPUs the registry knows."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ from dataclasses import dataclass
 
 from ..errors import LintError
 from ..payload import canonical_leaderboard
-from .findings import LintFinding
+from .findings import WARNING, LintFinding
 
 
 def known_leaderboards() -> dict[str, tuple[str, ...]]:
     """Every leaderboard the registry knows -> the GPUs it runs on (problems first)."""
     from ..problems.registry import leaderboards
 
-    return {name: row.gpus for name, row in leaderboards().items()}
+    return {name: row.gpus for name, row in leaderboards(load=False).items()}
 
 
 def known_gpus() -> tuple[str, ...]:
@@ -23,10 +24,15 @@ def known_gpus() -> tuple[str, ...]:
 
 _DIRECTIVE_PREFIXES = ("#!POPCORN", "//!POPCORN")
 _DIRECTIVE_NAMES = ("leaderboard", "gpus")  # "gpu" is read as "gpus"
+_NEAR_MISSES = ("#!POPCORN", "//!POPCORN", "# !POPCORN", "// !POPCORN")
+
 
 @dataclass(frozen=True)
 class Header:
-    """The directives the server reads from the first comment block."""
+    """The directives as popcorn-cli reads them: from every line that starts with ``#`` or ``//``
+    whose first word is ``#!POPCORN`` or ``//!POPCORN`` (exact case; the directive's name in any
+    case), the last of each kind winning. ``block_end`` is the number of lines of the first
+    comment block, the only lines the server itself reads directives from."""
 
     leaderboard: str | None
     gpus: tuple[str, ...]
@@ -44,21 +50,37 @@ def resolve_leaderboard(name: str) -> str:
     return canon
 
 
+def _block_end(lines: list[str]) -> int:
+    for no, line in enumerate(lines, 1):
+        if not line.startswith(("#", "//")):
+            return no - 1
+    return len(lines)
+
+
+def _near_miss(line: str) -> bool:
+    """A line meant as a directive that popcorn-cli does not read as one (``# !POPCORN``,
+    ``#!popcorn``, an indented ``#!POPCORN``)."""
+    if line.startswith(("#", "//")):
+        words = line.split()
+        return bool(words) and words[0] not in _DIRECTIVE_PREFIXES and "!POPCORN" in line.upper()
+    return line.lstrip().upper().startswith(_NEAR_MISSES)
+
+
 def _parse_header(lines: list[str]) -> tuple[Header, list[LintFinding]]:
     found: list[LintFinding] = []
     values: dict[str, tuple[int, list[str]]] = {}
-    block_end = len(lines)
+    block_end = _block_end(lines)
     for no, line in enumerate(lines, 1):
+        if _near_miss(line):
+            found.append(LintFinding(
+                "header", no, f"{line.strip()!r} is not read as a directive: popcorn-cli wants "
+                "'#!POPCORN' (exactly, at the start of the line) as the first word",
+                f"write it as {_respelled(line)!r}"))
+            continue
         if not line.startswith(("#", "//")):
-            block_end = no - 1
-            break
+            continue
         words = line.split()
         if not words or words[0] not in _DIRECTIVE_PREFIXES:
-            if "!POPCORN" in line.upper():
-                found.append(LintFinding(
-                    "header", no, f"{line.strip()!r} is not read as a directive: the server wants "
-                    "'#!POPCORN' (exactly, at the start of the line) as the first word",
-                    "write it as '#!POPCORN <name> <value>'"))
             continue
         if len(words) < 3:
             found.append(LintFinding("header", no, f"directive {line.strip()!r} has no value",
@@ -67,25 +89,29 @@ def _parse_header(lines: list[str]) -> tuple[Header, list[LintFinding]]:
         name = words[1].lower()
         name = "gpus" if name == "gpu" else name
         if name not in _DIRECTIVE_NAMES:
-            found.append(LintFinding("header", no, f"unknown directive {words[1]!r}; the server "
-                                     "knows 'leaderboard' and 'gpu' (or 'gpus')",
-                                     "remove the line or correct the name"))
+            found.append(LintFinding("header", no, f"unknown directive {words[1]!r}: popcorn-cli and the "
+                                     "server read only 'leaderboard' and 'gpu' (or 'gpus') and ignore it",
+                                     "remove the line or correct the name", WARNING))
             continue
         if name in values:
-            found.append(LintFinding("header", no, f"second {name!r} directive (the first is on line "
-                                     f"{values[name][0]}); the server rejects duplicates",
-                                     "keep one of them"))
-            continue
-        values[name] = (no, words[2:])
-
-    # directives the server never reads
-    for no in range(block_end + 1, len(lines) + 1):
-        text = lines[no - 1].lstrip()
-        if text.upper().startswith(("#!POPCORN", "//!POPCORN", "# !POPCORN")):
+            first, before = values[name]
+            if before != words[2:]:
+                found.append(LintFinding(
+                    "header", no, f"second {name!r} directive says {' '.join(words[2:])!r}, the one on "
+                    f"line {first} {' '.join(before)!r}: popcorn-cli takes the last one, the server "
+                    "refuses a leaderboard that differs from its first comment block's",
+                    "keep one of them"))
+            else:
+                found.append(LintFinding("header", no, f"{name!r} directive repeats line {first}",
+                                         "keep one of them", WARNING))
+        if no > block_end:
             found.append(LintFinding(
-                "header", no, "this directive is after the first comment block (which ends at "
-                f"line {block_end}), so the server ignores it",
-                "move it to the top of the file, before any code or blank line"))
+                "header", no, f"this directive is {_after(block_end)}: popcorn-cli reads it and sends "
+                "its value with the request, but the server reads directives only from the first "
+                "comment block",
+                f"move {' '.join(words)!r} to the top of the file, before any code or blank line",
+                WARNING))
+        values[name] = (no, words[2:])
 
     lb = values.get("leaderboard")
     gp = values.get("gpus")
@@ -97,6 +123,19 @@ def _parse_header(lines: list[str]) -> tuple[Header, list[LintFinding]]:
         block_end=block_end,
     )
     return header, found
+
+
+def _after(block_end: int) -> str:
+    if block_end == 0:
+        return "not in a comment block at the top of the file (its first line is not a comment)"
+    return f"after the first comment block (which ends at line {block_end})"
+
+
+def _respelled(line: str) -> str:
+    """A near miss as popcorn-cli would read it: '#!POPCORN leaderboard amd-mixed-mla'."""
+    words = line.replace("!", " ! ", 1).split()
+    rest = [w for w in words[1:] if w.upper() not in ("!", "POPCORN", "!POPCORN")]
+    return " ".join(["#!POPCORN", *rest]) if rest else "#!POPCORN <name> <value>"
 
 
 def read_header(text: str) -> Header:
@@ -118,6 +157,17 @@ def _check_gpus(header: Header, target: str | None, known: dict[str, tuple[str, 
     return found
 
 
+def _leaderboard_fix(lines: list[str], known: dict[str, tuple[str, ...]]) -> str:
+    """'#!POPCORN leaderboard NAME' for the fix text: the leaderboard a near miss names, when one
+    does (the file's own), else a placeholder and the known names."""
+    for line in lines:
+        if _near_miss(line):
+            words = _respelled(line).split()
+            if len(words) >= 3 and words[1].lower() == "leaderboard":
+                return f"'#!POPCORN leaderboard {words[2]}'"
+    return f"'#!POPCORN leaderboard <name>' (one of {', '.join(known)})"
+
+
 def check_header(lines: list[str], problem: str | None) -> list[LintFinding]:
     header, found = _parse_header(lines)
     known = known_leaderboards()
@@ -134,15 +184,20 @@ def check_header(lines: list[str], problem: str | None) -> list[LintFinding]:
                 f"change the header to '#!POPCORN leaderboard {problem}' or drop --problem"))
     elif problem is None:
         found.append(LintFinding(
-            "header", 1, "no '#!POPCORN leaderboard <name>' directive in the first comment block",
-            "add '#!POPCORN leaderboard amd-mxfp4-mm' (or your leaderboard) as the first line, "
-            "or pass --problem"))
-    found += _check_gpus(header, lb if lb in known else problem, known)
+            "header", 1, "no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it from a "
+            "comment line that starts with '#!POPCORN'",
+            f"add {_leaderboard_fix(lines, known)} as the first line, or pass --problem"))
+    board = lb if lb in known else problem
+    found += _check_gpus(header, board, known)
+    if len(header.gpus) > 1:
+        found.append(LintFinding(
+            "header", header.gpus_line or 1, f"the gpu directive names {len(header.gpus)} GPUs: "
+            "popcorn-cli submits to one and refuses several", "name one GPU"))
     if header.gpus_line is None and problem is None:
-        gpu = known[lb][0] if lb in known else "MI355X"
+        gpu = known[board][0] if board else "<GPU>"
         found.append(LintFinding(
             "header", header.leaderboard_line or 1,
-            "no '#!POPCORN gpu <GPU>' directive in the first comment block",
-            f"add '#!POPCORN gpu {gpu}' after the leaderboard line"))
+            "no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu",
+            f"add '#!POPCORN gpu {gpu}' after the leaderboard line, or pass --gpu {gpu} to "
+            "popcorn-cli", WARNING))
     return found
-

@@ -53,14 +53,15 @@ _BUILT = "built from constant pieces (chr(), concatenation, join, formatting, ..
 _HSA_RE = re.compile("hsa_queue_create", re.IGNORECASE)
 
 
-def check_built_words(tree: ast.Module, flagged: dict[str, set[int]]) -> list[LintFinding]:
+def check_built_words(nodes: list[ast.AST], flagged: dict[str, set[int]]) -> list[LintFinding]:
     """``banned-word`` and ``hsa-queue`` for words that no line spells but that a constant
     expression builds (``chr(83) + ...``, ``'...'[::-1]``, ``''.join(map(chr, ...))``): one
-    finding per line, none on a line the text rules already flagged. ``flagged``: rule -> lines."""
-    folder = Folder(tree)
+    finding per line, none on a line the text rules already flagged. ``nodes``: the module's
+    nodes, parents first (:func:`submitgen.lint.flow.walk`); ``flagged``: rule -> lines."""
+    folder = Folder(nodes)
     seen = {rule: set(lines) for rule, lines in flagged.items()}
     found: list[LintFinding] = []
-    for node in candidates(tree):
+    for node in candidates(nodes):
         text = folder.text(node)
         if folder.exhausted:
             found.append(LintFinding(

@@ -18,6 +18,7 @@ import importlib
 import pkgutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from submitgen.errors import ProblemError
 from submitgen.problems.plugins import (
@@ -28,7 +29,9 @@ from submitgen.problems.plugins import (
     entry_points,
     load_spec,
 )
-from submitgen.problems.spec import ProblemSpec
+
+if TYPE_CHECKING:  # the spec module imports torch: loaded only where a spec is made or checked
+    from submitgen.problems.spec import ProblemSpec
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Leaderboard:
     gpus: tuple[str, ...]
     payload_baseline: int | None = None
     problem: str | None = None
+    clones_inputs: bool = True  # the problem's eval_clones_inputs (True without a problem)
 
 
 ROUND_ORDER: tuple[str, ...] = ("amd-mxfp4-mm", "amd-mixed-mla", "amd-moe-mxfp4")
@@ -71,6 +75,7 @@ def _discover() -> None:
     if not _discovered:
         _discovered = True
         import submitgen.problems as package
+        from submitgen.problems.spec import ProblemSpec
 
         for info in pkgutil.iter_modules(package.__path__):
             if info.ispkg or info.name.startswith("_"):
@@ -86,6 +91,8 @@ def _discover_plugins() -> None:
     if _plugins_discovered:
         return
     _plugins_discovered = True
+    from submitgen.problems.spec import ProblemSpec
+
     for ep in entry_points():
         dist = distribution_label(ep)
         try:
@@ -141,6 +148,8 @@ def origin(name: str) -> Origin:
 def register(spec: ProblemSpec) -> ProblemSpec:
     """Add ``spec`` to the registry (again with the same spec: no change). A second, different spec
     under a taken name or leaderboard is refused."""
+    from submitgen.problems.spec import ProblemSpec
+
     if not isinstance(spec, ProblemSpec):
         raise ProblemError(f"register() takes a ProblemSpec, got {type(spec).__name__}")
     for other in _registered.values():
@@ -174,6 +183,8 @@ def load(module: str, name: str, root: str | None = None) -> ProblemSpec:
     """Import ``module`` (from ``root`` when it is not importable as is), register the ``PROBLEM``
     it binds, and return the problem ``name``: how a worker process finds a problem."""
     import sys
+
+    from submitgen.problems.spec import ProblemSpec
 
     if root and root not in sys.path:
         sys.path.append(root)
@@ -209,14 +220,35 @@ def get_problem(name: str) -> ProblemSpec:
     raise ProblemError(f"unknown problem {name!r}: known problems are {known}")
 
 
-def leaderboards() -> dict[str, Leaderboard]:
-    """Every leaderboard lint knows, by name, in listing order: the problems', then the others."""
-    out = {
-        p.leaderboard: Leaderboard(p.leaderboard, (p.gpu,), p.payload_baseline, p.name) for p in problems()
-    }
+def leaderboards(*, load: bool = True) -> dict[str, Leaderboard]:
+    """Every leaderboard lint knows, by name, in listing order: the problems', then the others.
+    ``load=False`` imports no problem module that is not imported yet (they import torch): the
+    shipped problems' rows are read from their source (:mod:`submitgen.problems.facts`), with the
+    same values; where that reading fails, the modules are imported after all."""
+    out = {row.name: row for row in _problem_rows(load)}
     for row in OTHER_LEADERBOARDS:
         out.setdefault(row.name, row)
     return out
+
+
+def _row(p) -> Leaderboard:
+    return Leaderboard(p.leaderboard, (p.gpu,), p.payload_baseline, p.name, p.eval_clones_inputs)
+
+
+def _problem_rows(load: bool) -> list[Leaderboard]:
+    if load or _discovered:
+        return [_row(p) for p in problems()]
+    from submitgen.problems.facts import static_problems
+
+    static = static_problems()
+    if static is None:
+        return [_row(p) for p in problems()]
+    known = list(_registered.values())
+    modules = {p.module for p in known}
+    known += [f for f in static if f.module not in modules]
+    order = {lb: i for i, lb in enumerate(ROUND_ORDER)}
+    ranked = sorted(enumerate(known), key=lambda ip: (order.get(ip[1].leaderboard, len(order)), ip[0]))
+    return [_row(p) for _, p in ranked]
 
 
 def known_gpus() -> tuple[str, ...]:
@@ -225,18 +257,19 @@ def known_gpus() -> tuple[str, ...]:
 
 def default_payload_baseline() -> int:
     """The largest measured baseline: the safe guess for a file of no known problem."""
-    return max(lb.payload_baseline for lb in leaderboards().values() if lb.payload_baseline is not None)
+    rows = leaderboards(load=False).values()
+    return max(lb.payload_baseline for lb in rows if lb.payload_baseline is not None)
 
 
 def payload_baseline(leaderboard: str | None) -> int:
     """The measured baseline of ``leaderboard``, or :func:`default_payload_baseline`."""
-    row = leaderboards().get(leaderboard) if leaderboard else None
+    row = leaderboards(load=False).get(leaderboard) if leaderboard else None
     if row is None or row.payload_baseline is None:
         return default_payload_baseline()
     return row.payload_baseline
 
 
-class _ProblemsView(Mapping[str, ProblemSpec]):
+class _ProblemsView(Mapping[str, "ProblemSpec"]):
     """A live, read-only ``name -> ProblemSpec`` view of the registry."""
 
     def __getitem__(self, name: str) -> ProblemSpec:
