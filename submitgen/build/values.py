@@ -94,6 +94,7 @@ class Checked:
     plan: PlanCheck
     aql: tuple[AqlLayout, ...]
     kernels: tuple[KernelSummary, ...]
+    warnings: tuple[str, ...] = ()  # the objects' warning findings
 
 
 @dataclass(frozen=True)

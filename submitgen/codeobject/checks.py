@@ -47,7 +47,9 @@ def object_findings(header: ElfHeader, metadata: Metadata) -> list[Finding]:
         out.append(Finding("warning", "metadata-version", f"amdhsa.version is {list(metadata.version)}, "
                                                           "expected major 1"))
     if metadata.target is not None and note_target(metadata.target) != note_target(header.target_id):
-        out.append(Finding("warning", "target-mismatch",
+        # another processor is code for another ISA; other features only a different build of it
+        other = note_target(metadata.target)[0] != header.processor
+        out.append(Finding("error" if other else "warning", "target-mismatch",
                            f"amdhsa.target is {metadata.target!r}, e_flags say {header.target_id!r}"))
     if header.processor.startswith("unknown"):
         out.append(Finding("warning", "unknown-processor",
@@ -59,15 +61,20 @@ def object_findings(header: ElfHeader, metadata: Metadata) -> list[Finding]:
 
 
 def kernel_findings(meta: KernelMeta, kd: KernelDescriptor | None, header: ElfHeader,
-                    func: tuple[int, int] | None) -> list[Finding]:
-    """Descriptor/metadata cross-checks and resource warnings for one kernel."""
+                    func: tuple[int, int] | None, others: frozenset[str] = frozenset()) -> list[Finding]:
+    """Descriptor/metadata cross-checks and resource warnings for one kernel (``others``: the
+    names of the object's kernels)."""
     out: list[Finding] = []
 
     def add(sev: str, code: str, msg: str) -> None:
         out.append(Finding(sev, code, msg, meta.name))
 
     if meta.symbol != meta.name + ".kd":
-        add("warning", "symbol-name", f".symbol is {meta.symbol!r}, expected {meta.name + '.kd'!r}")
+        target = meta.symbol.removesuffix(".kd")
+        stolen = target != meta.name and target in others  # launching it would run that kernel's code
+        add("error" if stolen else "warning", "symbol-name",
+            f".symbol is {meta.symbol!r}, expected {meta.name + '.kd'!r}"
+            + (f": the descriptor of kernel {target!r}" if stolen else ""))
     if kd is not None:
         _descriptor_vs_metadata(meta, kd, header, add)
         _descriptor_fields(kd, header, add)
