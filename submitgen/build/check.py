@@ -19,7 +19,7 @@ def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
     """Every object is for ``arch`` and has no error finding; the first one's target ID."""
     for obj in objects:
         co = obj.code_object
-        if co.processor != arch:
+        if arch not in (co.processor, getattr(co.header, "family", co.processor)):  # sm_90a runs on sm_90
             raise ValidationError(f"{obj.source}: code object is for {co.processor}, the build is for {arch}")
         errors = [f for f in co.findings if f.severity == "error"]
         if errors:

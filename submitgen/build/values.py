@@ -71,7 +71,7 @@ class KernelSummary:
     name: str
     vgprs: int
     agprs: int | None  # None: the metadata does not say
-    sgprs: int
+    sgprs: int | None  # None: the target has no SGPRs (CUDA)
     spills: int | None
     static_lds: int
     scratch: int
