@@ -22,6 +22,10 @@ EXPLICIT_VALUE_KINDS = frozenset(
 )
 
 Add = Callable[[str, str, str], None]
+# The largest kernarg segment accepted. AMD documents no hardware limit (the segment is memory the
+# runtime fills); this is CUDA's long-standing 4 KiB limit on a kernel's parameters, which
+# portable HIP code keeps to. The aiter corpus's largest is 704 bytes (docs/readers.md, "Bounds").
+MAX_KERNARG_SEGMENT_SIZE = 4096
 
 
 def note_target(target: str) -> tuple[str, frozenset[str]]:
@@ -96,6 +100,10 @@ def _descriptor_vs_metadata(meta: KernelMeta, kd: KernelDescriptor, header: ElfH
                 "descriptor-mismatch",
                 f"{field_name}: metadata says {mv}, kernel descriptor says {kd_val}",
             )
+    if kd.kernarg_size > MAX_KERNARG_SEGMENT_SIZE:
+        add("error", "kernarg-over-limit",
+            f"descriptor kernarg_size is {kd.kernarg_size} bytes, expected at most "
+            f"{MAX_KERNARG_SEGMENT_SIZE}")
     granule = vgpr_encoding_granule(header.processor, wave32=kd.wave32)
     need = -(-meta.vgpr_count // granule) * granule
     if kd.vgpr_alloc < need:
@@ -184,6 +192,9 @@ def _registers_and_align(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
     if header.processor.startswith("gfx9") and meta.sgpr_count > targets.MAX_SGPRS_PER_WAVE_GFX9:
         add("error", "sgpr-over-limit", f".sgpr_count is {meta.sgpr_count}, expected at most "
                                         f"{targets.MAX_SGPRS_PER_WAVE_GFX9} on {header.processor}")
+    if meta.kernarg_segment_size > MAX_KERNARG_SEGMENT_SIZE:
+        add("error", "kernarg-over-limit", f".kernarg_segment_size is {meta.kernarg_segment_size} bytes, "
+                                           f"expected at most {MAX_KERNARG_SEGMENT_SIZE}")
     align = meta.kernarg_segment_align
     if align == 0 or align & (align - 1):
         add("error", "kernarg-align", f".kernarg_segment_align is {align}, expected a power of two")
