@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import elf, targets
+from . import elf, rules, targets
 from .codeobject import EM_AMDGPU, parse_header, read_code_object
 from .cubin import EM_CUDA, parse_cubin_header, read_cubin
 from .embed import split_joined
@@ -33,8 +33,9 @@ from .pysource import (
 
 ELF_MAGIC = elf.ELF_MAGIC
 MAX_FILE_SIZE = 256 * 1024 * 1024
-# A .py is a leaderboard submission, capped at 1 MB (rules.py); inspect reads one up to 4x that.
-MAX_PY_FILE_SIZE = 4 * 1024 * 1024
+# A .py is a leaderboard submission, capped at 1 MB (rules.py); inspect reads one up to 4x that,
+# as lint does (lint.READ_LIMIT).
+MAX_PY_FILE_SIZE = 4 * rules.SIZE_LIMIT
 # All blobs of one .py together: a 1 MB file holds at most ~750 KB of base64 payload, which real
 # code objects (lzma, zlib: 3-6x) decode to a few MB; each blob alone is bounded by pysource.
 MAX_TOTAL_DECODED = 64 * 1024 * 1024

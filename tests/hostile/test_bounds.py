@@ -2,7 +2,7 @@
 refused naming that bound, just above it, while one at the bound is read: the kernarg segment
 (4 KiB, in the metadata and in the descriptor), the metadata note (1 MiB), a kernel's arguments
 (1,024), the total that the blobs of one ``.py`` decode to (64 MiB) and the size of a ``.py``
-inspect reads (4 MiB)."""
+inspect reads (4 MB, 4x the leaderboard's cap; lint reads no more)."""
 
 from __future__ import annotations
 
@@ -146,4 +146,17 @@ def test_the_size_of_a_python_file_is_bounded(tmp_path):
     over.write_text(body + "#" * (MAX_PY_FILE_SIZE - len(body)) + "\n")
     with pytest.raises(ContainerError) as e:
         load_code_objects(over)
-    assert str(e.value) == f"{over}: 4194305 bytes is larger than the 4194304-byte limit"
+    assert str(e.value) == f"{over}: 4000001 bytes is larger than the 4000000-byte limit"
+
+
+def test_lint_reads_no_more_than_inspect(tmp_path):
+    from submitgen.errors import LintError
+    from submitgen.lint import READ_LIMIT, read_submission
+
+    assert READ_LIMIT == MAX_PY_FILE_SIZE == 4_000_000
+    over = tmp_path / "over.py"
+    over.write_bytes(b"#" * (READ_LIMIT + 1))
+    with pytest.raises(LintError) as e:
+        read_submission(over)
+    assert str(e.value) == (f"cannot read submission {str(over)!r}: it is 4,000,001 bytes, more than the "
+                            "4,000,000 lint reads (the limit for a submission is 1,000,000)")
