@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import elf, targets
+from . import elf, rules, targets
 from .codeobject import EM_AMDGPU, parse_header, read_code_object
 from .cubin import EM_CUDA, parse_cubin_header, read_cubin
 from .embed import split_joined
@@ -34,6 +34,12 @@ from .pysource import (
 
 ELF_MAGIC = elf.ELF_MAGIC
 MAX_FILE_SIZE = 256 * 1024 * 1024
+# A .py is a leaderboard submission, capped at 1 MB (rules.py); inspect reads one up to 4x that,
+# as lint does (lint.READ_LIMIT).
+MAX_PY_FILE_SIZE = 4 * rules.SIZE_LIMIT
+# All blobs of one .py together: a 1 MB file holds at most ~750 KB of base64 payload, which real
+# code objects (lzma, zlib: 3-6x) decode to a few MB; each blob alone is bounded by pysource.
+MAX_TOTAL_DECODED = 64 * 1024 * 1024
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
@@ -199,11 +205,16 @@ def _from_python(text: str, path: str, arch: str | None) -> list[LoadedCodeObjec
     lits = python_literals(text, path)
     found: list[LoadedCodeObject] = []
     arch_misses: list[str] = []
+    total = 0
     for lit in lits:
         got = decode_blob(lit.text, f"{path}:{lit.line}")
         if got is None:
             continue
         enc, blob = got
+        total += len(blob)
+        if total > MAX_TOTAL_DECODED:
+            raise ContainerError(f"{path}:{lit.line}: the file's embedded blobs decode to more than "
+                                 f"{MAX_TOTAL_DECODED} bytes together (the bound on a .py's total)")
         try:
             found.extend(_from_bytes(blob, path, arch, {"container": "python", "python_line": lit.line,
                                                         "encoding": enc, "_label": f"{path}:{lit.line}"}))
@@ -285,7 +296,8 @@ def load_code_objects(
         data, path, is_py = bytes(source), "<bytes>", False
     else:
         path = str(source)
-        data, is_py = read_input(source), Path(source).suffix == ".py"
+        is_py = Path(source).suffix == ".py"
+        data = read_input(source, MAX_PY_FILE_SIZE if is_py else None)
     if not data:
         raise ContainerError(
             f"{path}: empty file: expected an ELF code object, an offload bundle or a Python file"

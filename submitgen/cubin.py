@@ -9,16 +9,20 @@ things that parse but look wrong become ``Finding``s (the class the AMD reader u
 ``.nv.shared.reserved.*`` section) it also holds the 1 KiB the driver reserves per block; the
 driver reports the size less that 1 KiB (checked on an H200), and so does this reader.
 
+The processor is ``sm_90a`` when the cubin is architecture-specific: ``.nv.compat``'s
+CUDA_ACCELERATOR_TARGET record (what ``cuobjdump`` reads), or LLVM's ``EF_CUDA_ACCELERATORS``
+``e_flags`` bit (0x8 from ABI version 8, 0x800 before).
+
 A cubin does not say whether a parameter is a pointer or a value: every parameter has
 ``value_kind="cuda_param"``. The packer (``runtime/pack.py``) accepts a tensor for an 8-byte
 ``cuda_param`` and an int / float / ctypes struct for one of any size. A cubin records no
-register spill counts, SGPRs or AGPRs (ptxas prints spills, the ELF does not keep them): they
-are None, shown as absent."""
+register spill counts (no ``.nv.info`` record holds them: ptxas prints them, the ELF keeps only the
+stack frame), and NVIDIA has no SGPRs or AGPRs: all are None, shown as absent or "not recorded"."""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import elf, nvinfo, textfmt
@@ -28,6 +32,8 @@ from .kernelinfo import Finding, KernelLookup, check_arg_extent
 from .targets import MAX_WORKGROUP_SIZE
 
 EM_CUDA = 190
+EF_CUDA_ACCELERATORS = 0x8  # ABI version 8 (LLVM's BinaryFormat/ELF.h)
+EF_CUDA_ACCELERATORS_V1 = 0x800  # ABI version 7 and below
 SHT_CUDA_INFO = nvinfo.SHT_CUDA_INFO
 SHT_CUDA_SHARED = 0x7000000A  # .nv.shared.NAME in relocatable (-rdc) cubins: no file bytes, like NOBITS
 _NO_FILE_BYTES = ("SHT_NOBITS", SHT_CUDA_SHARED)
@@ -56,9 +62,15 @@ class CubinHeader:
     abi_version: int
     e_flags: int
     sm: int  # 90 for sm_90
+    accelerator: bool = False  # architecture-specific code: sm_90a
 
     @property
     def processor(self) -> str:
+        return f"sm_{self.sm}{'a' if self.accelerator else ''}"
+
+    @property
+    def family(self) -> str:
+        """``sm_90`` for sm_90 and sm_90a: the device an sm_90a cubin runs on."""
         return f"sm_{self.sm}"
 
     @property
@@ -99,6 +111,7 @@ class CubinObject(KernelLookup):
             "osabi": h.osabi,
             "abi_version": h.abi_version,
             "e_flags": h.e_flags,
+            "architecture_specific": h.accelerator,
             "max_shared_bytes": self.max_shared_bytes,
         }
 
@@ -134,7 +147,8 @@ def parse_cubin_header(data: bytes, source: str = "<bytes>") -> CubinHeader:
         raise CodeObjectError(
             f"{source}: e_flags 0x{h.e_flags:x}: expected an SM architecture of 20 or more, got {sm}"
         )
-    return CubinHeader(elf.ELF_TYPE_NAMES[h.e_type], h.osabi, h.abi_version, h.e_flags, sm)
+    accelerator = bool(h.e_flags & (EF_CUDA_ACCELERATORS if h.abi_version >= 8 else EF_CUDA_ACCELERATORS_V1))
+    return CubinHeader(elf.ELF_TYPE_NAMES[h.e_type], h.osabi, h.abi_version, h.e_flags, sm, accelerator)
 
 
 def read_cubin(data: bytes, *, source: str = "<bytes>") -> CubinObject:
@@ -166,6 +180,9 @@ def _object_findings(header: CubinHeader) -> list[Finding]:
 
 def _read(data: bytes, header: CubinHeader, source: str) -> CubinObject:
     image = elf.ElfImage(data, source, _NO_FILE_BYTES)
+    compat = image.section(".nv.compat")
+    if compat is not None and not header.accelerator and nvinfo.accelerator_target(compat.data(), source):
+        header = replace(header, accelerator=True)
     symtab = image.symbol_table(".symtab")
     if symtab is None:
         raise CodeObjectError(f"{source}: no .symtab: expected a symbol table naming the kernels")

@@ -55,8 +55,8 @@ class CudaKernel:
     code_size: int | None = None  # size of .text.NAME
     attributes: tuple[int, ...] = ()  # every attribute id in .nv.info.NAME, in file order
     findings: tuple[Finding, ...] = ()
-    sgpr_count: int = 0
-    agpr_count: int | None = None  # a cubin records no AGPRs or spill counts: absent, not zero
+    sgpr_count: int | None = None  # NVIDIA has no SGPRs or AGPRs, and a cubin records no spill counts
+    agpr_count: int | None = None
     sgpr_spill_count: int | None = None
     vgpr_spill_count: int | None = None
     wavefront_size: int = 32
@@ -91,8 +91,8 @@ class CudaKernel:
             "kernarg_segment_size": self.kernarg_segment_size, "explicit_args_size": self.explicit_args_size,
             "group_segment_fixed_size": self.group_segment_fixed_size,
             "private_segment_fixed_size": self.private_segment_fixed_size,
-            "vgpr_count": self.vgpr_count, "sgpr_count": 0, "agpr_count": None,
-            "sgpr_spill_count": None, "vgpr_spill_count": None,
+            "vgpr_count": self.vgpr_count, "sgpr_count": None, "agpr_count": None,
+            "sgpr_spill_count": None, "vgpr_spill_count": None, "spills_recorded": False,
             "max_flat_workgroup_size": self.max_flat_workgroup_size,
             "reqd_workgroup_size": list(self.reqd_workgroup_size) if self.reqd_workgroup_size else None,
             "max_threads": list(self.max_threads) if self.max_threads else None,
@@ -113,7 +113,7 @@ class CudaKernel:
         lines += textfmt.wrap(
             f"params {self.kernarg_segment_size} bytes ({len(self.args)} args)   "
             f"registers {self.vgpr_count}   static shared {self.group_segment_fixed_size} B   "
-            f"local {self.private_segment_fixed_size} B"
+            f"local {self.private_segment_fixed_size} B   spills not recorded (ptxas -v prints them)"
         )
         extra = f"max block {self.max_flat_workgroup_size}"
         for label, v in (("required block", self.reqd_workgroup_size), ("launch bounds", self.max_threads),

@@ -27,6 +27,7 @@ from .toolchain.process import run_tool
 MIN_LLVM_MAJOR = 20  # the first LLVM with gfx950
 OBJDUMP_ENV = "SUBMITGEN_OBJDUMP"
 TIMEOUT_S = 60.0
+BATCH = 16  # objects per disassembler process (a corpus object's listing is ~400 KB)
 
 # (label, mnemonic prefixes) in the order the text shows them; the first match wins.
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -38,7 +39,8 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vector", ("v_",)),
 )
 
-_ADDRESS = re.compile(r"\s*([0-9a-fA-F]+):")
+_INSTRUCTION = re.compile(r"^[\t ]+([^\s./][^\s/]*)[^\n]*?//\s*([0-9a-fA-F]+):", re.MULTILINE)
+_ANY_INSTRUCTION = re.compile(r"^\t[a-z]", re.MULTILINE)
 _PADDING = frozenset({"s_nop", "s_code_end"})
 _VERSION = re.compile(r"LLVM version (\d+)\.(\d+)")
 
@@ -110,19 +112,13 @@ def parse_listing(text: str) -> tuple[tuple[int, str], ...]:
     """(address, mnemonic) of every instruction of ``llvm-objdump -d --no-show-raw-insn`` output,
     in address order. Symbol and label headers are not boundaries (a kernel's code runs on past its
     local labels; ``mix_of`` cuts the ranges), and llvm-objdump's ``...`` (a run of zero bytes it
-    skipped) is no instruction. The address is the one objdump prints in each line's comment."""
-    out: list[tuple[int, str]] = []
-    for line in text.splitlines():
-        if not line.startswith(("\t", " ")):
-            continue
-        code, _, comment = line.partition("//")
-        body = code.strip()
-        if not body or body == "...":
-            continue
-        m = _ADDRESS.match(comment)
-        if m is None:
-            raise SubmitgenError(f"disassembly line without an address comment: {line.strip()[:80]!r}")
-        out.append((int(m.group(1), 16), body.split(None, 1)[0]))
+    skipped) is no instruction. The address is the one objdump prints in each line's comment; the
+    listing is read by one regular expression (a corpus object's listing is ~400 KB)."""
+    found = _INSTRUCTION.findall(text)
+    if not found and _ANY_INSTRUCTION.search(text):
+        raise SubmitgenError("disassembly lines without an address comment: expected '// ADDRESS:' "
+                             "after each")
+    out = [(int(addr, 16), op) for op, addr in found]
     out.sort(key=lambda t: t[0])
     return tuple(out)
 
@@ -189,19 +185,58 @@ def instruction_mix(image: bytes, processor: str, tool: Disassembler, symbols: S
 
 def instruction_mixes(jobs: Sequence[Job], tool: Disassembler,
                       workers: int | None = None) -> list[dict[str, InstructionMix]]:
-    """``instruction_mix`` of every job, one disassembler process per object, ``workers`` (default:
-    the CPUs this process may use) of them at a time; results in the order of ``jobs``."""
+    """``instruction_mix`` of every job, each object disassembled once: objects of one processor
+    go BATCH at a time to one disassembler process (a process per object cost twice the CPU),
+    ``workers`` (default: the CPUs this process may use) processes at a time; results in the order
+    of ``jobs``. A batch the disassembler fails on is run again one object at a time, so that the
+    error names the object."""
     if not jobs:
         return []
     n = workers or _cpus()
+    batches: list[list[int]] = []
+    by_processor: dict[str, list[int]] = {}
+    for i, j in enumerate(jobs):
+        by_processor.setdefault(j.processor, []).append(i)
+    for indices in by_processor.values():
+        batches += [indices[k:k + BATCH] for k in range(0, len(indices), BATCH)]
+    out: list[dict[str, InstructionMix]] = [{} for _ in jobs]
 
-    def one(j: Job) -> dict[str, InstructionMix]:
-        return instruction_mix(j.image, j.processor, tool, j.symbols, j.source)
+    def run(batch: list[int]) -> None:
+        for i, mix in zip(batch, _batch([jobs[i] for i in batch], tool)):
+            out[i] = mix
 
-    if n == 1 or len(jobs) == 1:
-        return [one(j) for j in jobs]
-    with ThreadPoolExecutor(max_workers=min(n, len(jobs))) as pool:  # each thread waits on a process
-        return list(pool.map(one, jobs))
+    if n == 1 or len(batches) == 1:
+        for batch in batches:
+            run(batch)
+    else:
+        with ThreadPoolExecutor(max_workers=min(n, len(batches))) as pool:  # each thread waits on a process
+            list(pool.map(run, batches))
+    return out
+
+
+def _batch(jobs: Sequence[Job], tool: Disassembler) -> list[dict[str, InstructionMix]]:
+    """One disassembler process over several objects of one processor."""
+    if len(jobs) == 1:
+        j = jobs[0]
+        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.source)]
+    processor = jobs[0].processor
+    with private_dir("disasm") as d:
+        paths = [str(Path(d) / f"{i}.co") for i in range(len(jobs))]
+        for path, j in zip(paths, jobs):
+            Path(path).write_bytes(j.image)
+        r = run_tool([tool.path, "-d", f"--mcpu={processor}", "--no-show-raw-insn", *paths],
+                     timeout=TIMEOUT_S, what=f"disassembling with {tool.path}")
+    if r.returncode != 0:
+        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.source) for j in jobs]
+    starts = [r.stdout.find(f"{path}:\tfile format") for path in paths]
+    if -1 in starts or starts != sorted(starts):
+        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.source) for j in jobs]
+    out = []
+    for k, j in enumerate(jobs):
+        listing = parse_listing(r.stdout[starts[k]:starts[k + 1] if k + 1 < len(jobs) else None])
+        ranges = code_ranges(j.image, j.source)
+        out.append({name: mix_of(listing, *ranges[name]) for name in j.symbols if name in ranges})
+    return out
 
 
 def _cpus() -> int:

@@ -64,7 +64,7 @@ class KernelInfo(Protocol):
     private_segment_fixed_size: int
     wavefront_size: int
     vgpr_count: int
-    sgpr_count: int
+    sgpr_count: int | None  # None on NVIDIA
     agpr_count: int | None
     sgpr_spill_count: int | None
     vgpr_spill_count: int | None

@@ -15,6 +15,12 @@
   0x1b MAXREG_COUNT (HVAL), 0x4c NUM_BARRIERS (BVAL), 0x3d CTA_PER_CLUSTER
   (``__cluster_dims__``: 3 x ``u32``). Other attributes are kept by id only.
 
+* ``.nv.compat`` (``SHT_CUDA_COMPAT_INFO``) is a run of the same records; 0x09
+  CUDA_ACCELERATOR_TARGET (BVAL) is 1 in an ``sm_90a`` cubin, 0 in an ``sm_90`` one (nvcc 13 writes
+  ``e_flags`` 0x6005a04 for both; ``cuobjdump -elf`` reads ``sm=90a`` from this record).
+* No record holds register spill counts: ptxas prints them (``-v``), the cubin keeps only the
+  stack frame (FRAME_SIZE, MIN_STACK_SIZE).
+
 Found on cubins from nvcc 13.0 (sm_80 .. sm_120), cross-checked against ``cuobjdump -elf``
 (13.5) and the CUDA driver's answers on an H200 (docs/readers.md)."""
 
@@ -38,6 +44,7 @@ EIATTR_MAXREG_COUNT = 0x1B
 EIATTR_REGCOUNT = 0x2F
 EIATTR_CTA_PER_CLUSTER = 0x3D
 EIATTR_NUM_BARRIERS = 0x4C
+EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET = 0x09  # .nv.compat: nonzero for an sm_XXa ("a") cubin
 KPARAM_SIZE_SHIFT = 18
 KPARAM_LOG_ALIGN_MASK = 0xFF
 
@@ -158,3 +165,9 @@ def function_table(raw: bytes, source: str, sym_name) -> dict[int, dict[str, int
             sym, val = struct.unpack_from("<II", payload(a, 8, ".nv.info", source))
             out[a.attr][sym_name(sym, f".nv.info attribute 0x{a.attr:02x}")] = val
     return out
+
+
+def accelerator_target(raw: bytes, source: str) -> bool:
+    """Whether a ``.nv.compat`` section marks the cubin architecture-specific (``sm_90a``)."""
+    return any(a.attr == EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET and a.value not in (0, b"")
+               for a in parse_nv_info(raw, ".nv.compat", source))

@@ -68,10 +68,10 @@ def _kernel_rows(r) -> list[str]:
     head = ("kernel", "VGPR", "AGPR", "SGPR", "spill", "LDS", "block")
     lines = ["  {:<28} {:>5} {:>5} {:>5} {:>5} {:>7} {:>5}  occupancy".format(*head)]
     for k in r.kernels:
-        agprs, spills = ("-" if v is None else v for v in (k.agprs, k.spills))  # absent is not zero
+        agprs, sgprs, spills = ("-" if v is None else v for v in (k.agprs, k.sgprs, k.spills))  # absent != 0
         name = textfmt.printable(k.name)[:28]
         lines.append(
-            f"  {name:<28} {k.vgprs:>5} {agprs:>5} {k.sgprs:>5} {spills:>5} {k.lds:>7} "
+            f"  {name:<28} {k.vgprs:>5} {agprs:>5} {sgprs:>5} {spills:>5} {k.lds:>7} "
             f"{k.block:>5}  {k.occupancy}"
         )
     return lines

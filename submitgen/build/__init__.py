@@ -48,7 +48,7 @@ def build(opts: BuildOptions) -> BuildResult:
     verified = verify(p, rendered, images)
     plan = checked.plan
     warnings = build_warnings(p.options.launcher, p.backend.launchers, p.problem.leaderboard, checked.aql,
-                              p.options.reuse_output, len(objects))
+                              p.options.reuse_output, len(objects)) + checked.warnings
     output = write(p, verified)
     return BuildResult(
         output=output, text=rendered.text, problem=p.problem, target_id=checked.target_id,

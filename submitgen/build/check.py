@@ -19,12 +19,22 @@ def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
     """Every object is for ``arch`` and has no error finding; the first one's target ID."""
     for obj in objects:
         co = obj.code_object
-        if co.processor != arch:
+        if arch not in (co.processor, getattr(co.header, "family", co.processor)):  # sm_90a runs on sm_90
             raise ValidationError(f"{obj.source}: code object is for {co.processor}, the build is for {arch}")
         errors = [f for f in co.findings if f.severity == "error"]
         if errors:
-            raise ValidationError(f"{obj.source}: {errors[0].message}")
+            f = errors[0]
+            raise ValidationError(f"{obj.source}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message}")
     return objects[0].code_object.target_id
+
+
+def object_warnings(objects: Sequence[EmbeddedObject]) -> tuple[str, ...]:
+    """The warning findings ``inspect`` prints for the objects (their errors stop the build in
+    ``check_target``), as the build summary shows them."""
+    return tuple(
+        f"{obj.source}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message} ({f.code})"
+        for obj in objects for f in obj.code_object.findings if f.severity == "warning"
+    )
 
 
 def layouts(objects: Sequence[EmbeddedObject], wanted: Sequence[str]) -> tuple[KernelLayout, ...]:
@@ -102,4 +112,4 @@ def check(p: Prepared, objects: tuple[EmbeddedObject, ...]) -> Checked:
     plan = run_plan(_run_plan, (p, code_objects, table, lds_limit), plan_path=p.project.plan_path,
                     timeout=p.options.plan_timeout)
     aql = aql_layouts(code_objects, table) if p.options.launcher == Launcher.AQL else ()
-    return Checked(target_id, table, plan, aql, _summaries(p, objects, table, plan))
+    return Checked(target_id, table, plan, aql, _summaries(p, objects, table, plan), object_warnings(objects))

@@ -74,7 +74,7 @@ class KernelSummary:
     name: str  # the name the plan launches (a Triton specialization's TRITON key)
     vgprs: int
     agprs: int | None  # None: the metadata does not say
-    sgprs: int
+    sgprs: int | None  # None: the target has no SGPRs (CUDA)
     spills: int | None
     static_lds: int
     scratch: int
@@ -98,6 +98,7 @@ class Checked:
     plan: PlanCheck
     aql: tuple[AqlLayout, ...]
     kernels: tuple[KernelSummary, ...]
+    warnings: tuple[str, ...] = ()  # the objects' warning findings
 
 
 @dataclass(frozen=True)

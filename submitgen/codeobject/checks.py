@@ -22,6 +22,10 @@ EXPLICIT_VALUE_KINDS = frozenset(
 )
 
 Add = Callable[[str, str, str], None]
+# The largest kernarg segment accepted. AMD documents no hardware limit (the segment is memory the
+# runtime fills); this is CUDA's long-standing 4 KiB limit on a kernel's parameters, which
+# portable HIP code keeps to. The aiter corpus's largest is 704 bytes (docs/readers.md, "Bounds").
+MAX_KERNARG_SEGMENT_SIZE = 4096
 
 
 def note_target(target: str) -> tuple[str, frozenset[str]]:
@@ -47,7 +51,9 @@ def object_findings(header: ElfHeader, metadata: Metadata) -> list[Finding]:
         out.append(Finding("warning", "metadata-version", f"amdhsa.version is {list(metadata.version)}, "
                                                           "expected major 1"))
     if metadata.target is not None and note_target(metadata.target) != note_target(header.target_id):
-        out.append(Finding("warning", "target-mismatch",
+        # another processor is code for another ISA; other features only a different build of it
+        other = note_target(metadata.target)[0] != header.processor
+        out.append(Finding("error" if other else "warning", "target-mismatch",
                            f"amdhsa.target is {metadata.target!r}, e_flags say {header.target_id!r}"))
     if header.processor.startswith("unknown"):
         out.append(Finding("warning", "unknown-processor",
@@ -59,15 +65,20 @@ def object_findings(header: ElfHeader, metadata: Metadata) -> list[Finding]:
 
 
 def kernel_findings(meta: KernelMeta, kd: KernelDescriptor | None, header: ElfHeader,
-                    func: tuple[int, int] | None) -> list[Finding]:
-    """Descriptor/metadata cross-checks and resource warnings for one kernel."""
+                    func: tuple[int, int] | None, others: frozenset[str] = frozenset()) -> list[Finding]:
+    """Descriptor/metadata cross-checks and resource warnings for one kernel (``others``: the
+    names of the object's kernels)."""
     out: list[Finding] = []
 
     def add(sev: str, code: str, msg: str) -> None:
         out.append(Finding(sev, code, msg, meta.name))
 
     if meta.symbol != meta.name + ".kd":
-        add("warning", "symbol-name", f".symbol is {meta.symbol!r}, expected {meta.name + '.kd'!r}")
+        target = meta.symbol.removesuffix(".kd")
+        stolen = target != meta.name and target in others  # launching it would run that kernel's code
+        add("error" if stolen else "warning", "symbol-name",
+            f".symbol is {meta.symbol!r}, expected {meta.name + '.kd'!r}"
+            + (f": the descriptor of kernel {target!r}" if stolen else ""))
     if kd is not None:
         _descriptor_vs_metadata(meta, kd, header, add)
         _descriptor_fields(kd, header, add)
@@ -89,6 +100,10 @@ def _descriptor_vs_metadata(meta: KernelMeta, kd: KernelDescriptor, header: ElfH
                 "descriptor-mismatch",
                 f"{field_name}: metadata says {mv}, kernel descriptor says {kd_val}",
             )
+    if kd.kernarg_size > MAX_KERNARG_SEGMENT_SIZE:
+        add("error", "kernarg-over-limit",
+            f"descriptor kernarg_size is {kd.kernarg_size} bytes, expected at most "
+            f"{MAX_KERNARG_SEGMENT_SIZE}")
     granule = vgpr_encoding_granule(header.processor, wave32=kd.wave32)
     need = -(-meta.vgpr_count // granule) * granule
     if kd.vgpr_alloc < need:
@@ -177,6 +192,9 @@ def _registers_and_align(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
     if header.processor.startswith("gfx9") and meta.sgpr_count > targets.MAX_SGPRS_PER_WAVE_GFX9:
         add("error", "sgpr-over-limit", f".sgpr_count is {meta.sgpr_count}, expected at most "
                                         f"{targets.MAX_SGPRS_PER_WAVE_GFX9} on {header.processor}")
+    if meta.kernarg_segment_size > MAX_KERNARG_SEGMENT_SIZE:
+        add("error", "kernarg-over-limit", f".kernarg_segment_size is {meta.kernarg_segment_size} bytes, "
+                                           f"expected at most {MAX_KERNARG_SEGMENT_SIZE}")
     align = meta.kernarg_segment_align
     if align == 0 or align & (align - 1):
         add("error", "kernarg-align", f".kernarg_segment_align is {align}, expected a power of two")

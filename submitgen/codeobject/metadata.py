@@ -17,6 +17,10 @@ import msgpack
 from ..errors import CodeObjectError
 
 NT_AMDGPU_METADATA = 32
+# Bounds from what real inputs need: over the 2,613 objects of the amd-aiter wheel the largest note
+# is 11,232 bytes and the most arguments a kernel has is 158 (docs/readers.md, "Bounds").
+MAX_NOTE_SIZE = 1024 * 1024
+MAX_ARGS = 1024
 
 
 def _no_unknown() -> Mapping[str, Any]:
@@ -184,6 +188,9 @@ def _freeze(v: Any) -> Any:
 
 
 def decode_metadata_note(desc: bytes, source: str = "<bytes>") -> Any:
+    if len(desc) > MAX_NOTE_SIZE:
+        raise CodeObjectError(f"{source}: NT_AMDGPU_METADATA note is {len(desc)} bytes, more than the "
+                              f"{MAX_NOTE_SIZE}-byte bound")
     try:
         return msgpack.unpackb(desc, raw=False, strict_map_key=True)
     except (msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, ValueError, TypeError,
@@ -242,6 +249,9 @@ def _parse_kernel_meta(raw: Any, index: int, source: str) -> KernelMeta:
     name = m.str(".name", True)
     m.where = f"kernel {name!r}"
     args_raw = m.list(".args") or []
+    if len(args_raw) > MAX_ARGS:
+        raise CodeObjectError(f"{source}: metadata kernel {name!r} '.args': {len(args_raw)} arguments, "
+                              f"more than the bound of {MAX_ARGS}")
     mnw = [m.int(f".max_num_workgroups_{d}") for d in "xyz"]
     return KernelMeta(
         name=name,

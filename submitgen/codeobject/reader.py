@@ -109,6 +109,7 @@ def _read(data: bytes, header: ElfHeader, source: str) -> CodeObject:
     symbols = image.symbols(order)
     kernels: list[Kernel] = []
     seen: set[str] = set()
+    names = frozenset(m.name for m in kmetas)
     for meta in kmetas:
         if meta.name in seen:
             findings.append(
@@ -116,7 +117,7 @@ def _read(data: bytes, header: ElfHeader, source: str) -> CodeObject:
             )
             continue
         seen.add(meta.name)
-        k = _kernel(image, header, symbols, meta)
+        k = _kernel(image, header, symbols, meta, names)
         kernels.append(k)
         findings.extend(k.findings)
     listed = {k.symbol for k in kernels}
@@ -129,7 +130,8 @@ def _read(data: bytes, header: ElfHeader, source: str) -> CodeObject:
 
 
 def _kernel(
-    image: elf.ElfImage, header: ElfHeader, symbols: dict[str, elf.Symbol], meta: KernelMeta
+    image: elf.ElfImage, header: ElfHeader, symbols: dict[str, elf.Symbol], meta: KernelMeta,
+    others: frozenset[str] = frozenset(),
 ) -> Kernel:
     source, name = image.source, meta.name
     kd_sym = symbols.get(meta.symbol)
@@ -147,7 +149,7 @@ def _kernel(
     kd = decode_descriptor(kd_bytes, kd_sym.value, header.processor)
     fsym = symbols.get(name)
     func = (fsym.value, fsym.size) if fsym is not None and fsym.type == "STT_FUNC" else None
-    kf = kernel_findings(meta, kd, header, func)
+    kf = kernel_findings(meta, kd, header, func, others)
     if func is None:
         kf.append(Finding("warning", "no-function-symbol", f"no STT_FUNC symbol {name!r}", name))
     return Kernel.from_meta(meta, descriptor=kd, function_address=func[0] if func else None,

@@ -270,7 +270,7 @@ def _absurd_kernel(doc: Any, rng: random.Random) -> str:
         return "no kernel"
     key, values = rng.choice(
         (
-            (".kernarg_segment_size", (0, 1, 7, 2**16, 2**31, 2**32, 2**64 - 1)),
+            (".kernarg_segment_size", (0, 1, 7, 4096, 4097, 2**16, 2**31, 2**32, 2**64 - 1)),
             (".kernarg_segment_align", (0, 1, 3, 7, 48, 2**31, 2**63)),
             (".sgpr_count", (0, 104, 105, 200, 2**31)),
             (".vgpr_count", (0, 257, 513, 2**32 - 1)),
@@ -408,7 +408,10 @@ def meta(seeds: Seeds, n: int, rng: random.Random, command: str) -> Case:
             desc = packer.pack(doc)
         except (ValueError, OverflowError, TypeError):  # deeper than msgpack packs: pack a shallower one
             desc, what = _raw_desc(_meta_doc(base), rng)
-    return Case("meta", n, what, with_desc(base, desc), ".co", command)
+    # one copy in five: only the .note section's or only the PT_NOTE segment's (they then disagree)
+    only = rng.choice((None, None, None, "section", "segment"))
+    what += f" ({only} only)" if only else ""
+    return Case("meta", n, what, with_desc(base, desc, only=only), ".co", command)
 
 
 # --------------------------------------------------------------------------- elf

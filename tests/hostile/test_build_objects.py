@@ -33,6 +33,7 @@ def test_an_object_with_an_error_finding_is_refused(tmp_path, monkeypatch):
     struct.pack_into("<I", data, _kd_offset(bytes(data), "mm_tile.kd"), 4096)  # group_segment_fixed_size
     Path("bad.co").write_bytes(bytes(data))
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", "proj", "--co", "bad.co", "-o", "x.py"])
-    assert (r.exit_code, r.output) == (
-        1, "Error: bad.co: group_segment_fixed_size: metadata says 0, kernel descriptor says 4096\n")
+    want = ("Error: bad.co: kernel 'mm_tile': group_segment_fixed_size: metadata says 0, "
+            "kernel descriptor says 4096")
+    assert (r.exit_code, r.output) == (1, want + "\n")
     assert not Path("x.py").exists()
