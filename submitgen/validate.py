@@ -13,9 +13,9 @@ from types import ModuleType
 from typing import Any
 
 from .errors import ValidationError
-from .plan_checks import check_launch_form, check_output, check_result, check_workspaces
+from .plan_checks import check_launch_form, check_output, check_result, check_workspaces, check_writes_output
 from .render_context import AqlEntry
-from .runtime.pack import SgPlanError, sg_pack, sg_triton_launch
+from .runtime.pack import SG_SLOT_OUT, SgPlanError, sg_pack, sg_triton_launch
 from .targets import MAX_GLOBAL_X, MAX_GRID_X, MAX_GRID_YZ, MAX_WORKGROUP_SIZE
 
 
@@ -206,6 +206,7 @@ def check_plan(
         data, out, launches = _run_shape(plan_module, problem, spec, label)
         leaves = problem.leaves(data)
         check_output(out, expected_output(problem, spec), leaves, label)
+        shape_packed = []
         for launch in launches:
             check_launch_form(launch, label, defaults, param_kinds)
             layout = by_name.get(launch[0])
@@ -215,7 +216,8 @@ def check_plan(
                     f"(it has: {', '.join(sorted(table))}) ({label})"
                 )
             packed = _pack(table, layout, launch, leaves, out, label)
-            check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({label})")
+            check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({label})", leaves)
+            shape_packed.append(packed)
             kernel = kernels[packed.kernel]
             c = CheckedLaunch(
                 label, packed.kernel, packed.grid, packed.block, packed.lds,
@@ -223,7 +225,52 @@ def check_plan(
             )
             check_launch(kernel, c, lds_limit)
             checked.append(c)
+        check_writes_output(shape_packed, SG_SLOT_OUT, label)
+        _check_devices(plan_module, problem, data, table, by_name, label)
     return PlanCheck(tuple(checked), len(specs))
+
+
+def _on_gpu(data: Any) -> Any:
+    """``data`` with every tensor replaced by a fake one (no memory) on the GPU device ``cuda``."""
+    import torch
+    from torch.utils._pytree import tree_map
+
+    def fake(t: Any) -> Any:
+        if isinstance(t, torch.Tensor):
+            return torch.empty_strided(tuple(t.shape), t.stride(), dtype=t.dtype, device="cuda")
+        return t
+
+    return tree_map(fake, data)
+
+
+def _check_devices(plan_module: ModuleType, problem: Any, meta_data: Any, table: Mapping[str, Any],
+                   by_name: Mapping[str, KernelLayout], label: str) -> None:
+    """The plan once more on the shape's inputs as fake GPU tensors (FakeTensorMode: shapes and
+    devices, no memory): on meta inputs an output or workspace made on the meta device cannot be
+    told from one made on the inputs' device, and at run time the kernel would get a null pointer."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    context = f"{label}, plan run on {{}} inputs"
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        data = _on_gpu(meta_data)
+        leaves = problem.leaves(data)
+        device = leaves[0].device if leaves else None
+        context = context.format(device)
+        try:
+            result = plan_module.plan(data)
+        except BaseException as e:  # noqa: BLE001 - the user's plan raised: one line, for this shape
+            raise ValidationError(f"plan({context}) raised {type(e).__name__}: {e}") from None
+        out, launches = check_result(result, context)
+        if device is not None and out.device != device:
+            raise ValidationError(
+                f"plan({context}) out: expected device {device} (the inputs'), plan returns {out.device}")
+        for launch in launches:
+            name = launch[0] if isinstance(launch, (tuple, list)) and launch else None
+            layout = by_name.get(name) if isinstance(name, str) else None
+            if layout is None:
+                continue  # the meta run checked every launch's form and kernel
+            packed = _pack(table, layout, launch, leaves, out, context)
+            check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({context})", leaves)
 
 
 def expected_output(problem: Any, spec: Mapping[str, Any]) -> Any:
