@@ -75,6 +75,9 @@ def check_launch_form(launch: Any, label: str, defaults: Mapping[str, Any],
     for i, arg in enumerate(args):
         if isinstance(arg, float) and not math.isfinite(arg):
             raise ValidationError(f"{where} arg {i}: expected a finite number, plan gives {arg!r}")
+        if isinstance(arg, (ctypes.c_float, ctypes.c_double)) and not math.isfinite(arg.value):
+            shown = f"ctypes.{type(arg).__name__}({arg.value!r})"
+            raise ValidationError(f"{where} arg {i}: expected a finite number, plan gives {shown}")
         wrong = check_scalar(kinds or {}, name, i, arg)
         if wrong:
             raise ValidationError(f"{wrong} ({label})")

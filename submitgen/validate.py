@@ -215,6 +215,7 @@ def check_plan(
                     f"plan launches kernel '{launch[0]}', which the code object does not have "
                     f"(it has: {', '.join(sorted(table))}) ({label})"
                 )
+            check_untyped_floats(layout, launch[4], param_kinds or {}, label)
             packed = _pack(table, layout, launch, leaves, out, label)
             check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({label})", leaves)
             shape_packed.append(packed)
@@ -228,6 +229,25 @@ def check_plan(
         check_writes_output(shape_packed, SG_SLOT_OUT, label)
         _check_devices(plan_module, problem, data, table, by_name, label)
     return PlanCheck(tuple(checked), len(specs))
+
+
+_UNTYPED_HINT = {4: ("ctypes.c_float", "ctypes.c_int(n)"), 8: ("ctypes.c_double", "ctypes.c_int64(n)")}
+
+
+def check_untyped_floats(layout: KernelLayout, args: Sequence[Any], kinds: Mapping[str, tuple],
+                         label: str) -> None:
+    """A plain float for a by-value argument whose type nothing says (a prebuilt object with no
+    ``.type_name`` and no source the build compiled): the object cannot tell float from int, so
+    the plan must say which, with a ctypes scalar."""
+    if layout.name in kinds:
+        return
+    for i, (arg, (_, size, kind, type_name)) in enumerate(zip(args, layout.layout)):
+        if isinstance(arg, float) and kind in ("by_value", "cuda_param") and not type_name:
+            as_float, as_int = _UNTYPED_HINT.get(size, ("a ctypes float", "a ctypes integer"))
+            raise ValidationError(
+                f"kernel '{layout.name}' arg {i}: nothing says whether this {size}-byte argument is a float "
+                f"or an int (a prebuilt code object, no source types known); pass {as_float}({arg!r}) for "
+                f"a float or {as_int} for an int ({label})")
 
 
 def _on_gpu(data: Any) -> Any:

@@ -86,6 +86,25 @@ def _sg_scalar(kernel, where, size, type_name, value):
     return (value & ((1 << bits) - 1)).to_bytes(size, "little")
 
 
+def _sg_ctypes_scalar(kernel, where, size, type_name, value):
+    """A ctypes scalar (``ctypes.c_float(x)``, ``ctypes.c_int(n)``, ...): its own bytes, which say
+    float or int where a prebuilt code object cannot."""
+    code = getattr(type(value), "_type_", None)
+    name = "ctypes." + type(value).__name__
+    if not (isinstance(code, str) and len(code) == 1 and code in "bBhHiIlLqQfd"):
+        raise SgPlanError(f"kernel '{kernel}' {where}: {name} cannot be passed by value; pass "
+                          "ctypes.c_float, ctypes.c_double or a ctypes integer")
+    if ctypes.sizeof(value) != size:
+        raise SgPlanError(f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes "
+                          f"{name} ({ctypes.sizeof(value)} bytes)")
+    tn = (type_name or "").replace("const", "").strip()
+    is_float = code in "fd"
+    if tn and "*" not in tn and is_float != (tn in ("float", "double", "half", "_Float16", "__fp16")):
+        raise SgPlanError(
+            f"kernel '{kernel}' {where}: metadata says {tn}, plan passes {name}({value.value!r})")
+    return bytes(value)
+
+
 def _sg_struct(kernel, where, size, offset, cls, fields, leaves, out, slots, workspaces):
     if not (isinstance(cls, type) and issubclass(cls, ctypes.Structure)) or not isinstance(fields, dict):
         raise SgPlanError(
@@ -181,6 +200,8 @@ def sg_pack(table, launch, leaves, out):
             data = _sg_struct(kernel, where, size, offset, value[0], value[1], leaves, out, slots, workspaces)
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             data = _sg_scalar(kernel, where, size, type_name, value)
+        elif isinstance(value, ctypes._SimpleCData):
+            data = _sg_ctypes_scalar(kernel, where, size, type_name, value)
         else:
             raise SgPlanError(
                 f"kernel '{kernel}' {where}: metadata says by_value size {size}, "
