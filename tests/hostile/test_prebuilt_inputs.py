@@ -51,14 +51,17 @@ def test_cuda_co_fifo_is_refused_at_once(proj, tmp_path):
 
 
 def test_a_plain_float_for_an_untyped_prebuilt_argument_is_refused(proj):
+    """The project's own source types a --co object's arguments when the folder has it; here it does not."""
     assert run("compile", "proj/mm.hip", "-o", "mm.co").exit_code == 0
+    (proj / "mm.hip").unlink()  # a prebuilt object alone: no source says the argument types
+    plan = proj / "launch.py"
+    plan.write_text(plan.read_text().replace('SOURCES = ("mm.hip",)\n', ""))
     r = run("build", "mxfp4-mm", "--co", "mm.co", "--kernels", "proj", "-o", "s.py")
     assert (r.exit_code, r.output) == (
         1, "Error: kernel 'mm_tile' arg 7: nothing says whether this 4-byte argument is a float or an int (a "
            "prebuilt code object, no source types known); pass ctypes.c_float(0.5) for a float or "
            f"ctypes.c_int(n) for an int ({SHAPE})\n")
     assert not Path("s.py").exists()
-    plan = proj / "launch.py"
     plan.write_text(plan.read_text().replace("m, n, k, 0.5)", "m, n, k, ctypes.c_float(0.5))"))
     r = run("build", "mxfp4-mm", "--co", "mm.co", "--kernels", "proj", "-o", "s.py")
     assert r.exit_code == 0, r.output
