@@ -14,6 +14,20 @@ SG_SLOT_OUT = -1  # the output tensor
 SG_SLOT_WORKSPACE = -2  # a workspace the plan allocated, kept with the shape's launches
 
 
+_SgReadOnly = type(type.__dict__)  # types.MappingProxyType, without an import
+
+
+def sg_frozen(value):
+    """A read-only copy of a TRITON table: dicts become read-only mappings, lists tuples, so that
+    what the plan launches with is what was compiled (a plan cannot change a tile size after the
+    kernel was built for it)."""
+    if isinstance(value, dict):
+        return _SgReadOnly({k: sg_frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(sg_frozen(v) for v in value)
+    return value
+
+
 class SgPlanError(ValueError):
     """A launch in the plan does not match the kernel's metadata."""
 
