@@ -5,6 +5,7 @@ compiled; Triton signatures say it directly (``i32`` vs ``fp32``)."""
 
 from __future__ import annotations
 
+import ctypes
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -138,6 +139,16 @@ def check_scalar(kinds: Mapping[str, tuple], kernel: str, index: int, value: obj
         return None
     want = params[index]
     arg = arg_label(names, kernel, index)
+    code = getattr(type(value), "_type_", None) if isinstance(value, ctypes._SimpleCData) else None
+    if isinstance(code, str) and code in "bBhHiIlLqQfd":  # ctypes.c_float(x), ctypes.c_int(n), ...
+        shown = f"ctypes.{type(value).__name__}({value.value!r})"
+        if want == FLOAT and code not in "fd":
+            return (f"kernel '{kernel}' {arg}: {origin} declares a floating-point parameter, "
+                    f"plan passes {shown}")
+        if want in (INT, INT16) and code in "fd":
+            return (f"kernel '{kernel}' {arg}: {origin} declares an integer parameter, "
+                    f"plan passes {shown}")
+        value = value.value
     if want == FLOAT and isinstance(value, int):
         return (f"kernel '{kernel}' {arg}: {origin} declares a floating-point parameter, "
                 f"plan passes int {value!r}")

@@ -225,10 +225,14 @@ def _for_arch(table: Any, arch: str | None, plan_path: Path) -> Any:
     return out
 
 
-def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None, path: Path) -> str:
-    """launch.py with its TRITON literal replaced by ``table`` (the entries' "arch" overrides
-    applied), so that the plan reads, at build time and in the emitted file, the specialization
-    that was compiled."""
+FREEZE = "sg_frozen"  # runtime/pack.py's read-only copy; pasted before the plan in every submission
+
+
+def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None, path: Path,
+                   overridden: bool) -> str:
+    """launch.py with its TRITON literal replaced by ``sg_frozen(table)``: the entries' "arch"
+    overrides applied, and read-only, so that the plan reads, at build time and in the emitted
+    file, the specialization that was compiled and cannot change it."""
     node = _assignment(tree, "TRITON")  # the one _literal read (the caller found it)
     # ast's line numbers count \n, \r\n and \r only (str.splitlines would also split at \f,
     # \x1c, \u2028, ...), and its columns are UTF-8 byte offsets
@@ -237,30 +241,52 @@ def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None, p
     head = starts[node.lineno - 1] + node.col_offset
     start = starts[node.value.lineno - 1] + node.value.col_offset
     end = starts[node.value.end_lineno - 1] + node.value.end_col_offset
-    note = f"# TRITON as compiled for {arch or 'the default arch'}: its entries' \"arch\" overrides applied\n"
-    literal = pprint.pformat(table, width=100, sort_dicts=False)
+    how = "its entries' \"arch\" overrides applied, " if overridden else ""
+    note = f"# TRITON as compiled for {arch or 'the default arch'}: {how}read-only ({FREEZE})\n"
+    literal = f"{FREEZE}({pprint.pformat(table, width=100, sort_dicts=False)})"
     out = (raw[:head] + note.encode() + raw[head:start] + literal.encode() + raw[end:]).decode()
     try:
-        found = _literal(ast.parse(out), "TRITON", path)
-    except (SyntaxError, ValueError):
-        found = None
-    if found is None or found[1] != table:  # never expected: the replacement must read back
+        value = _assignment(ast.parse(out), "TRITON").value
+        ok = (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == FREEZE
+              and len(value.args) == 1 and ast.literal_eval(value.args[0]) == table)
+    except (SyntaxError, ValueError, AttributeError):
+        ok = False
+    if not ok:  # never expected: the replacement must read back
         raise PlanError(f"{path}: cannot rewrite TRITON for {arch}: the replaced text does not read back")
     return out
 
 
-def _triton(tree: ast.Module, root: Path, plan_path: Path, arch: str | None) -> tuple[tuple[Any, ...], Any]:
-    """(TritonSpec of each entry, the TRITON table resolved for ``arch``, or None when no entry
-    has an "arch" override)."""
+def _check_triton_bound_once(tree: ast.Module, path: Path) -> None:
+    """TRITON is bound once, by its literal: a plan that rebinds or deletes it would launch with
+    other values than those compiled."""
+    first = _assignment(tree, "TRITON")
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and "TRITON" in node.names:
+            bad = f"declares '{'global' if isinstance(node, ast.Global) else 'nonlocal'} TRITON'"
+        elif (isinstance(node, ast.Name) and node.id == "TRITON"
+              and isinstance(node.ctx, (ast.Store, ast.Del))):
+            if first is not None and any(t is node for t in first.targets):
+                continue
+            bad = "deletes TRITON" if isinstance(node.ctx, ast.Del) else "assigns TRITON again"
+        else:
+            continue
+        raise PlanError(f"{path}:{node.lineno}: the plan {bad}; TRITON is what was compiled, read it only")
+
+
+def _triton(tree: ast.Module, root: Path, plan_path: Path, arch: str | None
+            ) -> tuple[tuple[Any, ...], Any, bool]:
+    """(TritonSpec of each entry, the TRITON table resolved for ``arch`` or None when the plan
+    has none, whether an entry has an "arch" override)."""
     found = _literal(tree, "TRITON", plan_path)
     if found is None:
-        return (), None
+        return (), None, False
     from .toolchain.triton_project import specs_from_launch
 
+    _check_triton_bound_once(tree, plan_path)
     table = _for_arch(found[1], arch, plan_path)
     entries = found[1].values() if isinstance(found[1], dict) else ()
     overridden = any(isinstance(e, dict) and "arch" in e for e in entries)
-    return specs_from_launch(table, root), table if overridden else None
+    return specs_from_launch(table, root), table, overridden
 
 
 def load_project(root: Path | str, arch: str | None = None) -> KernelProject:
@@ -274,7 +300,7 @@ def load_project(root: Path | str, arch: str | None = None) -> KernelProject:
     text = decode_plan(_read(plan_path, "plan"), plan_path)
     tree = check_plan_source(text, plan_path)
     kernels = _names(tree, "KERNELS", plan_path) or ()
-    triton, resolved = _triton(tree, root, plan_path, arch)
+    triton, resolved, overridden = _triton(tree, root, plan_path, arch)
     if not kernels and not triton:
         raise PlanError(f"{plan_path}: KERNELS (or TRITON) must name the kernels the plan launches")
     clash = sorted(set(kernels) & {s.name for s in triton})
@@ -284,7 +310,7 @@ def load_project(root: Path | str, arch: str | None = None) -> KernelProject:
     data = tuple(_read(s, "source") for s in sources)
     if resolved is None:
         return KernelProject(root, sources, plan_path, text, kernels, data, triton)
-    run_text = _resolved_text(text, tree, resolved, arch, plan_path)
+    run_text = _resolved_text(text, tree, resolved, arch, plan_path, overridden)
     return KernelProject(root, sources, plan_path, run_text, kernels, data, triton, plan_read=text)
 
 
@@ -292,6 +318,9 @@ def load_plan_module(project: KernelProject) -> ModuleType:
     """Run the plan's text (the bytes read once) as a module of its own (it is the user's code)."""
     module = ModuleType(f"_submitgen_plan_{abs(hash(str(project.plan_path)))}")
     module.__file__ = str(project.plan_path)
+    from .runtime.pack import sg_frozen
+
+    module.__dict__[FREEZE] = sg_frozen  # as in the submission, where runtime/pack.py comes first
     try:
         exec(compile(project.plan_source, str(project.plan_path), "exec"), module.__dict__)
     except BaseException as e:  # the user's module failed at import: report it as theirs

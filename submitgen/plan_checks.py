@@ -82,6 +82,10 @@ def check_launch_form(launch: Any, label: str, defaults: Mapping[str, Any],
         if isinstance(arg, float) and not math.isfinite(arg):
             raise ValidationError(f"{where} {arg_label(names, name, i)}: expected a finite number, "
                                   f"plan gives {arg!r}")
+        if isinstance(arg, (ctypes.c_float, ctypes.c_double)) and not math.isfinite(arg.value):
+            shown = f"ctypes.{type(arg).__name__}({arg.value!r})"
+            raise ValidationError(f"{where} {arg_label(names, name, i)}: expected a finite number, "
+                                  f"plan gives {shown}")
         wrong = check_scalar(kinds or {}, name, i, arg, names)
         if wrong:
             raise ValidationError(f"{wrong} ({label})")
@@ -114,14 +118,30 @@ def _check_struct_fields(where: str, arg: str, cls: Any, fields: dict) -> None:
                 f"plan gives {value!r}")
 
 
+def storage_id(tensor: Any) -> int:
+    """Which storage a tensor's elements live in (views and ``set_`` share it; meta tensors too)."""
+    return tensor.untyped_storage()._cdata
+
+
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
 def check_output(out: Any, expected: Any, leaves: Sequence[Any], label: str) -> None:
-    """The output is none of the inputs, and has the problem's dtype, shape and device."""
+    """The output has storage of its own (no input's, by storage: a view or ``set_`` of an input
+    is one), the problem's dtype, shape and device, and a contiguous row-major layout with a
+    storage that holds every element (stride 0 or an ``expand`` of one element does not)."""
     where = f"plan({label}) out"
-    base = out._base if out._base is not None else out
+    own = storage_id(out)
     for i, leaf in enumerate(leaves):
-        leaf_base = leaf._base if leaf._base is not None else leaf
-        if out is leaf or base is leaf_base:
-            raise ValidationError(f"{where}: is input {i} (or a view of it); return a tensor of its own")
+        if out is leaf or storage_id(leaf) == own:
+            raise ValidationError(
+                f"{where}: shares input {i}'s storage (it is the input, a view or a set_ of it); return a "
+                "tensor of its own")
     if expected is not None:
         if out.dtype != expected.dtype:
             raise ValidationError(f"{where}: expected dtype {expected.dtype}, plan returns {out.dtype}")
@@ -131,9 +151,34 @@ def check_output(out: Any, expected: Any, leaves: Sequence[Any], label: str) -> 
     device = leaves[0].device if leaves else None
     if device is not None and out.device != device:
         raise ValidationError(f"{where}: expected device {device} (the inputs'), plan returns {out.device}")
+    shape = tuple(out.shape)
+    if out.numel() > 1 and not out.is_contiguous():
+        raise ValidationError(
+            f"{where}: expected a contiguous row-major tensor (strides {_row_major(shape)}), plan returns "
+            f"strides {tuple(out.stride())}")
+    need = (out.storage_offset() + out.numel()) * out.element_size()
+    have = out.untyped_storage().nbytes()
+    if have < need:
+        raise ValidationError(
+            f"{where}: its storage holds {have} bytes, its {out.numel()} elements need {need}")
 
 
-def check_workspaces(workspaces: Sequence[tuple[int, Any]], out: Any, where: str) -> None:
+def check_writes_output(packed: Sequence[Any], out_slot: int, label: str) -> None:
+    """Some launch receives the output's pointer (an argument or a struct field): else the
+    output is returned unwritten."""
+    if not any(source == out_slot for p in packed for _, source in p.slots):
+        raise ValidationError(
+            f"plan({label}) out: no launch receives it (as an argument or a struct field), so it would be "
+            "returned unwritten; pass out itself to the kernel that writes it")
+
+
+def check_workspaces(workspaces: Sequence[tuple[int, Any]], out: Any, where: str,
+                     leaves: Sequence[Any] = ()) -> None:
+    """Each workspace is on the output's device and has storage of its own (not the output's or
+    an input's: the output is made fresh per call, and inputs are never written)."""
+    owners = {storage_id(out): "the output's"}
+    for i, leaf in enumerate(leaves):
+        owners.setdefault(storage_id(leaf), f"input {i}'s")
     for offset, tensor in workspaces:
         if tensor.device != out.device:
             raise ValidationError(
@@ -141,3 +186,8 @@ def check_workspaces(workspaces: Sequence[tuple[int, Any]], out: Any, where: str
                 "output's), "
                 f"plan allocates it on {tensor.device}"
             )
+        owner = owners.get(storage_id(tensor))
+        if owner is not None:
+            raise ValidationError(
+                f"{where}: workspace at kernarg offset {offset}: shares {owner} storage; pass that tensor "
+                "itself, or a workspace of its own")

@@ -14,9 +14,9 @@ from typing import Any
 
 from .errors import ValidationError
 from .kernel_params import TritonParams
-from .plan_checks import check_launch_form, check_output, check_result, check_workspaces
+from .plan_checks import check_launch_form, check_output, check_result, check_workspaces, check_writes_output
 from .render_context import AqlEntry
-from .runtime.pack import SgPlanError, sg_pack, sg_triton_launch
+from .runtime.pack import SG_SLOT_OUT, SgPlanError, sg_pack, sg_triton_launch
 from .targets import MAX_GLOBAL_X, MAX_GRID_X, MAX_GRID_YZ, MAX_WORKGROUP_SIZE
 
 
@@ -228,6 +228,7 @@ def check_plan(
         data, out, launches = _run_shape(plan_module, problem, spec, label)
         leaves = problem.leaves(data)
         check_output(out, expected_output(problem, spec), leaves, label)
+        shape_packed = []
         for launch in launches:
             check_launch_form(launch, label, defaults, param_kinds, names)
             layout = by_name.get(launch[0])
@@ -236,9 +237,11 @@ def check_plan(
                     f"plan launches kernel '{launch[0]}', which the code object does not have "
                     f"(it has: {', '.join(sorted(table))}) ({label})"
                 )
+            check_untyped_floats(layout, launch[4], param_kinds or {}, label)
             packed = _pack(table, layout, launch, leaves, out, label,
                            names[launch[0]].names if launch[0] in names else ())
-            check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({label})")
+            check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({label})", leaves)
+            shape_packed.append(packed)
             kernel = kernels[packed.kernel]
             c = CheckedLaunch(
                 label, packed.kernel, packed.grid, packed.block, packed.lds,
@@ -246,7 +249,71 @@ def check_plan(
             )
             check_launch(kernel, c, lds_limit)
             checked.append(c)
+        check_writes_output(shape_packed, SG_SLOT_OUT, label)
+        _check_devices(plan_module, problem, data, table, by_name, label)
     return PlanCheck(tuple(checked), len(specs))
+
+
+_UNTYPED_HINT = {4: ("ctypes.c_float", "ctypes.c_int(n)"), 8: ("ctypes.c_double", "ctypes.c_int64(n)")}
+
+
+def check_untyped_floats(layout: KernelLayout, args: Sequence[Any], kinds: Mapping[str, tuple],
+                         label: str) -> None:
+    """A plain float for a by-value argument whose type nothing says (a prebuilt object with no
+    ``.type_name`` and no source the build compiled): the object cannot tell float from int, so
+    the plan must say which, with a ctypes scalar."""
+    if layout.name in kinds:
+        return
+    for i, (arg, (_, size, kind, type_name)) in enumerate(zip(args, layout.layout)):
+        if isinstance(arg, float) and kind in ("by_value", "cuda_param") and not type_name:
+            as_float, as_int = _UNTYPED_HINT.get(size, ("a ctypes float", "a ctypes integer"))
+            raise ValidationError(
+                f"kernel '{layout.name}' arg {i}: nothing says whether this {size}-byte argument is a float "
+                f"or an int (a prebuilt code object, no source types known); pass {as_float}({arg!r}) for "
+                f"a float or {as_int} for an int ({label})")
+
+
+def _on_gpu(data: Any) -> Any:
+    """``data`` with every tensor replaced by a fake one (no memory) on the GPU device ``cuda``."""
+    import torch
+    from torch.utils._pytree import tree_map
+
+    def fake(t: Any) -> Any:
+        if isinstance(t, torch.Tensor):
+            return torch.empty_strided(tuple(t.shape), t.stride(), dtype=t.dtype, device="cuda")
+        return t
+
+    return tree_map(fake, data)
+
+
+def _check_devices(plan_module: ModuleType, problem: Any, meta_data: Any, table: Mapping[str, Any],
+                   by_name: Mapping[str, KernelLayout], label: str) -> None:
+    """The plan once more on the shape's inputs as fake GPU tensors (FakeTensorMode: shapes and
+    devices, no memory): on meta inputs an output or workspace made on the meta device cannot be
+    told from one made on the inputs' device, and at run time the kernel would get a null pointer."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    context = f"{label}, plan run on {{}} inputs"
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        data = _on_gpu(meta_data)
+        leaves = problem.leaves(data)
+        device = leaves[0].device if leaves else None
+        context = context.format(device)
+        try:
+            result = plan_module.plan(data)
+        except BaseException as e:  # noqa: BLE001 - the user's plan raised: one line, for this shape
+            raise ValidationError(f"plan({context}) raised {type(e).__name__}: {e}") from None
+        out, launches = check_result(result, context)
+        if device is not None and out.device != device:
+            raise ValidationError(
+                f"plan({context}) out: expected device {device} (the inputs'), plan returns {out.device}")
+        for launch in launches:
+            name = launch[0] if isinstance(launch, (tuple, list)) and launch else None
+            layout = by_name.get(name) if isinstance(name, str) else None
+            if layout is None:
+                continue  # the meta run checked every launch's form and kernel
+            packed = _pack(table, layout, launch, leaves, out, context)
+            check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({context})", leaves)
 
 
 def expected_output(problem: Any, spec: Mapping[str, Any]) -> Any:

@@ -50,3 +50,40 @@ CASES = (
             '    if m == 64:\n        raise ValueError("no tile for m=64")',
             "plan(m=64 n=3072 k=1536) raised ValueError: no tile for m=64"),
 )
+
+# Outputs and workspaces with no storage of their own behind them (issue 26 item 12): checked by
+# storage, not by tensor identity, and on fake GPU inputs for devices.
+OUT = "out = torch.empty((m, n), dtype=torch.bfloat16, device=a.device)"
+PARTIAL = "partial = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)"
+OUT_ERR = f"plan{SHAPE} out"
+ON_GPU = "(m=8 n=2112 k=7168, plan run on cuda:0 inputs)"
+STRIDES = "expected a contiguous row-major tensor (strides (2112, 1)), plan returns strides"
+EMPTY_BF16 = "torch.empty({}, dtype=torch.bfloat16, device=a.device)"
+CASES += (
+    BadPlan("out_stride_0", OUT, "out = " + EMPTY_BF16.format("(m, 1)") + ".expand(m, n)",
+            f"{OUT_ERR}: {STRIDES} (1, 0)"),
+    BadPlan("out_expand_one", OUT, "out = " + EMPTY_BF16.format("(1,)") + ".expand(m, n)",
+            f"{OUT_ERR}: {STRIDES} (0, 0)"),
+    BadPlan("out_column_major", OUT, "out = " + EMPTY_BF16.format("(n, m)") + ".t()",
+            f"{OUT_ERR}: {STRIDES} (1, 8)"),
+    BadPlan("out_meta", OUT, OUT.replace("device=a.device", 'device="meta"'),
+            f"plan{ON_GPU} out: expected device cuda:0 (the inputs'), plan returns meta"),
+    BadPlan("workspace_meta", PARTIAL, PARTIAL.replace("device=a.device", 'device="meta"'),
+            f"kernel 'mm_tile' {ON_GPU}: workspace at kernarg offset 24: expected device cuda:0 "
+            "(the output's), plan allocates it on meta"),
+    BadPlan("out_set_to_input", OUT, f"{OUT}\n    out.set_(a)",
+            f"{OUT_ERR}: shares input 0's storage (it is the input, a view or a set_ of it); return a tensor "
+            "of its own"),
+    BadPlan("out_view_of_input", OUT, "out = b.view(torch.bfloat16)[:m, :n]",
+            f"{OUT_ERR}: shares input 1's storage (it is the input, a view or a set_ of it); return a tensor "
+            "of its own"),
+    BadPlan("out_not_written", '"out": out,', '"out": partial,',
+            f"{OUT_ERR}: no launch receives it (as an argument or a struct field), so it would be returned "
+            "unwritten; pass out itself to the kernel that writes it"),
+    BadPlan("out_view_of_workspace", OUT, "out = partial.view(torch.bfloat16).view(-1)[:m * n].view(m, n)",
+            f"kernel 'mm_tile' {SHAPE}: workspace at kernarg offset 24: shares the output's storage; pass "
+            "that tensor itself, or a workspace of its own"),
+    BadPlan("workspace_set_to_input", PARTIAL, f"{PARTIAL}\n    partial.set_(b_q.untyped_storage())",
+            f"kernel 'mm_tile' {SHAPE}: workspace at kernarg offset 24: shares input 2's storage; pass that "
+            "tensor itself, or a workspace of its own"),
+)

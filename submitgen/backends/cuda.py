@@ -27,8 +27,9 @@ class CudaBackend:
         return compile_triton(spec, arch, self.triton_kind, use_cache=use_cache)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
+        from ..containers import read_input  # the one bounded reader: a FIFO or device is refused
 
-        return Image(Path(path).read_bytes(), str(path))
+        return Image(read_input(path), str(path))
 
     def read(self, image: Image) -> Any:
         from ..cubin import read_cubin

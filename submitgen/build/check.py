@@ -76,12 +76,11 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
 
 
 def param_kinds(p: Prepared) -> dict[str, tuple]:
-    """Each kernel's by-value parameters as int or float: from the device sources the build
-    compiled (not for --co objects, whose source is unknown) and from the Triton signatures."""
+    """Each kernel's by-value parameters as int or float: from the project's device sources (the
+    ones a --co object stands in for, when the folder has them) and from the Triton signatures."""
     kinds = {}
-    if not p.options.code_objects:
-        files = [(path.name, data) for path, data in zip(p.project.sources, p.project.source_bytes)]
-        kinds.update(hip_param_kinds(files, p.project.kernels))
+    files = [(path.name, data) for path, data in zip(p.project.sources, p.project.source_bytes)]
+    kinds.update(hip_param_kinds(files, p.project.kernels))
     for spec in p.project.triton:
         kinds[spec.name] = (
             f"{spec.source.name} ({spec.kernel}'s signature)",

@@ -103,6 +103,20 @@ SG_SLOT_OUT = -1  # the output tensor
 SG_SLOT_WORKSPACE = -2  # a workspace the plan allocated, kept with the shape's launches
 
 
+_SgReadOnly = type(type.__dict__)  # types.MappingProxyType, without an import
+
+
+def sg_frozen(value):
+    """A read-only copy of a TRITON table: dicts become read-only mappings, lists tuples, so that
+    what the plan launches with is what was compiled (a plan cannot change a tile size after the
+    kernel was built for it)."""
+    if isinstance(value, dict):
+        return _SgReadOnly({k: sg_frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(sg_frozen(v) for v in value)
+    return value
+
+
 class SgPlanError(ValueError):
     """A launch in the plan does not match the kernel's metadata."""
 
@@ -173,6 +187,25 @@ def _sg_scalar(kernel, where, size, type_name, value):
     if not -(1 << (bits - 1)) <= value < (1 << bits):
         raise SgPlanError(f"kernel '{kernel}' {where}: {value} does not fit the {size}-byte argument")
     return (value & ((1 << bits) - 1)).to_bytes(size, "little")
+
+
+def _sg_ctypes_scalar(kernel, where, size, type_name, value):
+    """A ctypes scalar (``ctypes.c_float(x)``, ``ctypes.c_int(n)``, ...): its own bytes, which say
+    float or int where a prebuilt code object cannot."""
+    code = getattr(type(value), "_type_", None)
+    name = "ctypes." + type(value).__name__
+    if not (isinstance(code, str) and len(code) == 1 and code in "bBhHiIlLqQfd"):
+        raise SgPlanError(f"kernel '{kernel}' {where}: {name} cannot be passed by value; pass "
+                          "ctypes.c_float, ctypes.c_double or a ctypes integer")
+    if ctypes.sizeof(value) != size:
+        raise SgPlanError(f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes "
+                          f"{name} ({ctypes.sizeof(value)} bytes)")
+    tn = (type_name or "").replace("const", "").strip()
+    is_float = code in "fd"
+    if tn and "*" not in tn and is_float != (tn in ("float", "double", "half", "_Float16", "__fp16")):
+        raise SgPlanError(
+            f"kernel '{kernel}' {where}: metadata says {tn}, plan passes {name}({value.value!r})")
+    return bytes(value)
 
 
 def _sg_struct(kernel, where, size, offset, cls, fields, leaves, out, slots, workspaces):
@@ -271,6 +304,8 @@ def sg_pack(table, launch, leaves, out, names=()):
             data = _sg_struct(kernel, where, size, offset, value[0], value[1], leaves, out, slots, workspaces)
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             data = _sg_scalar(kernel, where, size, type_name, value)
+        elif isinstance(value, ctypes._SimpleCData):
+            data = _sg_ctypes_scalar(kernel, where, size, type_name, value)
         else:
             raise SgPlanError(
                 f"kernel '{kernel}' {where}: metadata says by_value size {size}, "

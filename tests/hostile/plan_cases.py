@@ -125,7 +125,8 @@ CASES = (
         "out_is_input",
         RETURN,
         "    return b, [",
-        f"plan({SHAPE}) out: is input 1 (or a view of it); return a tensor of its own",
+        f"plan({SHAPE}) out: shares input 1's storage (it is the input, a view or a set_ of it); return a "
+        "tensor of its own",
     ),
     Case(
         "workspace_device",
