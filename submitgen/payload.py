@@ -64,10 +64,13 @@ def canonical_leaderboard(name: str) -> str:
     """'mxfp4-mm' or 'amd-mxfp4-mm' -> 'amd-mxfp4-mm': a registered problem's leaderboard (a
     plug-in's need not start with 'amd-'), else the name with 'amd-' put in front (no check that it
     exists)."""
-    from .problems.registry import problems
+    from .problems.registry import leaderboards, problems
 
     name = name.strip()
-    for p in problems():
+    for row in leaderboards(load=False).values():  # the shipped problems without importing torch
+        if name in (row.name, row.problem):
+            return row.name
+    for p in problems():  # then every problem, plug-ins included
         if name in (p.name, p.leaderboard):
             return p.leaderboard
     return name if name.startswith("amd-") else f"amd-{name}"
