@@ -37,6 +37,8 @@ def describe(value, leaves, out, workspaces):
         pointers = {getattr(cls, k).offset: describe(v, leaves, out, workspaces)
                     for k, v in fields.items() if isinstance(v, torch.Tensor)}
         return {"struct": bytes(cls(**plain)).hex(), "size": ctypes.sizeof(cls), "pointers": pointers}
+    if isinstance(value, ctypes._SimpleCData):  # ctypes.c_float(x), ctypes.c_int(n): their value
+        value = value.value
     if isinstance(value, float):
         return {"float": value}
     return {"int": value}

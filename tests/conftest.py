@@ -173,4 +173,5 @@ def embedded_triton(text: str) -> dict:
     """The TRITON literal of an emitted file (as compiled for its arch), read as data."""
     (node,) = [n for n in ast.parse(text).body
                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TRITON"]
-    return ast.literal_eval(node.value)
+    value = node.value  # sg_frozen({...}): read-only in the file, its argument is the table
+    return ast.literal_eval(value.args[0] if isinstance(value, ast.Call) else value)

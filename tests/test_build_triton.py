@@ -33,7 +33,8 @@ def built(tmp_path_factory):
 
 
 def test_a_triton_project_builds_with_the_compilers_launch_facts(built):
-    assert "# ---- launch plan (triton_fill/launch.py, verbatim but for its imports) ----" in built.text
+    assert ("# ---- launch plan (triton_fill/launch.py, verbatim but for its imports and its TRITON\n"
+            "# table, as compiled for this arch) ----") in built.text
     assert [(k.name, k.symbol) for k in built.kernels] == [("fill_1024", "fill_kernel")]
     launches = built.plan.launches
     assert len(launches) == 10 and {(c.block, c.dynamic_lds) for c in launches} == {((256, 1, 1), 0)}
@@ -129,7 +130,8 @@ def test_per_arch_overrides_apply_to_the_build_arch(tmp_path):
 
 
 def test_none_is_a_null_pointer(tmp_path, monkeypatch):
-    name = _project(tmp_path, (LAUNCH, LAUNCH.replace("(out, m * n, 0.0)", "(None, m * n, 0.0)")))
+    null = LAUNCH.replace("(out, m * n, 0.0)", "(None, m * n, 0.0)")  # and a launch that writes out
+    name = _project(tmp_path, (LAUNCH, null + ", " + LAUNCH))
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", name, "-o", "s.py"])
     assert r.exit_code == 0, r.output

@@ -35,6 +35,8 @@ extern "C" __global__ SG_LAUNCH_BOUNDS(256) void mm_scale(const float* a, float*
 }
 """
 PLAN = """\
+import ctypes
+
 import torch
 
 KERNELS = ("mm_tile", "mm_scale")
@@ -47,7 +49,8 @@ def plan(data):
     partial = torch.empty((1, m, n), dtype=torch.float32, device=a.device)
     out = torch.empty((m, n), dtype=torch.bfloat16, device=a.device)
     return out, [
-        ("mm_tile", ((m * n + 255) // 256, 1, 1), (256, 1, 1), 0, (a, b_q, b_scale, partial, m, n, k, 0.5)),
+        ("mm_tile", ((m * n + 255) // 256, 1, 1), (256, 1, 1), 0,
+         (a, b_q, b_scale, partial, m, n, k, ctypes.c_float(0.5))),
         ("mm_scale", ((m * n + 255) // 256,), (256,), 0, (a, out, None, m * n)),
     ]
 """
@@ -134,6 +137,8 @@ def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16))
 """
 TRITON_PLAN = """\
+import ctypes
+
 import torch
 
 
@@ -144,7 +149,8 @@ def plan(data):
     partial = torch.empty((1, m, n), dtype=torch.float32, device=a.device)
     out = torch.empty((m, n), dtype=torch.bfloat16, device=a.device)
     return out, [
-        ("mm_tile", ((m * n + 255) // 256, 1, 1), (256, 1, 1), 0, (a, b_q, b_scale, partial, m, n, k, 0.5)),
+        ("mm_tile", ((m * n + 255) // 256, 1, 1), (256, 1, 1), 0,
+         (a, b_q, b_scale, partial, m, n, k, ctypes.c_float(0.5))),
         ("mm_small", ((m + 15) // 16, (n + 63) // 64), None, None, (a, None, out, m, n, k)),
         ("mm_big", ((m + 127) // 128, (n + 127) // 128), None, None, (a, b, out, m, n, k)),
     ]
