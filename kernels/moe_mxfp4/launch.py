@@ -1,23 +1,8 @@
-"""amd-moe-mxfp4 plan (moe_mxfp4.py): route -> gate_up -> down -> to_bf16, no host waits.
-
-gate_up/down: one program per (row tile, column tile, k split); row tiles are the (expert, BM
-slots) pairs holding slots, the grid's rows the most any routing can have (slots // BM +
-min(E, slots)). Tile class from shapes only: "s" below "min_rows" slots per expert, else "l".
-k split until the estimated programs reach "target" (stage 1: last split sums; stage 2: atomics).
-
-Each entry is what gfx950 (MI355X) builds: A and B both e2m1, so both GEMMs are the MXFP4 matrix
-instruction (v_mfma_scale_f32_16x16x128 / 32x32x64_f8f6f4), 4 warps, 2 stages: 4-8 waves per SIMD,
-no spills (benchmarks/results/h200-2026-12-01-moe/gfx950_inspect.txt). The "sm_90" overrides are
-the H200's (Hopper has no fp4 matrix unit: A goes to dot_scaled as the bf16 values of its e2m1
-codes, A_BF16, and Triton widens only the weights). Figures behind them: docs/default-kernels.md
-(benchmarks/sweep_moe.py on the H200, benchmarks/results/h200-2026-12-01-moe/sweep2.txt, us):
-- BM 16 ("s") below min_rows 24 slots per expert: bs 16 / E 257 263 (BM 32: 347); "l" (BM 64)
-  above: bs 128 / E 33 348 ("s": 397), d_expert 2048 1,970 (BM 32: 2,514). BM 32 would win at
-  18-35 per expert (bs 512 / E 257: 779 against 869) but a third class does not fit the payload.
-- BK 64 on sm_90: objects a third smaller than BK 128 (the file fits the payload), times within
-  8 %.  Stage-1 split-K: 141 -> 120 at bs 16 / E 33 (sweep1.txt); off on sm_90 for the payload.
-- route's grid >= ROUTE_PROGRAMS: one program per expert took 252 at bs 512 / E 33, now 23.
-"""
+# amd-moe-mxfp4: route -> gate_up -> down -> to_bf16. Row tiles are (expert, BM slots) pairs that
+# hold slots; "s" (BM 16) below min_rows slots per expert, else "l" (BM 64); k split to "target".
+# gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values (A_BF16). H200 us (docs/default-kernels.md):
+# BM 16 vs 32 at bs16/E257 263/347; "l" vs "s" at bs128/E33 348/397; BK 64 on sm_90 and no
+# stage-1 split there keep the file under the payload limit; route >= ROUTE_PROGRAMS: 252 -> 23.
 
 import torch
 
