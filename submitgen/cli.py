@@ -237,10 +237,13 @@ def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
         click.echo(f"warning (--no-lint): {line}", err=True)
 
 
-def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run) -> None:
+def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
+                    require_kernel: bool = False) -> None:
     """``test`` and ``bench``: warn (--no-lint) or stop on lint, ``run()``, print ``fmt(report)``,
-    exit 1 unless it passed."""
+    exit with the report's code (0 passed, 1 failed or, with --require-kernel, kernel not run,
+    3 cannot run here)."""
     from .errors import LintFailed
+    from .evaluate import require_kernel_line
 
     try:
         _warn_lint(file, problem, no_lint)
@@ -249,8 +252,16 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run) -> 
         _lint_failed(e)
     for line in fmt(report):
         click.echo(line)
-    if not report.passed:
-        raise SystemExit(1)
+    why = require_kernel_line(report) if require_kernel and report.cannot_run is None else None
+    if why:
+        click.echo(why)
+    code = report.exit_code(require_kernel)
+    if code:
+        raise SystemExit(code)
+
+
+def _announce(line: str) -> None:
+    click.echo(line, err=True)
 
 
 def _progress(result, finished: int, count: int) -> None:
@@ -278,7 +289,9 @@ def lint_cmd(file: str, problem: str | None) -> None:
 
 
 def _run_options(fn):
-    """Options that `test` and `bench` share: the per-shape timeout and --no-lint."""
+    """Options that `test` and `bench` share: the per-shape timeout, --no-lint, --require-kernel."""
+    fn = click.option("--require-kernel", is_flag=True, help="Exit 1 unless the kernel itself ran (not "
+                      "the pure-torch fallback, not a dry run, not a CPU-only run).")(fn)
     fn = click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, "
                       "e.g. an --launcher aql build); the failed rules are printed first as warnings.")(fn)
     return click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
@@ -294,16 +307,16 @@ def _run_options(fn):
               "leaderboard does with its secret seed.")
 @_run_options
 def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], seed: int | None,
-             timeout: float, no_lint: bool) -> None:
+             timeout: float, no_lint: bool, require_kernel: bool) -> None:
     """Lint FILE, then run its custom_kernel on every shape in a fresh process, the way the
     leaderboard's evaluator does, and check each output against the local reference at the
     leaderboard's tolerance (and that the inputs were not changed). Says which backend ran.
-    Exits 1 on any failure."""
+    Exits 1 on any failure, 3 when the file needs a module this machine lacks."""
     from .evaluate import format_test_report, run_test
 
     _run_and_report(file, problem, no_lint, format_test_report, lambda: run_test(
         file, problem=problem, shapes=shapes, custom=custom, seed=seed, timeout_s=timeout,
-        lint=not no_lint, progress=_progress))
+        lint=not no_lint, progress=_progress, announce=_announce), require_kernel)
 
 
 @cli.command("bench")
@@ -317,18 +330,23 @@ def test_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...
               help="Seconds of timing per shape before stopping early.")
 @click.option("--flush-mib", type=click.IntRange(min=0), default=512, show_default=True,
               help="GPU only: MiB zeroed before each timed call to flush the caches.")
+@click.option("--force", is_flag=True, help="Time the pure-torch fallback on a CPU too (by default it "
+              "gets one checked call and no timing).")
 @_run_options
 def bench_cmd(file: str, problem: str | None, shapes: str, custom: tuple[str, ...], iters: int,
-              max_time: float, flush_mib: int, timeout: float, no_lint: bool) -> None:
+              max_time: float, flush_mib: int, force: bool, timeout: float, no_lint: bool,
+              require_kernel: bool) -> None:
     """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: mean,
     best and worst. With a GPU: device events, flushing the cache before each call like the
-    leaderboard. Without one: host wall time, labelled host-only. Exits 1 if a shape errors or
-    gives a wrong output."""
+    leaderboard. Without one: host wall time, labelled host-only, and a submitgen file's pure-torch
+    fallback is checked once but not timed (--force times it). Exits 1 if a shape errors or gives a
+    wrong output, 3 when the file needs a module this machine lacks."""
     from .evaluate import format_bench_report, run_bench
 
     _run_and_report(file, problem, no_lint, format_bench_report, lambda: run_bench(
         file, problem=problem, shapes=shapes, custom=custom, iters=iters, max_time_s=max_time,
-        flush_mib=flush_mib, timeout_s=timeout, lint=not no_lint, progress=_progress))
+        flush_mib=flush_mib, timeout_s=timeout, lint=not no_lint, force=force, progress=_progress,
+        announce=_announce), require_kernel)
 
 
 def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:

@@ -69,7 +69,7 @@ def test_test_zeros_fail_every_shape():
 def test_test_correct_submission_passes():
     result = run("test", str(SUBMISSIONS / "mla_torch.py"), "--shapes", "test:0", "--seed", "11")
     assert result.exit_code == 0, result.output
-    out = result.output.splitlines()
+    out = result.stdout.splitlines()
     assert out[0].startswith("[1/1] batchsize=4 qseqlen=1 kvseqlen=1024: pass, max abs err ")
     assert out[-1] == "all 1 shapes passed"
 
@@ -79,13 +79,13 @@ def test_test_custom_shape_and_problem_option(tmp_path: Path):
     sub.write_text((SUBMISSIONS / "mla_torch.py").read_text().split("\n", 2)[2])  # no header
     result = run("test", str(sub), "--problem", "mixed-mla", "--shape", "batchsize=2,qseqlen=1,kvseqlen=64")
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0].startswith("[1/1] batchsize=2 qseqlen=1 kvseqlen=64: pass")
+    assert result.stdout.splitlines()[0].startswith("[1/1] batchsize=2 qseqlen=1 kvseqlen=64: pass")
 
 
 def test_bench_prints_a_table():
     result = run("bench", str(SUBMISSIONS / "mla_torch.py"), "--shapes", "benchmark:0", "--iters", "2")
     assert result.exit_code == 0, result.output
-    out = result.output.splitlines()
+    out = result.stdout.splitlines()
     assert out[0].startswith("[1/1] batchsize=4 qseqlen=1 kvseqlen=1024: mean ")
     header = out.index(next(ln for ln in out if ln.startswith("shape ")))
     assert out[header].split() == ["shape", "runs", "mean", "best", "worst", "std", "output"]

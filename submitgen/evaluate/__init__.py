@@ -27,25 +27,45 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import EvaluateError, LintFailed, ProblemError
+from ..files import private_dir
 from ..lint import lint_report, read_header, read_submission, render_findings, resolve_leaderboard
-from .check import OutputError, check_fields, judge, read_output
-from .fmt import format_bench_report, format_ns, format_test_report, progress_line
-from .process import IMPORT_TIMEOUT_S, RunState, run_worker
-from .results import Backend, BenchReport, BenchResult, Figures, Shape, ShapeResult, TestReport, Timing
+from .check import Assessment, Assessor
+from .fmt import (
+    format_bench_report,
+    format_ns,
+    format_test_report,
+    progress_line,
+    require_kernel_line,
+    test_verdict,
+)
+from .group import signals_end_the_run
+from .layout import lay_out
+from .process import IMPORT_TIMEOUT_S, RunState, compile_pass, run_worker
+from .results import (
+    EXIT_CANNOT_RUN,
+    Backend,
+    BenchReport,
+    BenchResult,
+    Figures,
+    Shape,
+    ShapeResult,
+    TestReport,
+    Timing,
+)
 from .shapes import combine_seed, parse_shape, select_shapes
 
 R = TypeVar("R")
 
 __all__ = [
     "IMPORT_TIMEOUT_S",
+    "EXIT_CANNOT_RUN",
     "Backend",
     "BenchReport",
     "BenchResult",
@@ -62,6 +82,8 @@ __all__ = [
     "parse_shape",
     "prepare",
     "progress_line",
+    "require_kernel_line",
+    "test_verdict",
     "run_bench",
     "run_test",
     "select_shapes",
@@ -136,20 +158,21 @@ def _first_output(log: Path, n: int = 3) -> tuple[str, ...]:
     return tuple(seen)
 
 
+STAND_IN_LIBRARIES = ("SUBMITGEN_HIP_LIBRARY", "SUBMITGEN_CUDA_LIBRARY", "SUBMITGEN_HSA_LIBRARY")
+"""Variables naming a stand-in GPU library: with one set, an emitted file makes a dry run."""
+
+
 def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[str, Any], timeout_s: float,
-             on_result: Callable[[int, dict[str, Any], Path], None]) -> tuple[RunState, Path]:
-    """Run all ``shapes``, starting a new worker after one dies, until every shape has a result."""
+             on_result: Callable[[int, dict[str, Any], Path], None], tmp: Path, state: RunState) -> None:
+    """Lay out the run folder, run the compile pass, then all ``shapes``, starting a new worker
+    after one dies, until every shape has a result."""
     from ..problems.registry import import_root
 
-    state = RunState()
-    # the pid in the name lets files.clean_stale remove it after a kill -9
-    tmp = Path(tempfile.mkdtemp(prefix=f"submitgen-{os.getpid()}-run-"))
-    run = tmp / "run"
-    run.mkdir()
-    (run / "submission.py").write_text(prep.text, encoding="utf-8", errors="surrogateescape")
-    (run / "task.py").write_text(prep.problem.task_source)
+    root = import_root(prep.problem)
+    lay_out(tmp / "run", prep.text, prep.problem, root)
+    state.compile = compile_pass(tmp)
     cfg = {"mode": mode, "problem": prep.problem.leaderboard, "problem_module": prep.problem.module,
-           "problem_root": import_root(prep.problem), **options}
+           "problem_root": root, **options}
     todo = list(range(len(shapes)))
     attempt = 0
     while todo:
@@ -163,18 +186,41 @@ def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[s
             break
         todo = [mapping[i] for i in left]
         attempt += 1
-    return state, tmp
 
 
 def _backend_of(state: RunState, tmp: Path) -> Backend:
     ready = state.ready or {}
     import torch
 
-    gpu = ready.get("gpu")
-    gpu = bool(gpu) if isinstance(gpu, bool) else torch.cuda.is_available()
     return Backend(
-        state.backend, gpu, str(ready.get("device", "cpu"))[:200], _first_output(tmp / "worker-0.log")
+        state.backend, torch.cuda.is_available(), str(ready.get("device", "cpu"))[:200],
+        _first_output(tmp / "worker-0.log"), stand_in=any(os.environ.get(v) for v in STAND_IN_LIBRARIES),
+        compile_note=state.compile.describe() if state.compile else None,
     )
+
+
+def plan_line(mode: str, prep: Prepared, shapes: Sequence[Shape], *, iters: int = 0, max_time_s: float = 0.0,
+              force: bool = False) -> str:
+    """What ``test``/``bench`` is about to run, said before it starts."""
+    import torch
+
+    what = (f"submitgen {mode}: {len(shapes)} shape(s) of {prep.problem.leaderboard}; first the compile pass "
+            "(python submission.py), then one worker process imports the file and runs every shape")
+    if mode == "bench":
+        what += f", up to {iters} timed calls a shape (at most {max_time_s:g} s of timing each)"
+    if torch.cuda.is_available():
+        return what + f" on {torch.cuda.get_device_name(0)}"
+    what += ("; no GPU here: a submitgen file runs its pure-torch fallback, which can take minutes a shape "
+             "on a CPU")
+    if mode == "bench":
+        what += ", and is checked once but not timed" if not force else ", and is timed (--force)"
+    return what + "; an estimate follows the first shape"
+
+
+def _missing(a: Assessment, ev: Mapping[str, Any]) -> str | None:
+    """The module a failed shape needed (``aiter``), as the worker found it in the exception."""
+    value = ev.get("missing") if a.error is not None else None
+    return value if isinstance(value, str) and value.isprintable() and len(value) <= 100 else None
 
 
 def _number(ev: Mapping[str, Any], key: str) -> float | None:
@@ -182,82 +228,86 @@ def _number(ev: Mapping[str, Any], key: str) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-def _verdict(
-    prep: Prepared, shape: Shape, ev: dict[str, Any], out: Path
-) -> tuple[dict[str, Any] | None, str | None]:
-    """(check fields, None) for the output the worker wrote, or (None, why it cannot be judged)."""
-    if ev["event"] == "error":
-        return None, ev["error"]
-    try:
-        output = read_output(ev.get("output"), out)
-    except OutputError as e:
-        return None, f"the worker's output cannot be read back: {e}"
-    try:
-        return check_fields(judge(prep.problem, shape.spec_dict, output)), None
-    except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: the shape fails, named
-        return None, f"checking the output failed: {type(e).__name__}: {e}"
+def _estimate(first_s: float, left: int) -> str:
+    return (f"about {format_seconds(first_s * left)} left for the other {left} shape(s), at the first "
+            f"shape's pace ({format_seconds(first_s)})")
 
 
-def _mutated(prep: Prepared, ev: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(ev.get("mutated") or ())
+def format_seconds(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
 
 
 def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: dict[str, Any],
                 timeout_s: float, result: Callable[..., R], missing: Callable[[Shape], R],
                 report: Callable[[tuple[R, ...], Backend], Any],
-                progress: Callable[[R, int, int], None] | None) -> Any:
-    """Run ``kind`` on every selected shape in a fresh process: ``result(shape, fields, error, ev,
-    mutated)`` makes each shape's result as it finishes (``missing(shape)`` one that never ran),
-    ``report(results, backend)`` the report."""
+                progress: Callable[[R, int, int], None] | None,
+                announce: Callable[[str], None] | None = None) -> Any:
+    """Run ``kind`` on every selected shape in a fresh process: ``result(shape, assessment, ev)``
+    makes each shape's result as it finishes (``missing(shape)`` one that never ran),
+    ``report(results, backend)`` the report. The outputs of a dry run against a stand-in library
+    (the file says ``dry-run`` and this process's environment names the library) are not judged."""
     done: dict[int, R] = {}
+    assessors: dict[bool, Assessor] = {}
+    stand_in = any(os.environ.get(v) for v in STAND_IN_LIBRARIES)
+    state = RunState()
 
-    def on(pos: int, ev: dict[str, Any], out: Path) -> None:
-        fields, error = _verdict(prep, selected[pos], ev, out)
-        done[pos] = result(selected[pos], fields, error, ev, _mutated(prep, ev))
-        if progress:
+    def on(pos: int, ev: dict[str, Any], out: Path, show: bool = True) -> None:
+        check_values = not (stand_in and ev.get("backend") == "dry-run")
+        if check_values not in assessors:
+            assessors[check_values] = Assessor(prep.problem, check_values=check_values)
+        done[pos] = result(selected[pos], assessors[check_values](selected[pos].spec_dict, ev, out), ev)
+        if progress and show:
             progress(done[pos], len(done), len(selected))
+        if announce and show and len(done) == 1 and len(selected) > 1 and state.ready_at is not None:
+            announce(_estimate(time.monotonic() - state.ready_at, len(selected) - 1))
 
-    state, tmp = _execute(prep, kind, selected, options, timeout_s, on)
-    try:
+    with private_dir("run") as folder, signals_end_the_run():
+        tmp = Path(folder)
+        _execute(prep, kind, selected, options, timeout_s, on, tmp, state)
         if state.import_error is not None:
             for pos in range(len(selected)):
                 if pos not in done:
-                    on(pos, {"event": "error", "error": state.import_error}, tmp)
+                    on(pos, {"event": "error", "error": state.import_error,
+                             "missing": state.import_missing}, tmp, show=False)
         results = tuple(done.get(pos) or missing(s) for pos, s in enumerate(selected))
         return report(results, _backend_of(state, tmp))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "test",
              custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
              timeout_s: float = DEFAULT_TIMEOUT_S, lint: bool = True,
-             progress: Callable[[ShapeResult, int, int], None] | None = None) -> TestReport:
+             progress: Callable[[ShapeResult, int, int], None] | None = None,
+             announce: Callable[[str], None] | None = None) -> TestReport:
     """Lint, then run ``custom_kernel`` on every selected shape in a fresh process and judge each
-    output here. ``progress(result, finished, count)`` is called as each shape finishes."""
+    output here. ``progress(result, finished, count)`` is called as each shape finishes;
+    ``announce(line)`` with what will run before anything does, and with an estimate of the
+    time left after the first shape."""
     timeout_s = check_timeout(timeout_s)
     prep = prepare(path, problem, lint=lint)
     selected = select_shapes(prep.problem, shapes, custom=custom, seed=seed)
 
-    def result(shape: Shape, fields: dict[str, Any] | None, error: str | None, ev: Mapping[str, Any],
-               mutated: tuple[str, ...]) -> ShapeResult:
-        f = fields or {}
+    def result(shape: Shape, a: Assessment, ev: Mapping[str, Any]) -> ShapeResult:
+        f = a.fields or {}
         return ShapeResult(
             shape=shape,
-            passed=bool(f.get("passed")) and not mutated and error is None,
+            passed=bool(f.get("passed")) and not a.mutated and a.error is None,
             figures=Figures.from_fields(f),
             message=str(f.get("message", "")),
-            mutated=mutated,
-            error=error,
+            mutated=a.mutated,
+            error=a.error,
             seconds=_number(ev, "seconds"),
+            missing=_missing(a, ev),
+            checked="max_abs_err" in f,
         )
 
     def report(results: tuple[ShapeResult, ...], backend: Backend) -> TestReport:
         return TestReport(str(path), prep.problem.leaderboard, backend, results,
                           prep.lint_warnings, prep.problem.eval_clones_inputs)
 
+    if announce:
+        announce(plan_line("test", prep, selected))
     return _run_shapes(prep, "test", selected, {}, timeout_s, result,
-                       lambda s: ShapeResult(s, False, error="not run"), report, progress)
+                       lambda s: ShapeResult(s, False, error="not run"), report, progress, announce)
 
 
 def run_bench(
@@ -272,11 +322,14 @@ def run_bench(
     flush_mib: int = DEFAULT_FLUSH_MIB,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     lint: bool = True,
+    force: bool = False,
     progress: Callable[[BenchResult, int, int], None] | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> BenchReport:
     """Lint, then time ``custom_kernel`` on every selected shape in a fresh process: up to
     ``iters`` timed calls per shape, fewer once ``max_time_s`` of timing has passed. The first
-    call's output is judged here."""
+    call's output is judged here. Without a GPU, a submitgen file's pure-torch fallback gets that
+    one checked call and no timing, unless ``force``."""
     if iters < 1:
         raise EvaluateError(f"--iters must be at least 1, got {iters}")
     if flush_mib < 0:
@@ -287,19 +340,23 @@ def run_bench(
     prep = prepare(path, problem, lint=lint)
     selected = select_shapes(prep.problem, shapes, custom=custom, seed=seed)
 
-    def result(shape: Shape, fields: dict[str, Any] | None, error: str | None, ev: Mapping[str, Any],
-               mutated: tuple[str, ...]) -> BenchResult:
-        message = str((fields or {}).get("message", ""))
-        if mutated:
-            message += "; " + "; ".join(f"input '{m}' was modified by custom_kernel" for m in mutated)
+    def result(shape: Shape, a: Assessment, ev: Mapping[str, Any]) -> BenchResult:
+        message = str((a.fields or {}).get("message", ""))
+        if a.mutated:
+            message += "; " + "; ".join(f"input '{m}' was modified by custom_kernel" for m in a.mutated)
+        skipped = ev.get("skipped") if a.error is None else None
         return BenchResult(shape=shape, timing=Timing.from_event(ev),
-                           correct=bool(fields and fields["passed"]) and not mutated,
-                           check_message=message, error=error)
+                           correct=bool(a.fields and a.fields["passed"]) and not a.mutated,
+                           check_message=message, error=a.error, missing=_missing(a, ev),
+                           skipped=skipped if isinstance(skipped, str) else None)
 
     def report(results: tuple[BenchResult, ...], backend: Backend) -> BenchReport:
         return BenchReport(str(path), prep.problem.leaderboard, backend, results,
                            "device" if backend.gpu else "host", flush_mib, prep.lint_warnings)
 
-    options = {"iters": iters, "max_time_s": max_time_s, "flush_bytes": flush_mib * 1024 * 1024}
+    options = {"iters": iters, "max_time_s": max_time_s, "flush_bytes": flush_mib * 1024 * 1024,
+               "time_fallback": force}
+    if announce:
+        announce(plan_line("bench", prep, selected, iters=iters, max_time_s=max_time_s, force=force))
     return _run_shapes(prep, "bench", selected, options, timeout_s, result,
-                       lambda s: BenchResult(s, error="not run"), report, progress)
+                       lambda s: BenchResult(s, error="not run"), report, progress, announce)
