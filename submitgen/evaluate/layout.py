@@ -6,7 +6,7 @@ reference-kernels. They offer the names submissions import from them, with the l
 arguments:
 
 - ``reference.py``: ``generate_input(<the problem's spec keys>)``, ``ref_kernel(data)`` and
-  ``check_implementation(data, output) -> (passed, message)``, backed by submitgen's problem
+  ``check_implementation(data, output) -> (True, "") or (False, why)``, backed by submitgen's problem
   (its inputs, its reference, its tolerance);
 - ``utils.py``: ``set_seed``, ``get_device``, ``verbose_allclose``, ``verbose_allequal``,
   ``match_reference``, ``make_match_reference``, ``clear_l2_cache``, ``clear_l2_cache_large``.
@@ -43,7 +43,7 @@ def ref_kernel(data):
 
 def check_implementation(data, output):
     result = _PROBLEM.check(output, data)
-    return bool(result.passed), str(result.message)
+    return (True, "") if result.passed else (False, str(result.message))
 '''
 
 _UTILS = '''"""utils.py as `submitgen test` lays it out beside a submission: the helpers the leaderboard's

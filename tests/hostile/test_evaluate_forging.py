@@ -34,8 +34,8 @@ PATCHES = (
     "__main__.make_fingerprint = _d.make_fingerprint\n"
     "__main__.make_runner = None\n"
     "_dumps = json.dumps\n"
-    "json.dumps = lambda obj, *a, **k: _dumps({**obj, 'digests': obj.get('digests')} if isinstance(obj, dict) "
-    "else obj, *a, **k)\n\n\n"
+    "json.dumps = lambda obj, *a, **k: _dumps({**obj, 'digests': obj.get('digests')} "
+    "if isinstance(obj, dict) else obj, *a, **k)\n\n\n"
 )
 
 
