@@ -1,20 +1,24 @@
 """``submitgen test`` and ``submitgen bench``: run a single-file submission on this machine the way
 the leaderboard's evaluator does (docs/rules.md, "Evaluation").
 
-Process model. The submission is copied as ``submission.py`` next to the problem's ``task.py`` in
-a fresh temporary folder, and ONE fresh Python process (:mod:`submitgen.evaluate_worker`) imports it
-and runs every selected shape, like ``eval.py``'s single spawned worker: module-level code runs once,
-per-shape caches carry across shapes as they do on the leaderboard, and torch and the submission
-are imported once instead of once per shape. If that process dies (a segfault in a kernel) or a
-shape runs past ``timeout_s``, the shape is reported as failed with the tail of the process output,
-and a new process carries on with the remaining shapes.
+Process model. The submission is copied as ``submission.py`` into a run folder of its own, beside
+the problem's ``task.py`` and a ``reference.py`` and ``utils.py`` written from the problem spec
+(:mod:`.layout`), with a private ``TORCH_EXTENSIONS_DIR``. The compile pass (``python
+submission.py``) runs first, as kernelbot's does; then ONE fresh Python process
+(:mod:`submitgen.evaluate_worker`) imports it and runs every selected shape, like ``eval.py``'s
+single spawned worker: module-level code runs once, per-shape caches carry across shapes as they
+do on the leaderboard. If that process dies (a segfault in a kernel) or a shape runs past
+``timeout_s``, the shape is reported as failed with the tail of the process output, and a new
+process carries on with the remaining shapes. Every process of the run dies with ``submitgen``
+(:mod:`.group`).
 
 For each shape (``test``): the inputs are generated with the shape's seed (combined with ``--seed``
-by eval.py's Cantor pairing), ``custom_kernel`` is called on a clone (or, where the problem's
-evaluator does not clone, on the inputs themselves), and every input is compared with a pristine
-copy byte for byte: an input the kernel changed fails the shape, named. The output is judged in
-THIS process (:mod:`submitgen.evaluate.check`): the worker writes its raw bytes to a file, and the
-inputs, the reference and the check are computed here, out of the submission's reach.
+by eval.py's Cantor pairing), and ``custom_kernel`` is called on a clone (or, where the problem's
+evaluator does not clone, on the inputs themselves). The worker sends the inputs' fingerprint
+(:mod:`.digest`) before the call and after it, and writes the output's raw bytes to a file; THIS
+process regenerates the inputs, compares the fingerprints with its own (other inputs, or an input
+the kernel changed, fail the shape, named) and judges the output against the reference
+(:mod:`.check`), out of the submission's reach (docs/evaluate.md).
 
 ``bench`` times ``custom_kernel`` per shape after one untimed, checked call. With a GPU
 (``torch.cuda.is_available()``, CUDA or ROCm) it records device events around each call and zeroes
@@ -269,6 +273,11 @@ def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: d
                 if pos not in done:
                     on(pos, {"event": "error", "error": state.import_error,
                              "missing": state.import_missing}, tmp, show=False)
+        if state.tampered is not None:  # a forged event may have given an earlier shape its result
+            for pos, r in done.items():
+                if r.error is None:
+                    done[pos] = result(selected[pos], Assessment(None, f"{state.tampered} during this run, "
+                                                                       "so no result of the run stands"), {})
         results = tuple(done.get(pos) or missing(s) for pos, s in enumerate(selected))
         return report(results, _backend_of(state, tmp))
 

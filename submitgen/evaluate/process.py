@@ -52,6 +52,7 @@ class RunState:
     import_missing: str | None = None  # the module a failed import needed (ModuleNotFoundError)
     compile: CompilePass | None = None
     ready_at: float | None = None  # time.monotonic() when the (last) worker had imported the file
+    tampered: str | None = None  # the first malformed event: every result of the run is suspect
 
 
 @dataclass
@@ -315,8 +316,10 @@ def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> No
             ev = parse_event(line, len(w.shapes))
             stop = _handle(w, state, ev, on_result)
         except Malformed as e:
-            _fail_next(w, state, f"the result pipe carried a malformed event ({e}): something in the "
-                       f"submission's process wrote to it\n{tail(w.log)}".rstrip(), on_result)
+            message = (f"the result pipe carried a malformed event ({e}): something in the "
+                       f"submission's process wrote to it")
+            state.tampered = state.tampered or message
+            _fail_next(w, state, f"{message}\n{tail(w.log)}".rstrip(), on_result)
             return
         if stop:
             return

@@ -108,3 +108,28 @@ def test_a_second_inputs_event_is_refused(tmp_path):
     assert r.error.splitlines()[0] == (
         "the result pipe carried a malformed event (a second 'inputs' event for shape 0): something in "
         "the submission's process wrote to it")
+
+
+def test_a_forged_result_event_fails_the_whole_run(tmp_path):
+    """A submission that writes a complete result for its shape (pristine fingerprint, right output
+    bytes) before the worker's own: the worker's event then arrives second, and no result of the
+    run stands."""
+    sub = tmp_path / "sub.py"
+    sub.write_text(NOCLONE + "import json\nimport sys\n\n"
+                   "from submitgen.evaluate.digest import make_fingerprint\n\n"
+                   "_FP = make_fingerprint()\n_OUT = json.load(open(sys.argv[1]))['outputs']\n\n\n"
+                   "def custom_kernel(data):\n"
+                   "    clean = _FP(data)\n"
+                   "    out = data[0] + data[1]\n"
+                   "    data[1].mul_(2)\n"
+                   "    open(_OUT + '/out-0.bin', 'wb').write(out.numpy().tobytes())\n"
+                   "    line = json.dumps({'event': 'output', 'index': 0, 'digests': clean,\n"
+                   "                       'output': {'dtype': 'float32', 'shape': [64]}}) + '\\n'\n"
+                   "    os.write(int(os.environ['SUBMITGEN_RESULT_FD']), line.encode())\n"
+                   "    return out\n")
+    report = run_test(sub, custom=("n=64,seed=1",), lint=False)
+    [r] = report.results
+    assert not r.passed
+    assert r.error == ("the result pipe carried a malformed event (a 'output' event for shape 0, which "
+                       "already has its result): something in the submission's process wrote to it during "
+                       "this run, so no result of the run stands")
