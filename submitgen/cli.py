@@ -307,10 +307,13 @@ def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
         click.echo(f"warning (--no-lint): {line}", err=True)
 
 
-def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run) -> None:
+def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
+                    require_kernel: bool = False) -> None:
     """``test`` and ``bench``: warn (--no-lint) or stop on lint, ``run()``, print ``fmt(report)``,
-    exit 1 unless it passed."""
+    exit with the report's code (0 passed, 1 failed or, with --require-kernel, kernel not run,
+    3 cannot run here)."""
     from .errors import LintFailed
+    from .evaluate import require_kernel_line
 
     try:
         _warn_lint(file, problem, no_lint)
@@ -319,14 +322,23 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run) -> 
         _lint_failed(e)
     for line in fmt(report):
         click.echo(line)
-    if not report.passed:
-        raise SystemExit(getattr(report, "exit_code", 1))
+    why = require_kernel_line(report) if require_kernel and report.cannot_run is None else None
+    if why:
+        click.echo(why)
+    exit_code = report.exit_code  # a method of the built-in harness's reports, eval.py's a number
+    code = exit_code(require_kernel) if callable(exit_code) else exit_code
+    if code:
+        raise SystemExit(code)
 
 
 def _progress_text(line: str) -> None:
     """Progress goes to stderr, and only when it is a terminal; results go to stdout."""
     if click.get_text_stream("stderr").isatty():
         click.echo(line, err=True)
+
+
+def _announce(line: str) -> None:
+    click.echo(line, err=True)
 
 
 def _progress(result, finished: int, count: int) -> None:
@@ -390,7 +402,9 @@ def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
 
 
 def _run_options(fn):
-    """Options that `test` and `bench` share: the per-shape timeout and --no-lint."""
+    """Options that `test` and `bench` share: the per-shape timeout, --no-lint, --require-kernel."""
+    fn = click.option("--require-kernel", is_flag=True, help="Exit 1 unless the kernel itself ran (not "
+                      "the pure-torch fallback, not a dry run, not a CPU-only run).")(fn)
     fn = click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, "
                       "e.g. an --launcher aql build); the failed rules are printed first as warnings.")(fn)
     return click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
@@ -412,18 +426,19 @@ def _run_options(fn):
 @click.pass_context
 def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
              seed: int | None, reference_kernels: str | None, mode: str, timeout: float,
-             no_lint: bool) -> None:
+             no_lint: bool, require_kernel: bool) -> None:
     """Lint FILE, then run its custom_kernel on every shape in a fresh process, the way the
     leaderboard's evaluator does, and check each output against the local reference at the
     leaderboard's tolerance (and that the inputs were not changed). Says which backend ran.
-    Exits 1 on any failure. With --reference-kernels DIR: runs DIR's own eval.py instead; exits 3
-    when its reference cannot run on this machine."""
+    Exits 1 on any failure, 3 when the file needs a module this machine lacks. With
+    --reference-kernels DIR: runs DIR's own eval.py instead; exits 3 when its reference cannot
+    run on this machine."""
     from .errors import EvaluateError
     from .evaluate import format_test_report, run_test
 
     if reference_kernels is not None:
         return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
-                              ("shapes", "custom"))
+                              ("shapes", "custom", "require_kernel"))
     if mode != "test":
         raise EvaluateError(f"test --mode {mode} needs --reference-kernels DIR; the built-in harness times "
                             f"with `submitgen bench --mode {mode}`" if mode == "leaderboard" else
@@ -431,7 +446,7 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
                             "with `submitgen bench`")
     _run_and_report(file, problem, no_lint, format_test_report, lambda: run_test(
         file, problem=problem, shapes=shapes, custom=custom, seed=seed, timeout_s=timeout,
-        lint=not no_lint, progress=_progress))
+        lint=not no_lint, progress=_progress, announce=_announce), require_kernel)
 
 
 @cli.command("bench")
@@ -451,30 +466,36 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
 @click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]), default="benchmark",
               show_default=True, help=_MODE_HELP + " leaderboard: fresh inputs (seed += 13) for every "
               "timed call and every output checked. test: with --reference-kernels only.")
+@click.option("--force", is_flag=True, help="Time the pure-torch fallback on a CPU too (by default it "
+              "gets one checked call and no timing).")
 @_run_options
 @click.pass_context
 def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
               iters: int | None, max_time: float, flush_mib: int, seed: int | None,
-              reference_kernels: str | None, mode: str, timeout: float, no_lint: bool) -> None:
+              reference_kernels: str | None, mode: str, force: bool, timeout: float, no_lint: bool,
+              require_kernel: bool) -> None:
     """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: runs,
     mean, std, err, best and worst, stopping as eval.py does (at least 3 runs, until the error of
     the mean is below 0.1 %, the time budget or 120 s is spent). With a GPU: device events,
     flushing the cache before each call like the leaderboard. Without one: host wall time,
-    labelled host-only. Exits 1 if a shape errors or gives a wrong output. With
-    --reference-kernels DIR: runs DIR's own eval.py instead; exits 3 when its reference cannot
-    run on this machine."""
+    labelled host-only, and a submitgen file's pure-torch fallback is checked once but not timed
+    (--force times it). Exits 1 if a shape errors or gives a wrong output, 3 when the file needs a
+    module this machine lacks. With --reference-kernels DIR: runs DIR's own eval.py instead;
+    exits 3 when its reference cannot run on this machine."""
     from .errors import EvaluateError
     from .evaluate import format_bench_report, run_bench
 
     if reference_kernels is not None:
         return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
-                              ("shapes", "custom", "iters", "max_time", "flush_mib"))
+                              ("shapes", "custom", "iters", "max_time", "flush_mib", "force",
+                               "require_kernel"))
     if mode == "test":
         raise EvaluateError("bench --mode test needs --reference-kernels DIR; the built-in harness "
                             "checks with `submitgen test`")
     _run_and_report(file, problem, no_lint, format_bench_report, lambda: run_bench(
         file, problem=problem, shapes=shapes, custom=custom, seed=seed, iters=iters, max_time_s=max_time,
-        flush_mib=flush_mib, mode=mode, timeout_s=timeout, lint=not no_lint, progress=_progress))
+        flush_mib=flush_mib, mode=mode, timeout_s=timeout, lint=not no_lint, force=force,
+        progress=_progress, announce=_announce), require_kernel)
 
 
 @cli.command("problems")

@@ -1,38 +1,83 @@
 """The process that imports a submission and runs it, as the leaderboard's ``eval.py`` worker does.
 
 Started by :mod:`submitgen.evaluate` as ``python -m submitgen.evaluate_worker CONFIG`` with its
-working directory set to a temporary folder holding ``submission.py`` and ``task.py``. It imports
-``submission`` once, then runs every shape of the config, writing one JSON object per line to the
-file descriptor named by ``SUBMITGEN_RESULT_FD`` (never to stdout, which belongs to the submission):
+working directory set to the run folder (``submission.py``, ``task.py``, ``reference.py``,
+``utils.py``). It imports ``submission`` once, then runs every shape of the config, writing one
+JSON object per line to the file descriptor named by ``SUBMITGEN_RESULT_FD`` (never to stdout,
+which belongs to the submission):
 
 - ``{"event": "ready", "gpu": bool, "device": str, "backend": str|null, "import_s": float}``
-- ``{"event": "import-error", "error": str}``
+- ``{"event": "import-error", "error": str, "missing": str|null}``
 - ``{"event": "shape-start", "index": i}``
+- ``{"event": "inputs", "index": i, "digests": FINGERPRINT}``: the inputs custom_kernel is about
+  to receive, sent BEFORE the call; with ``"call": j`` the inputs of timed call ``j`` (from 0) in
+  leaderboard mode
 - ``{"event": "output", "index": i, "output": {"dtype": str, "shape": [int]} | {"type": str},
-  "seconds": float, "mutated": [str], "backend": str|null}`` (test)
-- ``{"event": "bench", "index": i, "output": ..., "runs": int, "mean_ns": float, ..., "mutated": [str],
-  "rechecks": [output]}`` (rechecks: each timed call's output, ``out-<i>-r<j>.bin``, in leaderboard mode)
-- ``{"event": "error", "index": i, "error": str}``
+  "seconds": float, "digests": FINGERPRINT, "backend": str|null}`` (test; digests after the call)
+- ``{"event": "bench", "index": i, "output": ..., "digests": ..., "runs": int, "mean_ns": float,
+  ..., "timed_digests": FINGERPRINT|null, "skipped": str|null, "rechecks": [{"output": ...,
+  "digests": FINGERPRINT}]|null}`` (rechecks: in leaderboard mode, each timed call's output,
+  written to ``out-<i>-r<j>.bin``, and its inputs' fingerprint after the call)
+- ``{"event": "error", "index": i, "error": str, "missing": str|null}``
 - ``{"event": "done", "backend": str|null}``
 
-The worker never judges an output. It writes the raw bytes of each output tensor to
-``<outputs>/out-<i>.bin``; the parent process generates the inputs itself, computes the reference
-and applies the check, so nothing the submission does inside this process can forge a pass.
-If the submission closes or breaks the result pipe, the worker exits with ``PIPE_LOST_EXIT``.
+FINGERPRINT is :mod:`submitgen.evaluate.digest`'s. The worker judges nothing: it writes the raw
+bytes of each output tensor to ``<outputs>/out-<i>.bin`` and the inputs' fingerprints to the
+pipe; the parent regenerates the inputs, computes the reference, applies the check and compares
+the fingerprints with its own. Everything the worker calls after the submission is imported
+(the shape runner, the timed loop with its stop rule, the fingerprint, the pipe writer, torch's
+C methods) is bound before the import, so a submission that assigns to ``torch.equal``, to a
+name of this module or of submitgen's changes neither what is hashed nor what is reported.
+``missing`` names the top-level module of a ``ModuleNotFoundError`` (``aiter``). If the
+submission closes or breaks the result pipe, the worker exits with ``PIPE_LOST_EXIT``.
+
+The worker dies with ``submitgen test``: it asks the kernel for SIGKILL when its parent exits
+(``PR_SET_PDEATHSIG``), first thing, and the parent's watchdog kills its whole process group
+(:mod:`submitgen.evaluate.process`).
 
 Not part of the public API; its protocol is private to submitgen.evaluate."""
 
 from __future__ import annotations
 
-import importlib
-import json
+import ctypes
 import os
+import signal
 import sys
-import time
-import traceback
-from typing import Any
 
-import torch
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the process that started it exits (Linux ``prctl``), and exit now
+    if that already happened (the parent's pid is in ``SUBMITGEN_PARENT_PID``)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the parent's watchdog still ends the group
+        pass
+    parent = os.environ.get("SUBMITGEN_PARENT_PID", "")
+    if parent.isdigit() and os.getppid() != int(parent):
+        os._exit(PARENT_GONE_EXIT)
+
+
+PARENT_GONE_EXIT = 87
+"""The worker's exit code when ``submitgen test`` was gone before it started."""
+
+if __name__ == "__main__":
+    die_with_parent()
+
+import importlib  # noqa: E402 - after die_with_parent: torch's import takes seconds
+import json  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
+
+import torch  # noqa: E402
+
+from submitgen.evaluate.digest import make_fingerprint  # noqa: E402
+from submitgen.evaluate.stoprule import stats  # noqa: E402
+from submitgen.evaluate.timing import make_timer  # noqa: E402
 
 
 def clone_data(data: Any) -> Any:
@@ -48,52 +93,46 @@ def clone_data(data: Any) -> Any:
     return data
 
 
-def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
-        return False
-    if a.numel() == 0:
-        return True
-    # Compare bytes: works for every dtype (fp4x2, e8m0 have no equal kernel) and treats NaN == NaN.
-    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_OURS = (os.path.join(_HERE, "evaluate_worker.py"), os.path.join(_HERE, "evaluate") + os.sep)
+_MAX_TRACEBACK_LINES = 40
 
 
-def mutations(after: Any, before: Any, where: str = "data") -> list[str]:
-    """Paths (``data[1]['fp8'][0]``) whose value differs between ``after`` and ``before``."""
-    if isinstance(before, torch.Tensor):
-        if not isinstance(after, torch.Tensor):
-            return [f"{where} (replaced by {type(after).__name__})"]
-        if not _same_tensor(after, before):
-            return [where]
-        return []
-    if isinstance(before, (tuple, list)):
-        if type(after) is not type(before) or len(after) != len(before):
-            return [f"{where} (container changed)"]
-        out: list[str] = []
-        for i, (x, y) in enumerate(zip(after, before)):
-            out += mutations(x, y, f"{where}[{i}]")
-        return out
-    if isinstance(before, dict):
-        if not isinstance(after, dict) or set(after) != set(before):
-            return [f"{where} (keys changed)"]
-        out = []
-        for k in before:
-            out += mutations(after[k], before[k], f"{where}[{k!r}]")
-        return out
-    try:
-        same = bool(after == before)
-    except Exception:  # noqa: BLE001 - exotic objects: identity is the best we can say
-        same = after is before
-    return [] if same else [where]
+def _user_frames(te: traceback.TracebackException) -> None:
+    """Drop this worker's frames from ``te`` and the exceptions chained to it: what is left starts
+    at the submission's own code."""
+    seen: set[int] = set()
+    todo = [te]
+    while todo:
+        t = todo.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        frames = [f for f in t.stack if not (f.filename == _OURS[0] or f.filename.startswith(_OURS[1]))]
+        t.stack = traceback.StackSummary.from_list(frames)
+        todo += [c for c in (t.__cause__, t.__context__) if c is not None]
 
 
-def _sync(gpu: bool) -> None:
-    if gpu:
-        torch.cuda.synchronize()
+def error_text(exc: BaseException) -> str:
+    """The traceback of ``exc`` from the submission's frames on (at most the last 40 lines)."""
+    te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    _user_frames(te)
+    lines = "".join(te.format()).rstrip().splitlines()
+    if len(lines) > _MAX_TRACEBACK_LINES:
+        lines = ["...", *lines[-_MAX_TRACEBACK_LINES:]]
+    return "\n".join(lines)
 
 
-def _error_text(exc: BaseException) -> str:
-    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    return "".join(tb[-6:]).rstrip()
+def missing_module(exc: BaseException) -> str | None:
+    """The top-level module a ``ModuleNotFoundError`` in ``exc``'s chain names (``aiter``)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, ModuleNotFoundError) and isinstance(e.name, str) and e.name:
+            return e.name.split(".")[0]
+        e = e.__cause__ or e.__context__
+    return None
 
 
 def _backend(module: Any) -> str | None:
@@ -105,81 +144,102 @@ PIPE_LOST_EXIT = 86
 """The worker's exit code when it can no longer write to the result pipe."""
 
 
-def input_mutations(problem: Any, after: Any, before: Any) -> list[str]:
-    """The names of the input tensors whose bytes differ between ``after`` and ``before`` (or the
-    paths that changed, when the structure itself was changed)."""
-    changed = mutations(after, before)
-    if not changed:
-        return []
-    try:
-        pairs = list(zip(problem.leaves(after), problem.leaves(before)))
-    except Exception:  # noqa: BLE001 - a replaced container: report the paths
-        return changed
-    names = [problem.input_name(i) for i, (a, b) in enumerate(pairs)
-             if not isinstance(a, torch.Tensor) or not _same_tensor(a, b)]
-    return names or changed
+def make_output_writer() -> Callable[[Any, str], dict[str, Any]]:
+    """``write(output, path)``: the raw bytes of a tensor to ``path``, and what was written (or what
+    came back instead of a tensor); torch's methods bound now."""
+    base = torch._C.TensorBase
+    tensor_type = torch.Tensor
+    detach, contiguous, cpu, reshape, view, to_numpy = (
+        base.detach, base.contiguous, base.cpu, base.reshape, base.view, base.numpy)
+    get_dtype, get_shape = (base.__dict__[k].__get__ for k in ("dtype", "shape"))
+    uint8 = torch.uint8
+    isinstance_, open_, str_, list_, type_ = isinstance, open, str, list, type
+
+    def write(output: Any, path: str) -> dict[str, Any]:
+        if not isinstance_(output, tensor_type):
+            return {"type": type_(output).__name__}
+        flat = view(reshape(cpu(contiguous(detach(output))), (-1,)), uint8)
+        with open_(path, "wb") as f:
+            f.write(memoryview(to_numpy(flat)))
+        return {"dtype": str_(get_dtype(output)).removeprefix("torch."), "shape": list_(get_shape(output))}
+
+    return write
 
 
-def write_output(output: Any, path: str) -> dict[str, Any]:
-    """Write a tensor's raw bytes to ``path``; describe what was written (or what came back)."""
-    if not isinstance(output, torch.Tensor):
-        return {"type": type(output).__name__}
-    flat = output.detach().contiguous().cpu().reshape(-1)
-    raw = flat.view(torch.uint8)
-    with open(path, "wb") as f:
-        f.write(raw.numpy().tobytes())
-    return {"dtype": str(output.dtype).removeprefix("torch."), "shape": list(output.shape)}
+def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
+                emit: Callable[[dict[str, Any]], None]) -> Callable[[int, dict, Any, str | None], None]:
+    """``run(index, spec, kernel, backend)``: one shape of ``cfg["mode"]``, its events emitted. Every
+    function it calls is bound here, before the submission is imported."""
+    fingerprint = make_fingerprint()
+    write_output = make_output_writer()
+    generate, clones = problem.generate_input, bool(problem.eval_clones_inputs)
+    clone = clone_data
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
+    perf_counter = time.perf_counter
+    mode, outputs = cfg["mode"], cfg["outputs"]
+    time_calls = make_timer(generate, gpu, device, cfg, write_output, fingerprint, emit) if mode == "bench" \
+        else None
+    recheck = bool(cfg.get("recheck"))
+    time_fallback = bool(cfg.get("time_fallback"))
+    fmt_error, find_missing, stats_of = error_text, missing_module, stats
 
+    def call(kernel: Any, data: Any, index: int) -> tuple[Any, Any]:
+        """custom_kernel on a clone (or on the inputs themselves where the problem's evaluator
+        does not clone), the fingerprint of what it receives sent up first."""
+        arg = clone(data) if clones else data
+        emit({"event": "inputs", "index": index, "digests": fingerprint(arg)})
+        output = kernel(arg)
+        sync()
+        return output, arg
 
-def _call(problem: Any, kernel: Any, data: Any, gpu: bool) -> tuple[Any, Any]:
-    """Call ``kernel`` as the leaderboard's eval.py does: on a clone, or on the inputs themselves
-    when the problem's evaluator does not clone. Returns (output, the tensors it received)."""
-    arg = clone_data(data) if problem.eval_clones_inputs else data
-    pristine = data if problem.eval_clones_inputs else clone_data(data)
-    output = kernel(arg)
-    _sync(gpu)
-    return output, (arg, pristine)
+    def failed(index: int, what: str, e: BaseException, **extra: Any) -> None:
+        emit({"event": "error", "index": index, "error": f"{what}: {fmt_error(e)}",
+              "missing": find_missing(e), **extra})
 
+    def run(index: int, spec: dict, kernel: Any, backend: str | None) -> None:
+        out_path = f"{outputs}/out-{index}.bin"
+        try:
+            data = generate(spec, device=device)
+            sync()
+        except Exception as e:  # noqa: BLE001 - input generation itself failed
+            failed(index, "evaluating the shape failed", e)
+            return
+        t0 = perf_counter()
+        try:
+            output, arg = call(kernel, data, index)
+        except Exception as e:  # noqa: BLE001 - the submission's failure is the result
+            failed(index, "custom_kernel raised", e, seconds=perf_counter() - t0)
+            return
+        seconds = perf_counter() - t0
+        try:
+            written = write_output(output, out_path)
+            after = fingerprint(arg)
+        except Exception as e:  # noqa: BLE001 - e.g. an output on the meta device
+            failed(index, "reading custom_kernel's output failed", e)
+            return
+        del output
+        if mode == "test":
+            emit({"event": "output", "index": index, "output": written, "seconds": seconds,
+                  "digests": after, "backend": backend})
+            return
+        if backend == "fallback" and not gpu and not time_fallback:
+            emit({"event": "bench", "index": index, "output": written, "digests": after,
+                  "timed_digests": None, "skipped": "fallback-on-cpu", "seconds": seconds,
+                  "backend": backend})
+            return
+        try:
+            durations, rechecks = time_calls(kernel, data, spec, index, out_path)
+            timed = None if recheck else fingerprint(data)  # leaderboard mode: each call's, in rechecks
+        except Exception as e:  # noqa: BLE001
+            failed(index, "custom_kernel raised while timing", e)
+            return
+        s = stats_of(durations)
+        emit({"event": "bench", "index": index, "output": written, "digests": after, "runs": s.runs,
+              "mean_ns": s.mean, "std_ns": s.std, "best_ns": s.best, "worst_ns": s.worst,
+              "timed_digests": timed, "skipped": None, "backend": backend,
+              "rechecks": rechecks if recheck else None})
 
-def run_test_shape(
-    problem: Any, kernel: Any, spec: dict, device: str, gpu: bool, out_path: str
-) -> dict[str, Any]:
-    data = problem.generate_input(spec, device=device)
-    _sync(gpu)
-    t0 = time.perf_counter()
-    try:
-        output, (arg, pristine) = _call(problem, kernel, data, gpu)
-    except Exception as e:  # noqa: BLE001 - the submission's failure is the result
-        return {"event": "error", "error": f"custom_kernel raised: {_error_text(e)}",
-                "seconds": time.perf_counter() - t0}
-    seconds = time.perf_counter() - t0
-    return {"event": "output", "output": write_output(output, out_path), "seconds": seconds,
-            "mutated": input_mutations(problem, arg, pristine)}
-
-
-def run_bench_shape(problem: Any, kernel: Any, spec: dict, device: str, gpu: bool,
-                    cfg: dict[str, Any], out_path: str) -> dict[str, Any]:
-    data = problem.generate_input(spec, device=device)
-    _sync(gpu)
-    try:
-        output, (arg, pristine) = _call(problem, kernel, data, gpu)
-    except Exception as e:  # noqa: BLE001
-        return {"event": "error", "error": f"custom_kernel raised: {_error_text(e)}"}
-    written = write_output(output, out_path)  # checked by the parent; timing does not change the verdict
-    del output
-    from submitgen.evaluate.stoprule import stats
-    from submitgen.evaluate.timing import time_calls
-
-    try:
-        durations, rechecks = time_calls(problem, kernel, data, spec, gpu, device, cfg, out_path,
-                                         write_output)
-    except Exception as e:  # noqa: BLE001
-        return {"event": "error", "error": f"custom_kernel raised while timing: {_error_text(e)}"}
-    changed = input_mutations(problem, arg, pristine) or \
-        input_mutations(problem, data, problem.generate_input(spec, device=device))
-    s = stats(durations)
-    return {"event": "bench", "output": written, "runs": s.runs, "mean_ns": s.mean, "std_ns": s.std,
-            "best_ns": s.best, "worst_ns": s.worst, "mutated": changed, "rechecks": rechecks}
+    return run
 
 
 class _Pipe:
@@ -190,32 +250,37 @@ class _Pipe:
         self.fd = fd
         self.file = os.fdopen(fd, "w", buffering=1, encoding="utf-8", closefd=False)
 
-    def emit(self, obj: dict[str, Any]) -> None:
-        try:
-            self.file.write(json.dumps(obj) + "\n")
-            self.file.flush()
-        except (OSError, ValueError) as e:
-            sys.stderr.write(
-                f"submitgen worker: cannot write to the result pipe (descriptor {self.fd}): {e}\n"
-            )
-            sys.stderr.flush()
-            os._exit(PIPE_LOST_EXIT)
+    def emitter(self) -> Callable[[dict[str, Any]], None]:
+        """``emit(event)`` with the file, ``json.dumps`` and ``os._exit`` bound now."""
+        file, dumps, exit_, stderr, fd = self.file, json.dumps, os._exit, sys.stderr, self.fd
+
+        def emit(obj: dict[str, Any]) -> None:
+            try:
+                file.write(dumps(obj) + "\n")
+                file.flush()
+            except (OSError, ValueError) as e:
+                stderr.write(f"submitgen worker: cannot write to the result pipe (descriptor {fd}): {e}\n")
+                stderr.flush()
+                exit_(PIPE_LOST_EXIT)
+
+        return emit
 
 
-def _import_submission(pipe: _Pipe) -> tuple[Any, Any] | None:
+def _import_submission(emit: Callable[[dict[str, Any]], None]) -> tuple[Any, Any] | None:
     sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module("submission")
         return module, module.custom_kernel
     except BaseException as e:  # noqa: BLE001 - SystemExit from a submission counts too
-        pipe.emit({"event": "import-error", "error": f"importing the submission failed: {_error_text(e)}"})
+        emit({"event": "import-error", "error": f"importing the submission failed: {error_text(e)}",
+              "missing": missing_module(e)})
         return None
 
 
 def main(config_path: str) -> int:
     with open(config_path, encoding="utf-8") as f:
         cfg = json.load(f)
-    pipe = _Pipe(int(os.environ["SUBMITGEN_RESULT_FD"]))
+    emit = _Pipe(int(os.environ["SUBMITGEN_RESULT_FD"])).emitter()
 
     from submitgen.problems.registry import load
 
@@ -223,27 +288,20 @@ def main(config_path: str) -> int:
     gpu = bool(torch.cuda.is_available())
     device = "cuda" if gpu else "cpu"
     device_name = torch.cuda.get_device_name(0) if gpu else "cpu"
-    t0 = time.perf_counter()
-    imported = _import_submission(pipe)
+    run = make_runner(problem, cfg, gpu, device, emit)
+    shapes = [(item["index"], item["spec"]) for item in cfg["shapes"]]
+    perf_counter = time.perf_counter
+    t0 = perf_counter()
+    imported = _import_submission(emit)
     if imported is None:
         return 0
     module, kernel = imported
-    pipe.emit({"event": "ready", "gpu": gpu, "device": device_name, "backend": _backend(module),
-               "import_s": time.perf_counter() - t0})
-    for item in cfg["shapes"]:
-        index, spec = item["index"], item["spec"]
-        out_path = os.path.join(cfg["outputs"], f"out-{index}.bin")
-        pipe.emit({"event": "shape-start", "index": index})
-        try:
-            if cfg["mode"] == "test":
-                fields = run_test_shape(problem, kernel, spec, device, gpu, out_path)
-            else:
-                fields = run_bench_shape(problem, kernel, spec, device, gpu, cfg, out_path)
-        except Exception as e:  # noqa: BLE001 - input generation itself failed
-            fields = {"event": "error", "error": f"evaluating the shape failed: {_error_text(e)}"}
-        fields.update(index=index, backend=_backend(module))
-        pipe.emit(fields)
-    pipe.emit({"event": "done", "backend": _backend(module)})
+    emit({"event": "ready", "gpu": gpu, "device": device_name, "backend": _backend(module),
+          "import_s": perf_counter() - t0})
+    for index, spec in shapes:
+        emit({"event": "shape-start", "index": index})
+        run(index, spec, kernel, _backend(module))
+    emit({"event": "done", "backend": _backend(module)})
     return 0
 
 

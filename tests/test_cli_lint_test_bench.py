@@ -73,7 +73,7 @@ def test_test_zeros_fail_every_shape():
 def test_test_correct_submission_passes():
     result = run("test", str(SUBMISSIONS / "mla_torch.py"), "--shapes", "test:0", "--seed", "11")
     assert result.exit_code == 0, result.output
-    out = result.output.splitlines()
+    out = result.stdout.splitlines()
     assert out[0] == f"amd-mixed-mla: {SUBMISSIONS / 'mla_torch.py'}"
     header = out.index(next(ln for ln in out if ln.startswith("shape ")))
     assert out[header + 2].split()[:4] == ["batchsize=4", "qseqlen=1", "kvseqlen=1024", "pass"]
@@ -86,13 +86,13 @@ def test_test_custom_shape_and_problem_option(tmp_path: Path):
     result = run("test", str(sub), "--problem", "mixed-mla", "--shape", "batchsize=2,qseqlen=1,kvseqlen=64")
     assert result.exit_code == 0, result.output
     assert any(ln.split()[:4] == ["batchsize=2", "qseqlen=1", "kvseqlen=64", "pass"]
-               for ln in result.output.splitlines())
+               for ln in result.stdout.splitlines())
 
 
 def test_bench_prints_a_table():
     result = run("bench", str(SUBMISSIONS / "mla_torch.py"), "--shapes", "benchmark:0", "--iters", "2")
     assert result.exit_code == 0, result.output
-    out = result.output.splitlines()
+    out = result.stdout.splitlines()
     header = out.index(next(ln for ln in out if ln.startswith("shape ")))
     assert out[header].split() == ["shape", "runs", "mean", "std", "err", "best", "worst", "output"]
     row = out[header + 2].split()

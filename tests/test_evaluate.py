@@ -19,7 +19,8 @@ from submitgen.evaluate import (
     run_test,
     select_shapes,
 )
-from submitgen.evaluate_worker import clone_data, mutations
+from submitgen.evaluate.digest import changed, make_fingerprint, tensor_paths
+from submitgen.evaluate_worker import clone_data
 from submitgen.problems import get_problem
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
@@ -62,11 +63,16 @@ def test_select_shapes():
 def test_mutation_detection_compares_bytes():
     mla = get_problem("mixed-mla")
     data = mla.generate_input(parse_shape(MLA_SMALL[0], mla.spec_keys))
+    fingerprint = make_fingerprint()
+    want = fingerprint(data)
+    names = tensor_paths(data, mla.leaves(data), mla.input_name)
     copy = clone_data(data)
-    assert mutations(copy, data) == []
+    assert changed(fingerprint(copy), want, names) == []
     copy[1]["mxfp4"][1].view(torch.uint8)[0, 0] += 1  # e8m0 scales: no equal kernel, bytes differ
     copy[0][0, 0, 0] += 1
-    assert mutations(copy, data) == ["data[0]", "data[1]['mxfp4'][1]"]
+    assert changed(fingerprint(copy), want, names) == ["q", "kv_data['mxfp4'][1]"]
+    copy[4]["batch_size"] = 99  # a non-tensor value: the structure changed
+    assert changed(fingerprint(copy), want, names) == ["data (structure changed)"]
 
 
 def test_correct_handwritten_passes():

@@ -1,22 +1,29 @@
 """``submitgen test`` and ``submitgen bench``: run a single-file submission on this machine the way
 the leaderboard's evaluator does (docs/rules.md, "Evaluation").
 
-Process model. The submission is copied as ``submission.py`` next to the problem's ``task.py`` in
-a fresh temporary folder, and ONE fresh Python process (:mod:`submitgen.evaluate_worker`) imports it
-and runs every selected shape, like ``eval.py``'s single spawned worker: module-level code runs once,
-per-shape caches carry across shapes as they do on the leaderboard, and torch and the submission
-are imported once instead of once per shape. If that process dies (a segfault in a kernel) or a
-shape runs past ``timeout_s``, the shape is reported as failed with the tail of the process output,
-and a new process carries on with the remaining shapes.
+Process model. The submission is copied as ``submission.py`` into a run folder of its own, beside
+the problem's ``task.py`` and a ``reference.py`` and ``utils.py`` written from the problem spec
+(:mod:`.layout`), with a private ``TORCH_EXTENSIONS_DIR``. The compile pass (``python
+submission.py``) runs first, as kernelbot's does; then ONE fresh Python process
+(:mod:`submitgen.evaluate_worker`) imports it and runs every selected shape, like ``eval.py``'s
+single spawned worker: module-level code runs once, per-shape caches carry across shapes as they
+do on the leaderboard. If that process dies (a segfault in a kernel) or a shape runs past
+``timeout_s``, the shape is reported as failed with the tail of the process output, and a new
+process carries on with the remaining shapes. Every process of the run dies with ``submitgen``
+(:mod:`.group`).
 
 For each shape (``test``): the inputs are generated with the shape's seed (combined with ``--seed``
-by eval.py's Cantor pairing), ``custom_kernel`` is called on a clone (or, where the problem's
-evaluator does not clone, on the inputs themselves), and every input is compared with a pristine
-copy byte for byte: an input the kernel changed fails the shape, named. The output is judged in
-THIS process (:mod:`submitgen.evaluate.check`): the worker writes its raw bytes to a file, and the
-inputs, the reference and the check are computed here, out of the submission's reach.
+by eval.py's Cantor pairing), and ``custom_kernel`` is called on a clone (or, where the problem's
+evaluator does not clone, on the inputs themselves). The worker sends the inputs' fingerprint
+(:mod:`.digest`) before the call and after it, and writes the output's raw bytes to a file; THIS
+process regenerates the inputs, compares the fingerprints with its own (other inputs, or an input
+the kernel changed, fail the shape, named) and judges the output against the reference
+(:mod:`.check`), out of the submission's reach (docs/evaluate.md).
 
-``bench`` times ``custom_kernel`` per shape after one untimed, checked call. With a GPU
+``bench`` times ``custom_kernel`` per shape after one untimed, checked call, until eval.py's stop
+rule (:mod:`.stoprule`) ends the timing. With ``mode`` 'leaderboard', as in the ranked run, each
+timed call gets fresh inputs (seed += 13); the worker sends each call's input fingerprints before
+and after it and writes each output, and this process judges them all (:mod:`.recheck`). With a GPU
 (``torch.cuda.is_available()``, CUDA or ROCm) it records device events around each call and zeroes
 a flush buffer (``flush_mib``, default 512 MiB, larger than MI355X's 256 MB MALL) before each
 iteration; the leaderboard's 62.5 GiB fill also hides host launch overhead, which a smaller flush
@@ -27,27 +34,46 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import EvaluateError, LintFailed, ProblemError
+from ..files import private_dir
 from ..lint import lint_report, read_header, read_submission, render_findings, resolve_leaderboard
-from .check import OutputError, check_fields, judge, read_output
-from .fmt import format_bench_report, format_ns, format_test_report, progress_line
-from .process import IMPORT_TIMEOUT_S, RunState, run_worker
-from .recheck import recheck_fields
-from .results import Backend, BenchReport, BenchResult, Figures, Shape, ShapeResult, TestReport, Timing
+from .check import Assessment, Assessor
+from .fmt import (
+    format_bench_report,
+    format_ns,
+    format_test_report,
+    progress_line,
+    require_kernel_line,
+    test_verdict,
+)
+from .group import signals_end_the_run
+from .layout import lay_out
+from .process import IMPORT_TIMEOUT_S, RunState, compile_pass, run_worker
+from .results import (
+    EXIT_CANNOT_RUN,
+    Backend,
+    BenchReport,
+    BenchResult,
+    Figures,
+    Shape,
+    ShapeResult,
+    TestReport,
+    Timing,
+)
 from .shapes import combine_seed, parse_shape, select_shapes
-from .stoprule import WALL_S, rule_for
+from .stoprule import WALL_S, StopRule, rule_for
 
 R = TypeVar("R")
 
 __all__ = [
     "IMPORT_TIMEOUT_S",
+    "EXIT_CANNOT_RUN",
     "Backend",
     "BenchReport",
     "BenchResult",
@@ -64,6 +90,8 @@ __all__ = [
     "parse_shape",
     "prepare",
     "progress_line",
+    "require_kernel_line",
+    "test_verdict",
     "run_bench",
     "run_test",
     "select_shapes",
@@ -138,20 +166,21 @@ def _first_output(log: Path, n: int = 3) -> tuple[str, ...]:
     return tuple(seen)
 
 
+STAND_IN_LIBRARIES = ("SUBMITGEN_HIP_LIBRARY", "SUBMITGEN_CUDA_LIBRARY", "SUBMITGEN_HSA_LIBRARY")
+"""Variables naming a stand-in GPU library: with one set, an emitted file makes a dry run."""
+
+
 def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[str, Any], timeout_s: float,
-             on_result: Callable[[int, dict[str, Any], Path], None]) -> tuple[RunState, Path]:
-    """Run all ``shapes``, starting a new worker after one dies, until every shape has a result."""
+             on_result: Callable[[int, dict[str, Any], Path], None], tmp: Path, state: RunState) -> None:
+    """Lay out the run folder, run the compile pass, then all ``shapes``, starting a new worker
+    after one dies, until every shape has a result."""
     from ..problems.registry import import_root
 
-    state = RunState()
-    # the pid in the name lets files.clean_stale remove it after a kill -9
-    tmp = Path(tempfile.mkdtemp(prefix=f"submitgen-{os.getpid()}-run-"))
-    run = tmp / "run"
-    run.mkdir()
-    (run / "submission.py").write_text(prep.text, encoding="utf-8", errors="surrogateescape")
-    (run / "task.py").write_text(prep.problem.task_source)
+    root = import_root(prep.problem)
+    lay_out(tmp / "run", prep.text, prep.problem, root)
+    state.compile = compile_pass(tmp)
     cfg = {"mode": mode, "problem": prep.problem.leaderboard, "problem_module": prep.problem.module,
-           "problem_root": import_root(prep.problem), **options}
+           "problem_root": root, **options}
     todo = list(range(len(shapes)))
     attempt = 0
     while todo:
@@ -165,18 +194,42 @@ def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[s
             break
         todo = [mapping[i] for i in left]
         attempt += 1
-    return state, tmp
 
 
 def _backend_of(state: RunState, tmp: Path) -> Backend:
     ready = state.ready or {}
     import torch
 
-    gpu = ready.get("gpu")
-    gpu = bool(gpu) if isinstance(gpu, bool) else torch.cuda.is_available()
     return Backend(
-        state.backend, gpu, str(ready.get("device", "cpu"))[:200], _first_output(tmp / "worker-0.log")
+        state.backend, torch.cuda.is_available(), str(ready.get("device", "cpu"))[:200],
+        _first_output(tmp / "worker-0.log"), stand_in=any(os.environ.get(v) for v in STAND_IN_LIBRARIES),
+        compile_note=state.compile.describe() if state.compile else None,
     )
+
+
+def plan_line(mode: str, prep: Prepared, shapes: Sequence[Shape], *, rule: StopRule | None = None,
+              force: bool = False) -> str:
+    """What ``test``/``bench`` is about to run, said before it starts."""
+    import torch
+
+    what = (f"submitgen {mode}: {len(shapes)} shape(s) of {prep.problem.leaderboard}; first the compile pass "
+            "(python submission.py), then one worker process imports the file and runs every shape")
+    if mode == "bench":
+        what += ", timed until eval.py's stop rule ends each shape" if rule is None or rule.fixed is None \
+            else f", up to {rule.fixed} timed calls a shape (at most {rule.wall_s:g} s of timing each)"
+    if torch.cuda.is_available():
+        return what + f" on {torch.cuda.get_device_name(0)}"
+    what += ("; no GPU here: a submitgen file runs its pure-torch fallback, which can take minutes a shape "
+             "on a CPU")
+    if mode == "bench":
+        what += ", and is checked once but not timed" if not force else ", and is timed (--force)"
+    return what + "; an estimate follows the first shape"
+
+
+def _missing(a: Assessment, ev: Mapping[str, Any]) -> str | None:
+    """The module a failed shape needed (``aiter``), as the worker found it in the exception."""
+    value = ev.get("missing") if a.error is not None else None
+    return value if isinstance(value, str) and value.isprintable() and len(value) <= 100 else None
 
 
 def _number(ev: Mapping[str, Any], key: str) -> float | None:
@@ -184,86 +237,92 @@ def _number(ev: Mapping[str, Any], key: str) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-def _verdict(
-    prep: Prepared, shape: Shape, ev: dict[str, Any], out: Path, recheck: bool = False
-) -> tuple[dict[str, Any] | None, str | None]:
-    """(check fields, None) for the output the worker wrote, or (None, why it cannot be judged).
-    ``recheck`` (bench --mode leaderboard): every timed call's output is judged too."""
-    if ev["event"] == "error":
-        return None, ev["error"]
-    try:
-        output = read_output(ev.get("output"), out)
-    except OutputError as e:
-        return None, f"the worker's output cannot be read back: {e}"
-    try:
-        fields = check_fields(judge(prep.problem, shape.spec_dict, output))
-        if recheck and fields["passed"]:
-            fields = recheck_fields(prep.problem, shape.spec_dict, ev, out, fields)
-        return fields, None
-    except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: the shape fails, named
-        return None, f"checking the output failed: {type(e).__name__}: {e}"
+def _estimate(first_s: float, left: int) -> str:
+    return (f"about {format_seconds(first_s * left)} left for the other {left} shape(s), at the first "
+            f"shape's pace ({format_seconds(first_s)})")
 
 
-def _mutated(prep: Prepared, ev: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(ev.get("mutated") or ())
+def format_seconds(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
 
 
 def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: dict[str, Any],
                 timeout_s: float, result: Callable[..., R], missing: Callable[[Shape], R],
                 report: Callable[[tuple[R, ...], Backend], Any],
-                progress: Callable[[R, int, int], None] | None) -> Any:
-    """Run ``kind`` on every selected shape in a fresh process: ``result(shape, fields, error, ev,
-    mutated)`` makes each shape's result as it finishes (``missing(shape)`` one that never ran),
-    ``report(results, backend)`` the report."""
+                progress: Callable[[R, int, int], None] | None,
+                announce: Callable[[str], None] | None = None) -> Any:
+    """Run ``kind`` on every selected shape in a fresh process: ``result(shape, assessment, ev)``
+    makes each shape's result as it finishes (``missing(shape)`` one that never ran),
+    ``report(results, backend)`` the report. The outputs of a dry run against a stand-in library
+    (the file says ``dry-run`` and this process's environment names the library) are not judged."""
     done: dict[int, R] = {}
+    assessors: dict[bool, Assessor] = {}
+    stand_in = any(os.environ.get(v) for v in STAND_IN_LIBRARIES)
+    state = RunState()
 
-    def on(pos: int, ev: dict[str, Any], out: Path) -> None:
-        fields, error = _verdict(prep, selected[pos], ev, out, bool(options.get("recheck")))
-        done[pos] = result(selected[pos], fields, error, ev, _mutated(prep, ev))
-        if progress:
+    def on(pos: int, ev: dict[str, Any], out: Path, show: bool = True) -> None:
+        check_values = not (stand_in and ev.get("backend") == "dry-run")
+        if check_values not in assessors:
+            assessors[check_values] = Assessor(prep.problem, check_values=check_values,
+                                               recheck=bool(options.get("recheck")))
+        done[pos] = result(selected[pos], assessors[check_values](selected[pos].spec_dict, ev, out), ev)
+        if progress and show:
             progress(done[pos], len(done), len(selected))
+        if announce and show and len(done) == 1 and len(selected) > 1 and state.ready_at is not None:
+            announce(_estimate(time.monotonic() - state.ready_at, len(selected) - 1))
 
-    state, tmp = _execute(prep, kind, selected, options, timeout_s, on)
-    try:
+    with private_dir("run") as folder, signals_end_the_run():
+        tmp = Path(folder)
+        _execute(prep, kind, selected, options, timeout_s, on, tmp, state)
         if state.import_error is not None:
             for pos in range(len(selected)):
                 if pos not in done:
-                    on(pos, {"event": "error", "error": state.import_error}, tmp)
+                    on(pos, {"event": "error", "error": state.import_error,
+                             "missing": state.import_missing}, tmp, show=False)
+        if state.tampered is not None:  # a forged event may have given an earlier shape its result
+            for pos, r in done.items():
+                if r.error is None:
+                    done[pos] = result(selected[pos], Assessment(None, f"{state.tampered} during this run, "
+                                                                       "so no result of the run stands"), {})
         results = tuple(done.get(pos) or missing(s) for pos, s in enumerate(selected))
         return report(results, _backend_of(state, tmp))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "test",
              custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
              timeout_s: float = DEFAULT_TIMEOUT_S, lint: bool = True,
-             progress: Callable[[ShapeResult, int, int], None] | None = None) -> TestReport:
+             progress: Callable[[ShapeResult, int, int], None] | None = None,
+             announce: Callable[[str], None] | None = None) -> TestReport:
     """Lint, then run ``custom_kernel`` on every selected shape in a fresh process and judge each
-    output here. ``progress(result, finished, count)`` is called as each shape finishes."""
+    output here. ``progress(result, finished, count)`` is called as each shape finishes;
+    ``announce(line)`` with what will run before anything does, and with an estimate of the
+    time left after the first shape."""
     timeout_s = check_timeout(timeout_s)
     prep = prepare(path, problem, lint=lint)
     selected = select_shapes(prep.problem, shapes, custom=custom, seed=seed)
 
-    def result(shape: Shape, fields: dict[str, Any] | None, error: str | None, ev: Mapping[str, Any],
-               mutated: tuple[str, ...]) -> ShapeResult:
-        f = fields or {}
+    def result(shape: Shape, a: Assessment, ev: Mapping[str, Any]) -> ShapeResult:
+        f = a.fields or {}
         return ShapeResult(
             shape=shape,
-            passed=bool(f.get("passed")) and not mutated and error is None,
+            passed=bool(f.get("passed")) and not a.mutated and a.error is None,
             figures=Figures.from_fields(f),
             message=str(f.get("message", "")),
-            mutated=mutated,
-            error=error,
+            mutated=a.mutated,
+            error=a.error,
             seconds=_number(ev, "seconds"),
+            missing=_missing(a, ev),
+            checked="max_abs_err" in f,
         )
 
     def report(results: tuple[ShapeResult, ...], backend: Backend) -> TestReport:
         return TestReport(str(path), prep.problem.leaderboard, backend, results,
                           prep.lint_warnings, prep.problem.eval_clones_inputs)
 
+    if announce:
+        announce(plan_line("test", prep, selected))
     return _run_shapes(prep, "test", selected, {}, timeout_s, result,
-                       lambda s: ShapeResult(s, False, error="not run"), report, progress)
+                       lambda s: ShapeResult(s, False, error="not run"), report, progress, announce)
 
 
 def run_bench(
@@ -279,12 +338,16 @@ def run_bench(
     flush_mib: int = DEFAULT_FLUSH_MIB,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     lint: bool = True,
+    force: bool = False,
     progress: Callable[[BenchResult, int, int], None] | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> BenchReport:
     """Lint, then time ``custom_kernel`` on every selected shape in a fresh process. Timing stops
     by eval.py's rule (:mod:`.stoprule`), with ``max_time_s`` as its wall limit, or after ``iters``
     calls when given. The first call's output is judged here; with ``mode`` 'leaderboard', as in
-    the ranked run, each timed call gets fresh inputs (seed += 13) and every output is judged."""
+    the ranked run, each timed call gets fresh inputs (seed += 13) and every output and every
+    call's inputs are judged here too. Without a GPU, a submitgen file's pure-torch fallback gets
+    that one checked call and no timing, unless ``force``."""
     if mode not in BENCH_MODES:
         raise EvaluateError(f"bench --mode must be one of {', '.join(BENCH_MODES)}, got {mode!r}")
     if iters is not None and iters < 1:
@@ -297,14 +360,15 @@ def run_bench(
     prep = prepare(path, problem, lint=lint)
     selected = select_shapes(prep.problem, shapes, custom=custom, seed=seed)
 
-    def result(shape: Shape, fields: dict[str, Any] | None, error: str | None, ev: Mapping[str, Any],
-               mutated: tuple[str, ...]) -> BenchResult:
-        message = str((fields or {}).get("message", ""))
-        if mutated:
-            message += "; " + "; ".join(f"input '{m}' was modified by custom_kernel" for m in mutated)
+    def result(shape: Shape, a: Assessment, ev: Mapping[str, Any]) -> BenchResult:
+        message = str((a.fields or {}).get("message", ""))
+        if a.mutated:
+            message += "; " + "; ".join(f"input '{m}' was modified by custom_kernel" for m in a.mutated)
+        skipped = ev.get("skipped") if a.error is None else None
         return BenchResult(shape=shape, timing=Timing.from_event(ev),
-                           correct=bool(fields and fields["passed"]) and not mutated,
-                           check_message=message, error=error)
+                           correct=bool(a.fields and a.fields["passed"]) and not a.mutated,
+                           check_message=message, error=a.error, missing=_missing(a, ev),
+                           skipped=skipped if isinstance(skipped, str) else None)
 
     rule = rule_for(mode, iters, max_time_s)
 
@@ -314,6 +378,8 @@ def run_bench(
                            mode=mode, stop=rule.describe())
 
     options = {"stop": rule.to_dict(), "recheck": mode == "leaderboard",
-               "flush_bytes": flush_mib * 1024 * 1024}
+               "flush_bytes": flush_mib * 1024 * 1024, "time_fallback": force}
+    if announce:
+        announce(plan_line("bench", prep, selected, rule=rule, force=force))
     return _run_shapes(prep, "bench", selected, options, timeout_s, result,
-                       lambda s: BenchResult(s, error="not run"), report, progress)
+                       lambda s: BenchResult(s, error="not run"), report, progress, announce)

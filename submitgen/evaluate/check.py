@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -78,11 +79,13 @@ def device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def judge(problem: Any, spec: Mapping[str, Any], output: Any) -> Any:
-    """The problem's check of ``output`` against the reference of freshly generated inputs."""
+def judge(problem: Any, spec: Mapping[str, Any], output: Any, data: Any = None) -> Any:
+    """The problem's check of ``output`` against the reference of ``data`` (freshly generated
+    inputs when None)."""
     from ..problems.compare import CheckResult
 
-    data = problem.generate_input(dict(spec), device=device())
+    if data is None:
+        data = problem.generate_input(dict(spec), device=device())
     expected = problem.reference(data).cpu()
     if isinstance(output, _NotATensor):
         total = expected.numel()
@@ -90,6 +93,98 @@ def judge(problem: Any, spec: Mapping[str, Any], output: Any) -> Any:
                            f"custom_kernel returned {output.type_name}, not a tensor of shape "
                            f"{tuple(expected.shape)}")
     return problem.check(output, expected)
+
+
+def _launch_only(problem: Any, spec: Mapping[str, Any], output: Any) -> dict[str, Any]:
+    """A dry run's fields: the output's form checked against the problem's output contract
+    (where the problem states one), never its values."""
+    meta = problem.output_meta(dict(spec)) if getattr(problem, "output_meta", None) else None
+    if isinstance(output, _NotATensor):
+        return {"passed": False, "message": f"custom_kernel returned {output.type_name}, not a tensor"}
+    if meta is not None and (output.dtype != meta.dtype or tuple(output.shape) != tuple(meta.shape)):
+        return {"passed": False, "message": f"the output is {output.dtype} {list(output.shape)}, the problem "
+                                           f"returns {meta.dtype} {list(meta.shape)}"}
+    return {"passed": True, "message": "output not checked"}
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The parent's verdict on one shape: the check's fields (None when there is no output to
+    judge), why it could not be judged, and the inputs found changed."""
+
+    fields: dict[str, Any] | None
+    error: str | None
+    mutated: tuple[str, ...] = ()
+
+
+class Assessor:
+    """Judges the worker's events for one problem: the inputs are regenerated here from the
+    shape's seed, their fingerprint compared with the one the worker sent before the call and
+    the ones after it, and the output bytes checked against the reference (or, for a dry run
+    against the stand-in HIP library, only the output's form). With ``recheck`` (bench --mode
+    leaderboard) every timed call's inputs and output are judged the same way (:mod:`.recheck`)."""
+
+    def __init__(self, problem: Any, *, check_values: bool = True, recheck: bool = False) -> None:
+        from .digest import make_fingerprint
+
+        self.problem = problem
+        self.check_values = check_values
+        self.recheck = recheck
+        self.fingerprint = make_fingerprint()
+
+    def __call__(self, spec: Mapping[str, Any], ev: Mapping[str, Any], out: Path) -> Assessment:
+        first = self.first_call(spec, ev, out)
+        if (not self.recheck or ev["event"] != "bench" or ev.get("skipped") is not None
+                or first.error is not None):
+            return first
+        from .recheck import recheck_timed_calls
+
+        return recheck_timed_calls(self, spec, ev, out, first)
+
+    def fields_of(self, spec: Mapping[str, Any], output: Any, data: Any) -> dict[str, Any]:
+        """The check's fields of ``output`` for inputs ``data`` (only its form on a dry run)."""
+        if not self.check_values:
+            return _launch_only(self.problem, spec, output)
+        return check_fields(judge(self.problem, spec, output, data))
+
+    def first_call(self, spec: Mapping[str, Any], ev: Mapping[str, Any], out: Path) -> Assessment:
+        """The assessment of the untimed call (the only call of ``test``)."""
+        if ev["event"] == "error":
+            return Assessment(None, ev["error"])
+        from .digest import changed, tensor_paths
+
+        problem = self.problem
+        data = problem.generate_input(dict(spec), device=device())
+        want = self.fingerprint(data)
+        names = tensor_paths(data, problem.leaves(data), problem.input_name)
+        before = ev.get(BEFORE_KEY)
+        if before is None:
+            return Assessment(None, "the worker sent no fingerprint of the inputs before calling "
+                                    "custom_kernel")
+        other = changed(before, want, names)
+        if other:
+            return Assessment(None, "custom_kernel was given other inputs than submitgen generates for this "
+                                    f"shape ({', '.join(other)}): something in the submission's process "
+                                    "changed how the inputs are made")
+        mutated = changed(ev["digests"], want, names)
+        if ev.get("timed_digests") is not None:
+            mutated += [m for m in changed(ev["timed_digests"], want, names) if m not in mutated]
+        try:
+            output = read_output(ev.get("output"), out)
+        except OutputError as e:
+            return Assessment(None, f"the worker's output cannot be read back: {e}", tuple(mutated))
+        try:
+            return Assessment(self.fields_of(spec, output, data), None, tuple(mutated))
+        except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: the shape fails, named
+            return Assessment(None, f"checking the output failed: {type(e).__name__}: {e}", tuple(mutated))
+
+
+BEFORE_KEY = "_inputs_before"
+"""Where :mod:`.process` puts the fingerprint the worker sent before the call (it overwrites
+whatever the event carried under that key)."""
+TIMED_BEFORE_KEY = "_timed_inputs_before"
+"""Where :mod:`.process` puts the list of fingerprints the worker sent before each timed call in
+leaderboard mode (it overwrites whatever the event carried under that key)."""
 
 
 def check_fields(res: Any) -> dict[str, Any]:

@@ -3,9 +3,12 @@
 One worker imports the submission and runs the shapes; if it dies or a shape runs past the time
 limit, the shape fails and a new worker carries on. The worker runs in a session of its own, and
 the whole process group is killed when it is done with, so a child process or thread the
-submission leaves behind neither keeps ``test`` waiting nor outlives it. Every line the worker
-writes to the result pipe is validated: a malformed or impossible event (a submission can write
-to the pipe too) fails the shape and ends that worker, never ``test`` itself."""
+submission leaves behind neither keeps ``test`` waiting nor outlives it; it also dies with
+``submitgen`` however that ends (:mod:`.group`). Every line the worker writes to the result pipe
+is validated: a malformed or impossible event (a submission can write to the pipe too) fails the
+shape and ends that worker, never ``test`` itself. The fingerprint of a shape's inputs that the
+worker sends before calling custom_kernel is kept here, one per shape, and handed to the judge
+with the shape's result (:data:`.check.BEFORE_KEY`)."""
 
 from __future__ import annotations
 
@@ -13,7 +16,6 @@ import contextlib
 import json
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -23,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import digest, group
+from .check import BEFORE_KEY, TIMED_BEFORE_KEY
 from .results import Shape
 
 IMPORT_TIMEOUT_S = 300.0
@@ -33,7 +37,7 @@ _TAIL_LINES = 12
 _POLL_S = 0.5
 PIPE_LOST_EXIT = 86  # evaluate_worker.PIPE_LOST_EXIT (that module imports torch; this one must not)
 
-_EVENTS = frozenset({"ready", "import-error", "shape-start", "output", "bench", "error", "done"})
+_EVENTS = frozenset({"ready", "import-error", "shape-start", "inputs", "output", "bench", "error", "done"})
 
 
 class Malformed(Exception):
@@ -45,19 +49,30 @@ class RunState:
     ready: dict[str, Any] | None = None
     backend: str | None = None
     import_error: str | None = None
+    import_missing: str | None = None  # the module a failed import needed (ModuleNotFoundError)
+    compile: CompilePass | None = None
+    ready_at: float | None = None  # time.monotonic() when the (last) worker had imported the file
+    tampered: str | None = None  # the first malformed event: every result of the run is suspect
 
 
 @dataclass
 class _Worker:
-    proc: subprocess.Popen
+    group: group.Group
     events: queue.Queue
     log: Path
     outputs: Path
     shapes: Sequence[Shape]
     reported: set[int] = field(default_factory=set)
+    inputs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    timed_inputs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # leaderboard mode
     current: int | None = None
     ready: bool = False
     finished: bool = False
+
+
+    @property
+    def proc(self) -> subprocess.Popen:
+        return self.group.proc
 
 
 def package_root() -> str:
@@ -85,16 +100,27 @@ def parse_event(line: str, count: int) -> dict[str, Any]:
         raise Malformed(f"not JSON: {line[:120]!r}") from None
     if not isinstance(ev, dict) or ev.get("event") not in _EVENTS:
         raise Malformed(f"not an event: {line[:120]!r}")
-    if "index" in ev or ev["event"] in ("shape-start", "output", "bench", "error"):
+    if "index" in ev or ev["event"] in ("shape-start", "inputs", "output", "bench", "error"):
         index = ev.get("index")
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count:
             raise Malformed(f"{ev['event']!r} event with index {index!r} (this worker runs {count} shapes)")
-    for key in ("backend", "error", "device"):
+    for key in ("backend", "error", "device", "missing", "skipped"):
         if key in ev and ev[key] is not None and not isinstance(ev[key], str):
             raise Malformed(f"{ev['event']!r} event with {key} {ev[key]!r}")
-    if "mutated" in ev and (not isinstance(ev["mutated"], list)
-                            or not all(isinstance(m, str) for m in ev["mutated"])):
-        raise Malformed(f"{ev['event']!r} event with mutated {ev['mutated']!r}")
+    needed = ("digests",) if ev["event"] in ("inputs", "output", "bench") else ()
+    for key in ("digests", "timed_digests"):
+        value = ev.get(key)
+        if (key in needed or value is not None) and not digest.valid(value):
+            raise Malformed(f"{ev['event']!r} event with {key} {str(value)[:120]!r}")
+    call = ev.get("call")
+    if call is not None and (ev["event"] != "inputs" or not isinstance(call, int) or isinstance(call, bool)
+                             or call < 0):
+        raise Malformed(f"{ev['event']!r} event with call {str(call)[:120]!r}")
+    rechecks = ev.get("rechecks")
+    if rechecks is not None and (
+            ev["event"] != "bench" or not isinstance(rechecks, list)
+            or not all(isinstance(r, dict) and digest.valid(r.get("digests")) for r in rechecks)):
+        raise Malformed(f"{ev['event']!r} event with rechecks {str(rechecks)[:120]!r}")
     return ev
 
 
@@ -109,18 +135,16 @@ def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Sh
     }
     cfg_path.write_text(json.dumps(cfg))
     log = workdir / f"worker-{attempt}.log"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root(), env.get("PYTHONPATH")) if p)
-    env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env = run_env(workdir)
     rfd, wfd = os.pipe()
     env["SUBMITGEN_RESULT_FD"] = str(wfd)
     try:
         with open(log, "wb") as logf:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "submitgen.evaluate_worker", str(cfg_path)],
-                cwd=workdir / "run", env=env, stdin=subprocess.DEVNULL, stdout=logf,
-                stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True)
+            g = group.start([sys.executable, "-m", "submitgen.evaluate_worker", str(cfg_path)],
+                            cwd=workdir / "run", env=env, stdout=logf, pass_fds=(wfd,))
+    except BaseException:
+        os.close(rfd)
+        raise
     finally:
         os.close(wfd)
     events: queue.Queue = queue.Queue()
@@ -132,18 +156,61 @@ def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Sh
         events.put(None)
 
     threading.Thread(target=reader, daemon=True).start()
-    return _Worker(proc, events, log, outputs, shapes)
+    return _Worker(g, events, log, outputs, shapes)
 
 
-def kill_group(proc: subprocess.Popen) -> None:
-    """End the worker and everything it started (its session's process group)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+def run_env(workdir: Path) -> dict[str, str]:
+    """The environment of the compile pass and the worker: submitgen importable, unbuffered output,
+    and a torch extensions cache of the run's own (``<workdir>/torch_extensions``), so a failed
+    ``load_inline`` build of an earlier run or another file cannot break this one."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root(), env.get("PYTHONPATH")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["TORCH_EXTENSIONS_DIR"] = str(workdir / "torch_extensions")
+    return env
+
+
+COMPILE_TIMEOUT_S = 120.0
+"""kernelbot's ``Timeout.COMPILE`` for the compile pass."""
+
+
+@dataclass(frozen=True)
+class CompilePass:
+    """How ``python submission.py`` ended: its exit code (None when it ran past the limit)."""
+
+    returncode: int | None
+    seconds: float
+
+    def describe(self) -> str:
+        head = "compile pass (python submission.py, as the leaderboard runs it first): "
+        if self.returncode is None:
+            return head + f"stopped after {COMPILE_TIMEOUT_S:g} s (ignored, as on the leaderboard)"
+        if self.returncode == 0:
+            return head + f"ok in {self.seconds:.1f} s"
+        return head + f"exit code {self.returncode} in {self.seconds:.1f} s (ignored, as on the leaderboard)"
+
+
+def compile_pass(workdir: Path, timeout_s: float = COMPILE_TIMEOUT_S) -> CompilePass:
+    """Run ``python submission.py`` in the run folder, as kernelbot does before ``eval.py`` (it warms
+    ``load_inline`` and Triton caches); its output goes to ``<workdir>/compile.log``. Like kernelbot,
+    the caller ignores how it ended."""
+    started = time.monotonic()
+    with open(workdir / "compile.log", "wb") as logf:
+        g = group.start([sys.executable, "submission.py"], cwd=workdir / "run", env=run_env(workdir),
+                        stdout=logf)
     try:
-        proc.wait(timeout=30)
+        code: int | None = g.proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        code = None
+    finally:
+        group.end(g)
+    return CompilePass(code, time.monotonic() - started)
+
+
+def kill_group(w: _Worker) -> None:
+    """End the worker and everything it started (its session's process group)."""
+    group.end(w.group)
 
 
 def _next_line(w: _Worker, deadline: float) -> str | None | bool:
@@ -203,12 +270,14 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
             raise Malformed("a second 'ready' event")
         w.ready = True
         state.ready = ev
+        state.ready_at = time.monotonic()
         return False
     if kind == "import-error":
         if not isinstance(ev.get("error"), str):
             raise Malformed("an 'import-error' event without an error text")
         out = tail(w.log)
         state.import_error = ev["error"] + (f"\noutput of the file:\n{out}" if out else "")
+        state.import_missing = ev.get("missing")
         return True
     if kind == "done":
         w.finished = True
@@ -219,6 +288,22 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     if kind == "shape-start":
         w.current = index
         return False
+    if index != w.current:
+        raise Malformed(f"a {kind!r} event for shape {index} while shape {w.current} runs")
+    if kind == "inputs" and ev.get("call") is not None:
+        timed = w.timed_inputs.setdefault(index, [])
+        if index not in w.inputs or ev["call"] != len(timed):
+            raise Malformed(f"an 'inputs' event for timed call {ev['call']} of shape {index}, "
+                            f"expected {len(timed)} after the untimed call")
+        timed.append(ev["digests"])
+        return False
+    if kind == "inputs":
+        if index in w.inputs:
+            raise Malformed(f"a second 'inputs' event for shape {index}")
+        w.inputs[index] = ev["digests"]
+        return False
+    ev[BEFORE_KEY] = w.inputs.get(index)
+    ev[TIMED_BEFORE_KEY] = w.timed_inputs.get(index, [])
     if kind == "error" and not isinstance(ev.get("error"), str):
         raise Malformed("an 'error' event without an error text")
     on_result(index, ev, w.outputs / f"out-{index}.bin")
@@ -249,8 +334,10 @@ def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> No
             ev = parse_event(line, len(w.shapes))
             stop = _handle(w, state, ev, on_result)
         except Malformed as e:
-            _fail_next(w, state, f"the result pipe carried a malformed event ({e}): something in the "
-                       f"submission's process wrote to it\n{tail(w.log)}".rstrip(), on_result)
+            message = (f"the result pipe carried a malformed event ({e}): something in the "
+                       f"submission's process wrote to it")
+            state.tampered = state.tampered or message
+            _fail_next(w, state, f"{message}\n{tail(w.log)}".rstrip(), on_result)
             return
         if stop:
             return
@@ -268,7 +355,7 @@ def run_worker(cfg: dict[str, Any], shapes: Sequence[Shape], timeout_s: float, o
     try:
         _loop(w, state, timeout_s, on_result)
     finally:
-        kill_group(w.proc)
+        kill_group(w)
     if w.current is not None:  # the process died inside a shape
         _fail_next(w, state, _died(w, state), on_result)
     if state.import_error is not None or w.finished:

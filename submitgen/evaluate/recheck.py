@@ -2,9 +2,11 @@
 
 eval.py's ranked run (``recheck=True``) adds 13 to the case's seed before every timed call,
 generates the inputs again and checks that call's output. Here the worker writes each timed
-call's output (``out-<i>-r<j>.bin``) and this module, in the parent, regenerates the inputs of
-each call from the seed it computes itself, and judges every output with the problem's check. A
-file that is right on the first call and wrong afterwards fails the shape, naming the call."""
+call's output (``out-<i>-r<j>.bin``) and sends the fingerprint of each call's inputs before the
+call and after it; this module, in the parent, regenerates the inputs of each call from the seed
+it computes itself, compares the fingerprints with its own and judges every output with the
+problem's check. A file that is right on the first call and wrong afterwards fails the shape,
+naming the call; one that writes into a timed call's inputs is named as modifying them."""
 
 from __future__ import annotations
 
@@ -30,34 +32,65 @@ def recheck_spec(spec: Mapping[str, Any], j: int) -> dict[str, Any]:
     return out
 
 
-def recheck_fields(problem: Any, spec: Mapping[str, Any], ev: Mapping[str, Any], out: Path,
-                   fields: dict[str, Any]) -> dict[str, Any]:
-    """``fields`` (the first call's check, passed) with ``passed`` False and the message naming the
-    first timed call whose output fails, or that cannot be read back; unchanged when all pass."""
-    from .check import OutputError, judge, read_output
+def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str, Any], out: Path,
+                        first: Any) -> Any:
+    """``first`` (the untimed call's :class:`.check.Assessment`, without an error) with every timed
+    call judged too: call ``j``'s inputs regenerated here from its seed, their fingerprint compared
+    with the one the worker sent before that call (other inputs fail the shape) and the one after
+    it (a changed input is named in ``mutated``), and its output checked. The first failing output
+    fails the shape, naming the call; the output files are removed."""
+    from . import digest
+    from .check import TIMED_BEFORE_KEY, Assessment, OutputError, device, read_output
 
-    def failed(message: str) -> dict[str, Any]:
-        return {**fields, "passed": False, "message": message}
+    problem = assessor.problem
+    mutated = list(first.mutated)
+    fields = first.fields
+
+    def failed(message: str) -> Any:
+        return Assessment({**(fields or {}), "passed": False, "message": message}, None, tuple(mutated))
 
     described = ev.get("rechecks")
+    before = ev.get(TIMED_BEFORE_KEY)
     runs = ev.get("runs")
-    if not isinstance(described, list) or not isinstance(runs, int) or len(described) != runs or runs < 1:
+    if (not isinstance(described, list) or not isinstance(before, list) or not isinstance(runs, int)
+            or not len(described) == len(before) == runs or runs < 1):
         count = len(described) if isinstance(described, list) else "no"
-        return failed(f"leaderboard mode: the worker reported {runs!r} timed calls but {count} outputs "
-                      "to check")
-    for j, desc in enumerate(described):
-        path = Path(recheck_path(str(out), j))
-        call_spec = recheck_spec(spec, j)
-        where = f"timed call {j + 1} of {runs}"
-        if "seed" in call_spec:
-            where += f" (seed {call_spec['seed']})"
-        try:
-            output = read_output(desc, path)
-            result = judge(problem, call_spec, output)
-        except OutputError as e:
-            return failed(f"{where}: the worker's output cannot be read back: {e}")
-        finally:
-            path.unlink(missing_ok=True)
-        if not result.passed:
-            return failed(f"{where}: {result.message}")
-    return fields
+        sent = len(before) if isinstance(before, list) else "no"
+        return Assessment(None, f"leaderboard mode: the worker reported {runs!r} timed calls but {count} "
+                                f"outputs to check and {sent} fingerprints of their inputs", tuple(mutated))
+    message: str | None = None
+    try:
+        for j, desc in enumerate(described):
+            call_spec = recheck_spec(spec, j)
+            where = f"timed call {j + 1} of {runs}"
+            if "seed" in call_spec:
+                where += f" (seed {call_spec['seed']})"
+            data = problem.generate_input(dict(call_spec), device=device())
+            want = assessor.fingerprint(data)
+            names = digest.tensor_paths(data, problem.leaves(data), problem.input_name)
+            other = digest.changed(before[j], want, names)
+            if other:
+                return Assessment(None, f"{where}: custom_kernel was given other inputs than submitgen "
+                                        f"generates for this shape ({', '.join(other)}): something in the "
+                                        "submission's process changed how the inputs are made",
+                                  tuple(mutated))
+            mutated += [m for m in digest.changed(desc["digests"], want, names) if m not in mutated]
+            if message is not None or not (fields and fields["passed"]):
+                continue
+            try:
+                output = read_output(desc.get("output"), Path(recheck_path(str(out), j)))
+                result = assessor.fields_of(call_spec, output, data)
+            except OutputError as e:
+                message = f"{where}: the worker's output cannot be read back: {e}"
+                continue
+            except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: the shape fails, named
+                return Assessment(None, f"{where}: checking the output failed: {type(e).__name__}: {e}",
+                                  tuple(mutated))
+            if not result["passed"]:
+                message = f"{where}: {result['message']}"
+    finally:
+        for j in range(len(described)):
+            Path(recheck_path(str(out), j)).unlink(missing_ok=True)
+    if message is not None:
+        return failed(message)
+    return Assessment(fields, None, tuple(mutated))

@@ -48,14 +48,36 @@ _BACKEND_TEXT = {
 }
 
 
+EXIT_CANNOT_RUN = 3
+"""``submitgen test``/``bench``'s exit code when the file cannot run on this machine at all: it
+needs a module that is not installed here (``cannot run here: needs aiter``)."""
+
+KERNEL_RAN, KERNEL_FALLBACK, KERNEL_DRY_RUN, KERNEL_NO_GPU = "ran", "fallback", "dry-run", "no-gpu"
+
+
 @dataclass(frozen=True)
 class Backend:
-    """What ran: the file's ``SUBMITGEN_BACKEND`` (None for hand-written files) and the device."""
+    """What ran: the file's ``SUBMITGEN_BACKEND`` (None for hand-written files), whether this
+    machine has a GPU (as ``submitgen`` itself sees it), the device the worker named, and whether
+    ``submitgen``'s own environment names a stand-in GPU library (``SUBMITGEN_HIP_LIBRARY``...)."""
 
     value: str | None
     gpu: bool
     device: str
     output: tuple[str, ...] = ()  # first lines the file printed (a fallback notice, say)
+    stand_in: bool = False
+    compile_note: str | None = None
+
+    @property
+    def kernel(self) -> str:
+        """Whether the kernel ran: ``ran`` (a GPU, and the file did not report its fallback),
+        ``fallback`` (the file reports its pure-torch fallback), ``dry-run`` (launched against
+        the stand-in library: no kernel ran) or ``no-gpu`` (no GPU here, a hand-written file)."""
+        if self.value == "dry-run" and self.stand_in:
+            return KERNEL_DRY_RUN
+        if self.value == "fallback":
+            return KERNEL_FALLBACK
+        return KERNEL_RAN if self.gpu else KERNEL_NO_GPU
 
     def describe(self) -> str:
         where = f"on {self.device}" if self.gpu else "on this machine without a GPU (CPU only)"
@@ -98,12 +120,18 @@ class ShapeResult:
     mutated: tuple[str, ...] = ()
     error: str | None = None
     seconds: float | None = None
+    missing: str | None = None  # the module custom_kernel or the import needed (ModuleNotFoundError)
+    checked: bool = True  # False: a dry run, the output's values were not compared
 
     def summary(self) -> str:
         """One line: verdict and figures, or why it failed."""
         verdict = "pass" if self.passed else "FAIL"
         if self.error:
             return f"{verdict}: {self.error.splitlines()[-1] if self.error else ''}"
+        if not self.checked:
+            parts = ["launched" if self.passed else "FAIL", self.message]
+            parts += [modified(m) for m in self.mutated]
+            return ", ".join(parts)
         parts = [verdict]
         g = self.figures
         if g is not None:
@@ -153,6 +181,8 @@ class BenchResult:
     correct: bool | None = None
     check_message: str = ""
     error: str | None = None
+    missing: str | None = None
+    skipped: str | None = None  # why timing was skipped ("fallback-on-cpu")
 
     @property
     def passed(self) -> bool:
@@ -163,11 +193,14 @@ class BenchResult:
             return f"FAIL: {self.error.splitlines()[-1]}"
         t = self.timing
         text = (f"mean {format_ns(t.mean_ns)}, best {format_ns(t.best_ns)}, worst {format_ns(t.worst_ns)} "
-                f"over {t.runs} runs" if t else "no timings")
+                f"over {t.runs} runs" if t else
+                TIMING_SKIPPED if self.skipped == "fallback-on-cpu" else "no timings")
         if not self.correct:
             text += f" - WRONG OUTPUT: {self.check_message}"
         return text
 
+
+TIMING_SKIPPED = "timing skipped: the pure-torch fallback on a CPU (--force times it)"
 
 R = TypeVar("R", "ShapeResult", "BenchResult")
 
@@ -185,6 +218,26 @@ class _Report(Generic[R]):
     @property
     def passed(self) -> bool:
         return bool(self.results) and all(r.passed for r in self.results)
+
+    @property
+    def cannot_run(self) -> str | None:
+        """The module the file needs and this machine lacks, when every shape failed for want of
+        the same one (the import, or each call of custom_kernel)."""
+        missing = {r.missing for r in self.results}
+        if not self.results or len(missing) != 1 or any(r.error is None for r in self.results):
+            return None
+        return next(iter(missing))
+
+    @property
+    def kernel_ran(self) -> bool:
+        return self.backend.kernel == KERNEL_RAN
+
+    def exit_code(self, require_kernel: bool = False) -> int:
+        """0 when every shape passed (and, with ``require_kernel``, the kernel ran), 1 on a
+        failure, :data:`EXIT_CANNOT_RUN` when the file needs a module this machine lacks."""
+        if self.cannot_run is not None:
+            return EXIT_CANNOT_RUN
+        return 0 if self.passed and (self.kernel_ran or not require_kernel) else 1
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,9 @@ def test_a_patched_checker_changes_nothing(tmp_path):
     (b"[1, 2]", "not an event: '[1, 2]'"),
     (b'{"event": "output", "index": 99}', "'output' event with index 99 (this worker runs 1 shapes)"),
     (b'{"event": "error", "index": 0, "error": 5}', "'error' event with error 5"),
-    (b'{"event": "output", "index": 0, "mutated": "a"}', "'output' event with mutated 'a'"),
+    (b'{"event": "output", "index": 0, "digests": "a"}', "'output' event with digests 'a'"),
+    (b'{"event": "inputs", "index": 0, "digests": {"structure": "0", "tensors": []}}',
+     "'inputs' event with digests \"{'structure': '0', 'tensors': []}\""),
 ])
 def test_malformed_events_fail_the_shape_not_the_run(tmp_path, line, why):
     sub = _file(tmp_path, (
@@ -90,7 +92,8 @@ def test_a_forged_output_description_is_refused(tmp_path):
     sub = _file(tmp_path, (
         "def custom_kernel(data):\n"
         "    os.write(int(os.environ['SUBMITGEN_RESULT_FD']), b'{\"event\": \"output\", \"index\": 0, '\n"
-        "             b'\"output\": {\"dtype\": \"os.system\", \"shape\": [64]}}\\n')\n"
+        "             b'\"output\": {\"dtype\": \"os.system\", \"shape\": [64]}, '\n"
+        "             b'\"digests\": {\"structure\": \"' + b'0' * 64 + b'\", \"tensors\": []}}\\n')\n"
         "    return data[0] + data[1]\n"))
     report = run_test(sub, custom=SMALL)
     assert _first_lines(report) == ["the worker's output cannot be read back: the worker named an unknown "

@@ -1,0 +1,132 @@
+"""Processes that die with ``submitgen test``: the worker, the compile pass, and all they start.
+
+Each runs in a session (process group) of its own, so ending it means one ``killpg``. Three
+things make the group end when ``submitgen`` itself does, whatever ends it:
+
+- the normal path and ``SIGINT``, ``SIGTERM``, ``SIGHUP`` (:func:`signals_end_the_run` turns the
+  last two into ``SystemExit`` while a run is on): the caller's ``finally`` kills the group;
+- ``SIGKILL`` or a crash of ``submitgen``: a watchdog process, started beside each group, blocks
+  reading a pipe whose only writer is ``submitgen``; when that closes (the kernel closes it
+  when ``submitgen`` dies, however it dies) the watchdog kills the group. The watchdog ignores
+  the terminal's signals, so a Ctrl-C reaches ``submitgen`` and not it;
+- the worker also asks the kernel for SIGKILL when its parent exits (``PR_SET_PDEATHSIG``,
+  :func:`submitgen.evaluate_worker.die_with_parent`), which covers the moment before the
+  watchdog knows the group.
+
+A process of the submission that starts a session of its own (``setsid``) leaves the group and is
+beyond all three."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+WATCHDOG_SOURCE = (
+    "import os, signal, sys\n"
+    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):\n"
+    "    signal.signal(s, signal.SIG_IGN)\n"
+    "data = b''\n"
+    "while True:\n"
+    "    chunk = os.read(0, 64)\n"
+    "    if not chunk:\n"
+    "        break\n"
+    "    data += chunk\n"
+    "if data.strip().isdigit():\n"
+    "    try:\n"
+    "        os.killpg(int(data), signal.SIGKILL)\n"
+    "    except OSError:\n"
+    "        pass\n"
+)
+"""The watchdog: reads the group id, then waits for end of file and kills that group."""
+
+PARENT_PID_ENV = "SUBMITGEN_PARENT_PID"
+
+
+@dataclass
+class Group:
+    """A process started in a session of its own, with the watchdog that ends it with us."""
+
+    proc: subprocess.Popen
+    watchdog: subprocess.Popen | None
+    watch_fd: int | None
+
+
+def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO[Any],
+          pass_fds: Sequence[int] = ()) -> Group:
+    """Start ``argv`` in a new session, and its watchdog."""
+    rfd, wfd = os.pipe()
+    try:
+        watchdog = subprocess.Popen(
+            [sys.executable, "-S", "-I", "-c", WATCHDOG_SOURCE], stdin=rfd, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, cwd="/", close_fds=True)
+    except OSError:
+        os.close(wfd)
+        watchdog, wfd = None, None
+    finally:
+        os.close(rfd)
+    try:
+        proc = subprocess.Popen(
+            list(argv), cwd=cwd, env={**env, PARENT_PID_ENV: str(os.getpid())}, stdin=subprocess.DEVNULL,
+            stdout=stdout, stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True)
+    except BaseException:
+        if wfd is not None:
+            os.close(wfd)
+        raise
+    if wfd is not None:
+        with contextlib.suppress(OSError):
+            os.write(wfd, str(proc.pid).encode())
+    return Group(proc, watchdog, wfd)
+
+
+def end(group: Group) -> None:
+    """Kill the group and everything in it, then let its watchdog go. The leader is reaped last,
+    so its group id cannot be reused while the watchdog still holds it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group.proc.pid, signal.SIGKILL)
+    if group.watch_fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(group.watch_fd)
+        group.watch_fd = None
+    if group.watchdog is not None:
+        try:
+            group.watchdog.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            group.watchdog.kill()
+            group.watchdog.wait()
+    try:
+        group.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        group.proc.kill()
+        group.proc.wait()
+
+
+class Ended(SystemExit):
+    """``submitgen`` received SIGTERM or SIGHUP during a run (exit code 128 + the signal)."""
+
+
+@contextlib.contextmanager
+def signals_end_the_run() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise :class:`Ended` (so the ``finally`` blocks
+    that end the groups and remove the run folder run); only in the main thread, where Python
+    delivers signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Ended(128 + signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
