@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import PlanError, SubmitgenError
+from .lifetime import die_with_parent
 
 DEFAULT_TIMEOUT_S = 60.0
 _HEADER = struct.Struct("<Q")  # the pickled result's length, ahead of it on the pipe
@@ -97,8 +98,10 @@ def run_plan(
         raise PlanError(f"--plan-timeout must be a positive number of seconds, got {timeout}")
     deadline = time.monotonic() + timeout
     recv, send = os.pipe()  # both close on exec: a program the plan runs does not get them
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; it never returns
+        die_with_parent(parent)  # its own session: a kill of the build's group does not reach it
         os.close(recv)
         _child(send, fn, args)
     os.close(send)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EvaluateError, LintFailed
+from ..lifetime import die_with_parent
 from .popcorn import PopcornResult, key_of, read_result
 from .reftask import MODES, RefTask, cases_text, read_bytes, read_task
 
@@ -113,16 +114,6 @@ def _env(fd: int | None = None, seed: int | None = None) -> dict[str, str]:
     return env
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: Linux kills it when submitgen dies, however submitgen ends
-    (PR_SET_PDEATHSIG); elsewhere a no-op."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
-
-
 def _kill_group(proc: subprocess.Popen) -> None:
     """End the process and everything it started (eval.py's spawned worker, say)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -160,7 +151,7 @@ def preflight(task: RefTask, run: Path, timeout_s: float) -> str | None:
     with open(run.parent / "preflight.log", "w+b") as log:
         proc = subprocess.Popen([sys.executable, "-c", _PREFLIGHT, str(report), *modules], cwd=run,
                                 env=_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, preexec_fn=_die_with_parent)
+                                start_new_session=True, preexec_fn=die_with_parent)
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -214,7 +205,7 @@ def _run_eval(task: RefTask, run: Path, cases: Path, mode: str, seed: int | None
             proc = subprocess.Popen([sys.executable, task.main, mode, str(cases)], cwd=run,
                                     env=_env(wfd, seed), stdin=subprocess.DEVNULL, stdout=log,
                                     stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True,
-                                    preexec_fn=_die_with_parent)
+                                    preexec_fn=die_with_parent)
     finally:
         os.close(wfd)
     thread = threading.Thread(target=reader, daemon=True)

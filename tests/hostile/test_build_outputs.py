@@ -174,7 +174,30 @@ def test_kill_9_leaves_the_earlier_output_whole(project, tmp_path):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         assert Path("s.py").read_bytes() == before
+    assert _plan_children_gone(tmp_path), "the plan's child outlived the killed build"
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".s.py.")]
     assert all(p.endswith(".tmp") for p in leftovers)
     assert run("-o", "s.py").exit_code == 0
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".s.py.")] == []
+
+
+def _plan_children_gone(where: Path, within_s: float = 30.0) -> bool:
+    """True once no process but this one runs in ``where`` with the slow project on its command
+    line (the plan's child leads a session of its own, so the group kill above does not reach it:
+    it must die with its parent)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        alive = []
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit() or int(d.name) == os.getpid():
+                continue
+            try:
+                if Path(os.readlink(d / "cwd")) == where and b"slow" in (d / "cmdline").read_bytes():
+                    alive.append(d.name)
+            except OSError:
+                continue
+        if not alive:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
