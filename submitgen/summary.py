@@ -14,9 +14,11 @@ from .validate import AqlLayout
 # (the README has the latest figures); the build summary prints them side by side, with {objects}
 # naming what the file embeds ("the code object", "the 5 code objects").
 LAUNCHER_IMPORT_COST = {
-    Launcher.CTYPES: "ctypes: decodes and loads {objects}, nothing compiled (~7 ms measured)",
-    Launcher.CPP: "cpp: compiles a C++ extension with load_inline (~34 s on first import measured here, "
-                  "~0.16 s once torch's extension cache holds it; 10-90 s reported on the runner)",
+    Launcher.CTYPES: "ctypes: decodes and loads {objects}, nothing compiled (~7 ms on a 2-core x86 machine, "
+                     "2026-11-29)",
+    Launcher.CPP: "cpp: compiles a C++ extension with load_inline (~34 s on first import on a 2-core x86 "
+                  "machine, 2026-11-29; ~0.16 s once torch's extension cache holds it; 10-90 s reported on "
+                  "the runner)",
     Launcher.AQL: "aql: loads {objects} with the HSA executable API and creates a queue, kernarg "
                   "memory and a completion signal; each call then waits for its kernels",
 }
