@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import provenance
+from .plan import FREEZE
 
 # What the two pointers submitgen appends to every Triton launch are called where a user reads them.
 TRITON_SCRATCH_NAMES = ("(global scratch)", "(profile scratch)")
@@ -44,13 +45,18 @@ class LaunchTable:
 
 
 def _assigned(tree: ast.Module, name: str) -> object | None:
-    """The literal value of the last module-level ``name = <literal>``; None if there is none."""
+    """The literal value of the last module-level ``name = <literal>`` (or ``name =
+    sg_frozen(<literal>)``, the read-only TRITON table of a submitgen file); None if there is none."""
     value = None
     for stmt in tree.body:
         if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                 and stmt.targets[0].id == name):
+            node = stmt.value
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == FREEZE
+                    and len(node.args) == 1 and not node.keywords):
+                node = node.args[0]
             try:
-                value = ast.literal_eval(stmt.value)
+                value = ast.literal_eval(node)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 value = None
     return value
