@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 
 from ..errors import EvaluateError, LintFailed, ProblemError
 from ..files import private_dir
-from ..lint import lint_report, read_header, read_submission, render_findings, resolve_leaderboard
+from ..lint import resolve_leaderboard
 from .check import Assessment, Assessor
 from .fmt import (
     format_bench_report,
@@ -115,15 +115,9 @@ class Prepared:
 def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) -> Prepared:
     """Read the file, resolve its problem (header or ``problem``), lint it (LintFailed on any
     failed rule) and load the local problem (EvaluateError when submitgen has none for it)."""
-    text, size = read_submission(path)
-    canon = resolve_leaderboard(problem) if problem is not None else None
-    warnings: tuple[str, ...] = ()
-    if lint:
-        report = lint_report(text, problem=canon, size_bytes=size)
-        if report.errors:
-            raise LintFailed(str(path), report.errors, render_findings(report.errors, str(path)))
-        warnings = tuple(render_findings(report.warnings, str(path)))
-    name = canon or read_header(text).leaderboard
+    from .refkernels import read_and_lint
+
+    text, name, warnings = read_and_lint(str(path), problem, lint)
     if name is None:
         raise EvaluateError(f"{path}: no '#!POPCORN leaderboard' line and no --problem: which problem?")
     resolve_leaderboard(name)  # unknown leaderboards are refused here when lint is off

@@ -75,7 +75,9 @@ def _tail(text: str, n: int = _TAIL_LINES) -> str:
     return "\n".join(text.rstrip().splitlines()[-n:])
 
 
-def _lint(path: str, problem: str | None, lint: bool) -> tuple[str, str | None, tuple[str, ...]]:
+def read_and_lint(
+    path: str, problem: str | None, lint: bool
+) -> tuple[str, str | None, tuple[str, ...]]:
     """(text, the header's leaderboard, lint warnings); LintFailed on a failed rule."""
     from ..lint import lint_report, read_header, read_submission, render_findings, resolve_leaderboard
 
@@ -241,7 +243,7 @@ def run_reference(path: str | Path, folder: str | Path, *, mode: str, problem: s
     ``progress(line)`` is called as each case finishes."""
     if mode not in MODES:
         raise EvaluateError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
-    text, leaderboard, warnings = _lint(str(path), problem, lint)
+    text, leaderboard, warnings = read_and_lint(str(path), problem, lint)
     task = read_task(folder)
     cases = task.cases(mode)
     if not cases:
