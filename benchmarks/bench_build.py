@@ -20,7 +20,7 @@ from pathlib import Path
 
 from _common import print_table
 
-from submitgen.build import BuildOptions, build
+from submitgen.pipeline import BuildOptions, build
 
 
 def command_s(problem: str, out: Path, env: dict) -> float:

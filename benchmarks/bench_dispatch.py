@@ -41,9 +41,9 @@ from pathlib import Path
 import torch
 from _common import REPO, fake_hip, load_module, print_table
 
-from submitgen.build import BuildOptions, build
-from submitgen.containers import load_code_objects
+from submitgen.pipeline import BuildOptions, build
 from submitgen.problems import get_problem
+from submitgen.readers.containers import load_code_objects
 
 EXAMPLE = REPO / "examples" / "my_gemm"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from _common import fake_hip, print_table
 
-from submitgen.build import BuildOptions, build
+from submitgen.pipeline import BuildOptions, build
 
 PROBE = """
 import sys, time

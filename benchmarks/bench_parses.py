@@ -13,12 +13,12 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from submitgen.build import BuildOptions, build
+from submitgen.pipeline import BuildOptions, build
 
 COUNTED = (
-    ("submitgen.codeobject", "read_code_object", "code-object parses"),
-    ("submitgen.cubin", "read_cubin", "cubin parses"),
-    ("submitgen.payload", "estimate_payload", "payload estimates"),
+    ("submitgen.readers.amd", "read_code_object", "code-object parses"),
+    ("submitgen.readers.cuda.cubin", "read_cubin", "cubin parses"),
+    ("submitgen.lint.payload", "estimate_payload", "payload estimates"),
     ("submitgen.lint", "lint_text", "lint_text runs"),
     ("submitgen.lint", "lint_report", "lint_report runs"),
 )

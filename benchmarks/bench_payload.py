@@ -18,10 +18,10 @@ from pathlib import Path
 
 from _common import print_table
 
-from submitgen.build import BuildOptions, build
-from submitgen.embed import embed
-from submitgen.plan import load_project
+from submitgen.pipeline import BuildOptions, build
 from submitgen.problems import PROBLEMS
+from submitgen.project.load import load_project
+from submitgen.render.embed import embed
 from submitgen.toolchain import compile_sources
 
 

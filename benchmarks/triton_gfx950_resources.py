@@ -4,7 +4,7 @@ installed Triton (statically: no MI355X is needed, or was used).
 
     python benchmarks/triton_gfx950_resources.py
 
-Occupancy is submitgen's (submitgen.targets.occupancy) at the plan's block (num_warps x 64) and
+Occupancy is submitgen's (submitgen.hardware.processors.occupancy) at the plan's block (num_warps x 64) and
 dynamic LDS (Triton's ``shared``); the matrix instructions are counted in the assembly Triton
 emitted for the object (``asm["amdgcn"]``), per mnemonic.
 """
@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 from _common import load_module as _module  # noqa: E402
 
-from submitgen import targets  # noqa: E402
-from submitgen.codeobject import read_code_object  # noqa: E402
+from submitgen.hardware import processors as targets  # noqa: E402
+from submitgen.readers.amd import read_code_object  # noqa: E402
 
 PROJECTS = (
     ROOT / "kernels" / "mxfp4_mm",

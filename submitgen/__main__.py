@@ -1,3 +1,3 @@
-from .cli import main
+from submitgen.cli import main
 
 main()

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .errors import SubmitgenError
-from .options import Compress, Launcher, Mode, Target
-from .problems.cli_param import PROBLEM_NAME
-from .targets import MAX_WORKGROUP_SIZE
-from .textfmt import printable
+from submitgen import __version__
+from submitgen.errors import SubmitgenError
+from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
+from submitgen.options import Compress, Launcher, Mode, Target
+from submitgen.problems.cli_param import PROBLEM_NAME
+from submitgen.textfmt import printable
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -53,7 +53,7 @@ _TRACEBACK = "submitgen.traceback"
 
 def _choice(enum) -> click.Choice:
     """A click choice of an options enum's values (submitgen/options.py)."""
-    from .options import choices
+    from submitgen.options import choices
 
     return click.Choice(choices(enum))
 
@@ -100,7 +100,7 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
     PATH is a code object (.co/.hsaco), a clang offload bundle, or a Python submission that
     embeds one (read statically, never run). Exits 1 when any error-severity finding is shown
     (a loader would refuse the object, or the kernel cannot launch as estimated)."""
-    from .report import exit_status, inspect_sources, json_text, render_text
+    from submitgen.inspection.report import exit_status, inspect_sources, json_text, render_text
 
     items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds, disasm=disasm)
     if as_json:
@@ -119,7 +119,7 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
 def toolchain_cmd(as_json: bool, compiler: str | None, arches: tuple[str, ...]) -> None:
     """List the compilers found, in the order they are preferred, with their versions and the
     arches each can build (probed by compiling a tiny kernel)."""
-    from . import toolchain
+    from submitgen import toolchain
 
     found = toolchain.discover(compiler=compiler, arches=arches or toolchain.KNOWN_ARCHES)
     if as_json:
@@ -159,8 +159,8 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
                 compiler: str | None, no_cache: bool) -> None:
     """Compile HIP (.hip .cpp .cu), OpenCL C (.cl) or AMDGPU assembly (.s) sources into one
     code object. Flags after `--` are passed to the compiler."""
-    from .files import check_output, file_path, write_output
-    from .toolchain import CompileOptions, compile_sources
+    from submitgen.files import check_output, file_path, write_output
+    from submitgen.toolchain import CompileOptions, compile_sources
 
     paths = [Path(s) for s in sources]
     out = file_path(output if output is not None else Path(sources[0]).stem + ".co", "kernel.co")
@@ -233,10 +233,10 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
         submitgen build mixed-mla -o mla.py --kernels my_kernels/
         submitgen build mxfp4-mm --co gemm.co --kernels my_kernels/
     """
-    from .build import BuildOptions
-    from .build import build as run_build
-    from .files import output_path
-    from .summary import format_summary
+    from submitgen.files import output_path
+    from submitgen.pipeline import BuildOptions
+    from submitgen.pipeline import build as run_build
+    from submitgen.pipeline.summary import format_summary
 
     problem = _one_problem(problem, leaderboard)
     with _json_errors("build", as_json):
@@ -248,8 +248,8 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
             use_cache=not no_cache, force=force,
         ))
     if as_json:
-        from .jsonout import dumps, envelope
-        from .summary import build_json
+        from submitgen.jsonout import dumps, envelope
+        from submitgen.pipeline.summary import build_json
 
         click.echo(dumps(envelope("build", True, build_json(result))))
     else:
@@ -264,7 +264,7 @@ def _json_errors(command: str, as_json: bool):
     except SubmitgenError as e:
         if not as_json:
             raise
-        from .jsonout import dumps, error_envelope
+        from submitgen.jsonout import dumps, error_envelope
 
         click.echo(dumps(error_envelope(command, str(e))))
         raise SystemExit(1) from None
@@ -273,7 +273,7 @@ def _json_errors(command: str, as_json: bool):
 
 def _one_problem(problem: str | None, leaderboard: str | None) -> str:
     """PROBLEM or --leaderboard (popcorn-cli's word), naming one problem."""
-    from .problems import get_problem
+    from submitgen.problems import get_problem
 
     if problem is None and leaderboard is None:
         raise click.UsageError("name the problem: PROBLEM or --leaderboard NAME")
@@ -301,7 +301,7 @@ def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
     """With --no-lint, show the failed rules as warnings instead of stopping."""
     if not no_lint:
         return
-    from .lint import lint_file, render_findings
+    from submitgen.lint import lint_file, render_findings
 
     for line in render_findings(lint_file(file, problem=problem), file):
         click.echo(f"warning (--no-lint): {line}", err=True)
@@ -312,8 +312,8 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
     """``test`` and ``bench``: warn (--no-lint) or stop on lint, ``run()``, print ``fmt(report)``,
     exit with the report's code (0 passed, 1 failed or, with --require-kernel, kernel not run,
     3 cannot run here)."""
-    from .errors import LintFailed
-    from .evaluate import require_kernel_line
+    from submitgen.errors import LintFailed
+    from submitgen.evaluate import require_kernel_line
 
     try:
         _warn_lint(file, problem, no_lint)
@@ -342,7 +342,7 @@ def _announce(line: str) -> None:
 
 
 def _progress(result, finished: int, count: int) -> None:
-    from .evaluate import progress_line
+    from submitgen.evaluate import progress_line
 
     _progress_text(progress_line(result, finished, count))
 
@@ -362,9 +362,9 @@ def _given(ctx: click.Context, *names: str) -> list[str]:
 
 def _run_reference(ctx: click.Context, file: str, folder: str, mode: str, problem: str | None,
                    seed: int | None, timeout: float, no_lint: bool, builtin_only: tuple[str, ...]) -> None:
-    from .errors import EvaluateError
-    from .evaluate.reffmt import format_reference_report
-    from .evaluate.refkernels import run_reference
+    from submitgen.errors import EvaluateError
+    from submitgen.evaluate.reffmt import format_reference_report
+    from submitgen.evaluate.refkernels import run_reference
 
     extra = _given(ctx, *builtin_only)
     if extra:
@@ -385,12 +385,12 @@ def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
     banned word (any case), size and payload budget, exec/eval of decoded data, a module-level
     custom_kernel, and kernels on an HSA queue of their own. Prints one line per failed rule
     (FILE:LINE: RULE: message (fix: ...)) and exits 1 if any fails."""
-    from .lint import lint_file_report, payload_summary, render_findings
+    from submitgen.lint import lint_file_report, payload_summary, render_findings
 
     with _json_errors("lint", as_json):
         report = lint_file_report(file, problem=problem)
     if as_json:
-        from .jsonout import dumps, envelope, lint_fields
+        from submitgen.jsonout import dumps, envelope, lint_fields
 
         click.echo(dumps(envelope("lint", report.passed, lint_fields(file, report.payload.problem, report))))
         raise SystemExit(0 if report.passed else 1)
@@ -433,8 +433,8 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
     Exits 1 on any failure, 3 when the file needs a module this machine lacks. With
     --reference-kernels DIR: runs DIR's own eval.py instead; exits 3 when its reference cannot
     run on this machine."""
-    from .errors import EvaluateError
-    from .evaluate import format_test_report, run_test
+    from submitgen.errors import EvaluateError
+    from submitgen.evaluate import format_test_report, run_test
 
     if reference_kernels is not None:
         return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
@@ -482,8 +482,8 @@ def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, c
     (--force times it). Exits 1 if a shape errors or gives a wrong output, 3 when the file needs a
     module this machine lacks. With --reference-kernels DIR: runs DIR's own eval.py instead;
     exits 3 when its reference cannot run on this machine."""
-    from .errors import EvaluateError
-    from .evaluate import format_bench_report, run_bench
+    from submitgen.errors import EvaluateError
+    from submitgen.evaluate import format_bench_report, run_bench
 
     if reference_kernels is not None:
         return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
@@ -504,7 +504,7 @@ def problems_cmd() -> None:
     in, or a plug-in of the `submitgen.problems` entry point group and its package; docs/plugins.md),
     then the leaderboards lint knows without a problem. A plug-in that did not load is listed with
     the reason, and the exit status is 1."""
-    from .problems.listing import format_problems
+    from submitgen.problems.listing import format_problems
 
     lines, broken = format_problems()
     for line in lines:
@@ -514,7 +514,7 @@ def problems_cmd() -> None:
 
 
 def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
-    from .diff import parse_fail_on
+    from submitgen.diff.compare import parse_fail_on
 
     try:
         return parse_fail_on(value)
@@ -527,7 +527,7 @@ def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | Non
 @click.argument("new", metavar="NEW")
 @click.option("--kernel", default=None, metavar="NAME",
               help="Compare only this kernel (launch name, .name, .symbol or demangled).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (structure: submitgen/diff.py docstring).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (structure: docs/diff-json.md).")
 @click.option("--all", "show_all", is_flag=True, help="Also show the fields that did not change.")
 @click.option("--block", type=click.IntRange(1, MAX_WORKGROUP_SIZE), default=None, metavar="N",
               help="Block size for occupancy (default: the launch plan's, else the max workgroup size).")
@@ -547,7 +547,7 @@ def diff_cmd(old: str, new: str, kernel: str | None, as_json: bool, show_all: bo
 
     OLD and NEW are each a code object, a clang offload bundle, or a Python submission (read
     statically, never run). With --fail-on, exits 1 when a listed measure got worse."""
-    from .diff import diff_sources, parse_pairs, render_text, to_json
+    from submitgen.diff.compare import diff_sources, parse_pairs, render_text, to_json
 
     result = diff_sources(old, new, kernel=kernel, block=block, arch=arch, fail_on=fail_on,
                           pairs=parse_pairs(pairs))

@@ -100,7 +100,7 @@ class MissingHeaderError(CompileError):
     """A source includes a header that no installed toolchain or wheel provides."""
 
 
-# Python sources whose coding declaration hides code (submitgen/pycoding.py: decode_python)
+# Python sources whose coding declaration hides code (submitgen/readers/pycoding.py: decode_python)
 class SourceCodingError(ContainerError):
     """A ``.py`` whose PEP 263 coding Python accepts but under which the code Python reads differs
     from what its bytes show (utf-7, utf-16, EBCDIC, ASCII bytes swallowed by a multibyte codec).

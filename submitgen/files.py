@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from .errors import OutputError
+from submitgen.errors import OutputError
 
 DEFAULT_NAME = "submission.py"
 _PRIVATE_PREFIX = "submitgen-"

@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from . import __version__
+from submitgen import __version__
 
 FORMAT_VERSION = 1
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 
-from .errors import OptionError
+from submitgen.errors import OptionError
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum

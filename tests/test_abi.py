@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import build_stub
 
-from submitgen.build import BuildOptions, build
-from submitgen.containers import load_code_objects
+from submitgen.pipeline import BuildOptions, build
+from submitgen.readers.containers import load_code_objects
 
 TESTS = Path(__file__).resolve().parent
 PROJECTS = {

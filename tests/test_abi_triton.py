@@ -29,8 +29,8 @@ import pytest
 from conftest import build_stub, embedded_triton
 from elftools.elf.elffile import ELFFile
 
-from submitgen import provenance
-from submitgen.build import BuildOptions, build
+from submitgen.pipeline import BuildOptions, build
+from submitgen.render import provenance
 
 pytest.importorskip("triton", reason="the [triton] extra compiles the specializations")
 
@@ -72,7 +72,7 @@ def amdgpu_metadata(image: bytes) -> dict:
 
 def artifacts(project: Path) -> dict:
     """Triton's artifact of every specialization: the build's own compile, from the cache."""
-    from submitgen.plan import load_project
+    from submitgen.project.load import load_project
     from submitgen.toolchain.triton import compile_triton_many
 
     specs = load_project(project, ARCH).triton

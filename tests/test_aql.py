@@ -20,11 +20,11 @@ from click.testing import CliRunner
 from conftest import build_stub
 from test_abi import _pad3, expected_kernarg
 
-from submitgen.build import BuildOptions, aql_zeroed_warnings, build
 from submitgen.cli import cli
-from submitgen.containers import load_code_objects
 from submitgen.errors import SubmitgenError
-from submitgen.validate import aql_layouts, kernel_layout
+from submitgen.pipeline import BuildOptions, aql_zeroed_warnings, build
+from submitgen.project.launches import aql_layouts, kernel_layout
+from submitgen.readers.containers import load_code_objects
 
 TESTS = Path(__file__).resolve().parent
 PROJECTS = {
@@ -300,8 +300,8 @@ def test_test_command_refuses_an_aql_file_unless_no_lint(tmp_path, fakehsa):
 
     from click.testing import CliRunner
 
-    from submitgen.build import BuildOptions, build
     from submitgen.cli import cli
+    from submitgen.pipeline import BuildOptions, build
 
     sub = tmp_path / "aql.py"
     build(BuildOptions(problem="mxfp4-mm", output=sub, launcher="aql", allow_own_queue=True,

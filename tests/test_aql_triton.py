@@ -20,8 +20,8 @@ import pytest
 from conftest import build_stub, embedded_triton
 from test_abi_triton import ROOT, WAVE, amdgpu_metadata, artifacts, expected_kernarg
 
-from submitgen import provenance
-from submitgen.build import BuildOptions, build
+from submitgen.pipeline import BuildOptions, build
+from submitgen.render import provenance
 
 pytest.importorskip("triton", reason="the [triton] extra compiles the specializations")
 

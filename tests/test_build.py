@@ -14,9 +14,9 @@ import pytest
 from bad_plans import CASES, BadPlan
 from click.testing import CliRunner
 
-from submitgen.build import BuildOptions, build
 from submitgen.cli import cli
-from submitgen.containers import load_code_objects
+from submitgen.pipeline import BuildOptions, build
+from submitgen.readers.containers import load_code_objects
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

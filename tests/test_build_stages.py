@@ -12,13 +12,13 @@ import click
 import pytest
 from click.testing import CliRunner
 
-import submitgen.codeobject
-from submitgen import build as build_pkg
+import submitgen.readers.amd
+from submitgen import pipeline as build_pkg
 from submitgen.backends import BACKENDS, AmdBackend, Backend, CudaBackend, get_backend
-from submitgen.build import BuildOptions, build, check, prepare, produce_objects
 from submitgen.cli import cli
 from submitgen.errors import OptionError
 from submitgen.options import Compress, Launcher, Target, choices, parse
+from submitgen.pipeline import BuildOptions, build, check, prepare, produce_objects
 
 TESTS = Path(__file__).resolve().parent
 PACKAGE = TESTS.parent / "submitgen"
@@ -111,13 +111,13 @@ def test_each_code_object_is_parsed_once(tmp_path, monkeypatch):
     """A build reads each object it embeds once (the compile cache already holds this project's)."""
     build(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "warm.py"))
     calls = []
-    real = submitgen.codeobject.read_code_object
+    real = submitgen.readers.amd.read_code_object
 
     def counted(*args, **kwargs):
         calls.append(kwargs.get("source"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(submitgen.codeobject, "read_code_object", counted)
+    monkeypatch.setattr(submitgen.readers.amd, "read_code_object", counted)
     result = build(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "s.py"))
     assert len(result.blobs) == 1
     assert calls == ["mm_basic (gfx950)"]
@@ -132,7 +132,7 @@ def test_traceback_flag_shows_the_stack_behind_the_error_line(tmp_path):
     traced = CliRunner().invoke(cli, ["--traceback", *args])
     assert traced.exit_code == 1
     assert traced.output.startswith("Traceback (most recent call last):\n")
-    assert "submitgen/build/prepare.py" in traced.output
+    assert "submitgen/pipeline/prepare.py" in traced.output
     assert traced.output.endswith(f"OptionError: {plain.output[len('Error: '):]}{plain.output}")
 
 
@@ -145,12 +145,12 @@ def test_a_cold_build_parses_its_compiled_object_once(tmp_path, monkeypatch):
     """With an empty compile cache the toolchain's read-back model is reused: still one parse."""
     monkeypatch.setenv("SUBMITGEN_CACHE_DIR", str(tmp_path / "cold-cache"))
     calls = []
-    real = submitgen.codeobject.read_code_object
+    real = submitgen.readers.amd.read_code_object
 
     def counted(*args, **kwargs):
         calls.append(kwargs.get("source"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(submitgen.codeobject, "read_code_object", counted)
+    monkeypatch.setattr(submitgen.readers.amd, "read_code_object", counted)
     build(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "s.py"))
     assert len(calls) == 1

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from conftest import embedded_triton
 from mixed_project import mixed_project
 
-from submitgen import provenance
-from submitgen.build import BuildOptions, build, format_summary
 from submitgen.cli import cli
+from submitgen.pipeline import BuildOptions, build, format_summary
+from submitgen.render import provenance
 from submitgen.runtime.pack import SgPlanError, sg_triton_launch
 
 pytest.importorskip("triton")

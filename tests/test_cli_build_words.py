@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from submitgen import provenance
-from submitgen.build import BuildOptions, build
-from submitgen.build.emit import NOT_REBUILT
 from submitgen.cli import cli
+from submitgen.pipeline import BuildOptions, build
+from submitgen.pipeline.emit import NOT_REBUILT
+from submitgen.render import provenance
 
 TESTS = Path(__file__).resolve().parent
 MM = TESTS / "projects" / "mm_basic"

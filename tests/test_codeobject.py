@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import msgpack
 import pytest
 
-from submitgen import targets
-from submitgen.codeobject import decode_descriptor, parse_header, parse_metadata, read_code_object
 from submitgen.errors import CodeObjectError
+from submitgen.hardware import processors as targets
+from submitgen.readers.amd import decode_descriptor, parse_header, parse_metadata, read_code_object
 
 EXPLICIT = [  # offset, size, value_kind of many_args(out, in, n, Params p, d, c, big, s)
     (0, 8, "global_buffer"), (8, 8, "global_buffer"), (16, 4, "by_value"), (24, 16, "by_value"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from submitgen.codeobject import read_code_object, vgpr_encoding_granule
+from submitgen.readers.amd import read_code_object, vgpr_encoding_granule
 
 PRESSURE = """
 #include <submitgen/device.h>

@@ -11,9 +11,9 @@ import zlib
 import pytest
 from conftest import make_bundle
 
-from submitgen import pysource
-from submitgen.containers import list_bundle, load_code_objects
 from submitgen.errors import ContainerError
+from submitgen.readers import pysource
+from submitgen.readers.containers import list_bundle, load_code_objects
 
 
 def test_bare_elf(tmp_path, cos):

@@ -1,4 +1,4 @@
-"""Cubin metadata (submitgen/cubin.py) on cubins nvcc builds here, cross-checked against
+"""Cubin metadata (submitgen/readers/cuda/cubin.py) on cubins nvcc builds here, cross-checked against
 ``cuobjdump -elf`` where it is installed; plan validation against cubins; inspect; bad input."""
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from submitgen.cli import cli
-from submitgen.cubin import EM_CUDA, MAX_SHARED_BYTES, read_cubin
 from submitgen.errors import CodeObjectError, ValidationError
+from submitgen.project.launches import CheckedLaunch, check_launch, kernel_layout
+from submitgen.readers.cuda.cubin import EM_CUDA, MAX_SHARED_BYTES, read_cubin
 from submitgen.runtime.pack import SgPlanError, sg_pack
 from submitgen.toolchain import find_nvcc
-from submitgen.validate import CheckedLaunch, check_launch, kernel_layout
 
 NVCC = find_nvcc()
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc not found")

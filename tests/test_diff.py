@@ -12,10 +12,10 @@ import struct
 import pytest
 from click.testing import CliRunner
 
-from submitgen import targets
 from submitgen.cli import cli
-from submitgen.codeobject import read_code_object
-from submitgen.diff import diff_sides, load_side, plan_blocks
+from submitgen.diff.compare import diff_sides, load_side, plan_blocks
+from submitgen.hardware import processors as targets
+from submitgen.readers.amd import read_code_object
 
 # NACC independent accumulators stay live across the loop: more of them, more VGPRs.
 ACC = r"""

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from submitgen import provenance
-from submitgen.build import BuildOptions, build
 from submitgen.cli import cli
-from submitgen.containers import load_code_objects
-from submitgen.diff import diff_sources, load_side
+from submitgen.diff.compare import diff_sources, load_side
+from submitgen.pipeline import BuildOptions, build
+from submitgen.readers.containers import load_code_objects
+from submitgen.render import provenance
 
 pytest.importorskip("triton")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.disasm import find_disassembler, mix_of, parse_listing
+from submitgen.readers.disasm import find_disassembler, mix_of, parse_listing
 
 CORPUS = Path(__file__).parent / "corpus" / "aiter"
 TRITON_GEMM = CORPUS / "triton" / "gemm_afp4_wfp4_M1-N10240-K8192.hsaco"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import build_stub
 
-from submitgen.build import BuildOptions, build
+from submitgen.pipeline import BuildOptions, build
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,7 @@ from submitgen.evaluate import (
     select_shapes,
 )
 from submitgen.evaluate.digest import changed, make_fingerprint, tensor_paths
-from submitgen.evaluate_worker import clone_data
+from submitgen.evaluate.worker import clone_data
 from submitgen.problems import get_problem
 
 SUBMISSIONS = Path(__file__).parent / "submissions"

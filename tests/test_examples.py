@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from submitgen.cli import cli
-from submitgen.codeobject import read_code_object
+from submitgen.readers.amd import read_code_object
 from submitgen.toolchain import compile_sources
 
 REPO = Path(__file__).resolve().parent.parent

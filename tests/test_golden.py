@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from submitgen import embed
-from submitgen.build import BuildOptions, build
+from submitgen.pipeline import BuildOptions, build
+from submitgen.render import embed
 
 TESTS = Path(__file__).resolve().parent
 GOLDEN = TESTS / "golden"

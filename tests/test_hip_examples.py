@@ -19,8 +19,8 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from submitgen import toolchain
-from submitgen.codeobject import read_code_object
 from submitgen.problems import get_problem
+from submitgen.readers.amd import read_code_object
 from submitgen.rules import BANNED_WORD
 
 REPO = Path(__file__).resolve().parent.parent

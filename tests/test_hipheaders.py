@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from submitgen.codeobject import read_code_object
 from submitgen.errors import MissingHeaderError
+from submitgen.readers.amd import read_code_object
 from submitgen.toolchain import compile_sources, hipheaders
 
 HH = hipheaders.find_hip_headers()

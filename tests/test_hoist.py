@@ -1,11 +1,11 @@
-"""The one helper that gathers a rendered submission's imports (submitgen/hoist.py)."""
+"""The one helper that gathers a rendered submission's imports (submitgen/render/hoist.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from submitgen.errors import RenderError
-from submitgen.hoist import assemble, hoist_imports
+from submitgen.render.hoist import assemble, hoist_imports
 
 
 def test_imports_of_every_section_become_one_sorted_block_without_duplicates():

@@ -15,7 +15,7 @@ from submitgen.lint import (
     read_header,
     render_findings,
 )
-from submitgen.payload import estimate_payload
+from submitgen.lint.payload import estimate_payload
 from submitgen.rules import BANNED_WORD, PAYLOAD_LIMIT
 
 HEADER = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n"
@@ -270,8 +270,8 @@ def test_own_sources_free_of_banned_word():
     ]
     for rel in (
         *packages,
-        "submitgen/payload.py",
-        "submitgen/evaluate_worker.py",
+        "submitgen/lint/payload.py",
+        "submitgen/evaluate/worker.py",
         "tests/test_lint_rules.py",
         "tests/test_evaluate.py",
         "tests/test_cli_lint_test_bench.py",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from submitgen.cli import cli
-from submitgen.validate import missing_kernels_error
+from submitgen.project.launches import missing_kernels_error
 
 GEMM = """\
 __attribute__((global)) void hip_gemm(const unsigned short* a, const unsigned char* b, const unsigned char* s,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.codeobject import metadata as md
-from submitgen.codeobject import read_code_object
 from submitgen.errors import CodeObjectError
+from submitgen.readers.amd import metadata as md
+from submitgen.readers.amd import read_code_object
 
 CORPUS = Path(__file__).parent / "corpus" / "aiter"
 
@@ -23,7 +23,7 @@ def _raw_args(monkeypatch) -> list[dict]:
         docs.append(decode(desc, source))
         return docs[-1]
 
-    import submitgen.codeobject.reader as reader
+    import submitgen.readers.amd.reader as reader
     monkeypatch.setattr(md, "decode_metadata_note", keep)
     for name in dir(reader):
         if getattr(reader, name) is decode:

@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 from conftest import build_stub
 
-from submitgen import provenance
-from submitgen.build import BuildOptions, build
-from submitgen.containers import load_code_objects
-from submitgen.embed import embed_images, split_joined
+from submitgen.joined import split_joined
+from submitgen.pipeline import BuildOptions, build
 from submitgen.problems import get_problem
-from submitgen.render import KernelEntry, Pasted, RenderContext, render
-from submitgen.validate import kernel_layout
+from submitgen.project.launches import kernel_layout
+from submitgen.readers.containers import load_code_objects
+from submitgen.render import provenance
+from submitgen.render.embed import embed_images
+from submitgen.render.template import KernelEntry, Pasted, RenderContext, render
 
 TESTS = Path(__file__).resolve().parent
 GOLDEN_CO = TESTS / "golden" / "mm_basic.co"
@@ -185,8 +186,8 @@ def triton_objects(tmp_path_factory):
 def triton_context(
     arch: str, objects, scratch: dict[str, tuple[int, int]]
 ) -> tuple[RenderContext, list[bytes]]:
-    from submitgen.codeobject import read_code_object
-    from submitgen.cubin import read_cubin
+    from submitgen.readers.amd import read_code_object
+    from submitgen.readers.cuda.cubin import read_cubin
 
     reader = read_cubin if arch == "sm_90" else read_code_object
     problem = get_problem("mxfp4-mm")

@@ -10,10 +10,10 @@ from io import BytesIO
 
 from elftools.elf.elffile import ELFFile
 
-from submitgen import targets
-from submitgen.containers import load_code_objects
 from submitgen.errors import SubmitgenError
-from submitgen.report import Inspected, render_text, to_json
+from submitgen.hardware import processors as targets
+from submitgen.inspection.report import Inspected, render_text, to_json
+from submitgen.readers.containers import load_code_objects
 
 N = int(os.environ.get("SUBMITGEN_MUTATIONS", "10000"))
 

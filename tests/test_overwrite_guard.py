@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from submitgen import provenance
 from submitgen.cli import cli
+from submitgen.render import provenance
 
 TESTS = Path(__file__).resolve().parent
 PREBUILT = ["--kernels", str(TESTS / "projects" / "mm_basic"), "--co", str(TESTS / "golden" / "mm_basic.co")]

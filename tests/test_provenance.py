@@ -8,9 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from submitgen import provenance
-from submitgen.build import BuildOptions, build
 from submitgen.cli import cli
+from submitgen.pipeline import BuildOptions, build
+from submitgen.render import provenance
 
 TESTS = Path(__file__).resolve().parent
 GOLDEN = TESTS / "golden" / "mm_basic_ctypes.py"
@@ -51,7 +51,7 @@ def test_inspect_flags_a_blob_swapped_after_the_build(tmp_path, compile_co):
     swapped = tmp_path / "swapped.py"
     build(BuildOptions(problem="mxfp4-mm", output=swapped, kernels=TESTS / "projects" / "mm_basic",
                        code_objects=(TESTS / "golden" / "mm_basic.co",)))
-    from submitgen.embed import embed
+    from submitgen.render.embed import embed
 
     text = swapped.read_text()
     start = text.index("(\n            \"") + 2

@@ -13,11 +13,12 @@ import pytest
 from click.testing import CliRunner
 from mixed_project import mixed_project
 
-from submitgen import provenance, targets
-from submitgen.build import BuildOptions, build
 from submitgen.cli import cli
-from submitgen.provenance import format_line, lds_item, parse_lds
-from submitgen.report import exit_status, inspect_sources
+from submitgen.hardware import processors as targets
+from submitgen.inspection.report import exit_status, inspect_sources
+from submitgen.pipeline import BuildOptions, build
+from submitgen.render import provenance
+from submitgen.render.provenance import format_line, lds_item, parse_lds
 
 pytest.importorskip("triton", reason="the default projects are Triton")
 
@@ -101,7 +102,7 @@ def test_mixed_project_records_hip_kernels_and_an_unlaunched_specialization(tmp_
     gets Triton's shared."""
     project = mixed_project(tmp_path)
     built = build(BuildOptions(problem="mxfp4-mm", kernels=project, output=tmp_path / "s.py"))
-    from submitgen.plan import load_project
+    from submitgen.project.load import load_project
     from submitgen.toolchain.triton import compile_triton
 
     (spec,) = load_project(project, "gfx950").triton

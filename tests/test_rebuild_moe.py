@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from submitgen.build import BuildOptions, build
+from submitgen.pipeline import BuildOptions, build
 from submitgen.problems import get_problem
 from submitgen.toolchain import triton_worker
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from submitgen.errors import RenderError
-from submitgen.render import RenderContext, comment_text, py_literal
+from submitgen.render.template import RenderContext, comment_text, py_literal
 
 TESTS = Path(__file__).resolve().parent
 

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from submitgen import toolchain
 from submitgen.cli import cli
-from submitgen.codeobject import read_code_object
 from submitgen.errors import CompileError, ToolchainError
+from submitgen.readers.amd import read_code_object
 from submitgen.resources import device_include_dir
 from submitgen.toolchain import discovery
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.codeobject import read_code_object
-from submitgen.cubin import read_cubin
 from submitgen.errors import TritonCompileError
+from submitgen.readers.amd import read_code_object
+from submitgen.readers.cuda.cubin import read_cubin
 from submitgen.toolchain.triton import TritonSpec, cache_key, compile_triton, triton_version
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None,

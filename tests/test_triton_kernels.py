@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from submitgen import targets
-from submitgen.codeobject import read_code_object
-from submitgen.plan import _for_arch
+from submitgen.hardware import processors as targets
 from submitgen.problems import get_problem
+from submitgen.project.load import _for_arch
+from submitgen.readers.amd import read_code_object
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = {
@@ -207,7 +207,7 @@ _INTERP = textwrap.dedent("""
             res = problem.check(bench.plan_runner(lm, km, data)(), data)
             print("check", proj, m, n, k, res.passed, res.mismatches)
     # the default plan as built for sm_90: A as bf16 values (in the GEMM, or from the pre-pass)
-    from submitgen.plan import _for_arch
+    from submitgen.project.load import _for_arch
     from pathlib import Path
     lm = load(os.path.join({root!r}, "kernels/mxfp4_mm", "launch.py"), "sm90_l")
     lm.TRITON = _for_arch(lm.TRITON, "sm_90", Path("launch.py"))

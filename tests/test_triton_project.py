@@ -8,7 +8,7 @@ import os
 import pytest
 
 from submitgen.errors import PlanError
-from submitgen.toolchain.triton_project import specs_from_launch
+from submitgen.project.triton_table import specs_from_launch
 
 GOOD = {
     "source": "k.py", "kernel": "add_kernel",

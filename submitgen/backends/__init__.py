@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ..options import Launcher, Target, parse
-from .amd import AmdBackend
-from .base import Backend, Image
-from .cuda import CudaBackend
+from submitgen.backends.amd import AmdBackend
+from submitgen.backends.base import Backend, Image
+from submitgen.backends.cuda import CudaBackend
+from submitgen.options import Launcher, Target, parse
 
 __all__ = ["BACKENDS", "AmdBackend", "Backend", "CudaBackend", "Image", "get_backend", "targets_allowing"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import ValidationError
-from ..options import Launcher, Target
-from .base import Image, compile_triton
+from submitgen.backends.base import Image, compile_triton
+from submitgen.errors import ValidationError
+from submitgen.options import Launcher, Target
 
 
 class AmdBackend:
@@ -20,7 +20,7 @@ class AmdBackend:
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
-        from .. import toolchain
+        from submitgen import toolchain
 
         result = toolchain.compile_sources(sources, arch=arch, compiler=compiler, use_cache=use_cache)
         # the model the toolchain's read-back made, if it keeps one: the build need not parse again
@@ -30,7 +30,7 @@ class AmdBackend:
         return compile_triton(spec, arch, self.triton_kind, use_cache=use_cache)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
-        from ..containers import load_code_objects
+        from submitgen.readers.containers import load_code_objects
 
         found = load_code_objects(Path(path), arch=arch)
         if len(found) > 1:
@@ -38,7 +38,7 @@ class AmdBackend:
         return Image(found[0].data, str(path))
 
     def read(self, image: Image) -> Any:
-        from ..codeobject import read_code_object
+        from submitgen.readers.amd import read_code_object
 
         if image.parsed is not None:
             return image.parsed
@@ -53,7 +53,7 @@ class AmdBackend:
         return t.lds_per_workgroup
 
     def occupancy_text(self, code_object: Any, kernel: Any, block: int, dynamic_lds: int) -> str:
-        from ..targets import occupancy
+        from submitgen.hardware.processors import occupancy
 
         o = occupancy(kernel, code_object.processor, block, dynamic_lds=dynamic_lds)
         return f"{o.waves_per_simd} waves/SIMD (limited by {', '.join(o.limited_by)})"

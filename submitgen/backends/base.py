@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..options import Launcher, Target
+from submitgen.options import Launcher, Target
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,8 @@ class Backend(Protocol):
 
 def compile_triton(spec: Any, arch: str, kind: str, *, use_cache: bool) -> Any:
     """Compile a Triton specialization with the toolchain; the image must be of ``kind``."""
-    from ..errors import TritonCompileError
-    from ..toolchain.triton import compile_triton as compile_one
+    from submitgen.errors import TritonCompileError
+    from submitgen.toolchain.triton import compile_triton as compile_one
 
     artifact = compile_one(spec, arch, cache=use_cache)
     if artifact.kind != kind:

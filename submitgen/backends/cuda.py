@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..options import Launcher, Target
-from .base import Image, compile_triton
+from submitgen.backends.base import Image, compile_triton
+from submitgen.options import Launcher, Target
 
 
 class CudaBackend:
@@ -19,7 +19,7 @@ class CudaBackend:
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
-        from .. import toolchain
+        from submitgen import toolchain
 
         return Image(toolchain.compile_cuda(sources, arch=arch), label)
 
@@ -27,12 +27,14 @@ class CudaBackend:
         return compile_triton(spec, arch, self.triton_kind, use_cache=use_cache)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
-        from ..containers import read_input  # the one bounded reader: a FIFO or device is refused
+        from submitgen.readers.containers import (
+            read_input,  # the one bounded reader: a FIFO or device is refused
+        )
 
         return Image(read_input(path), str(path))
 
     def read(self, image: Image) -> Any:
-        from ..cubin import read_cubin
+        from submitgen.readers.cuda.cubin import read_cubin
 
         return read_cubin(image.data, source=image.source)
 

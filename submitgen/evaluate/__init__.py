@@ -5,7 +5,7 @@ Process model. The submission is copied as ``submission.py`` into a run folder o
 the problem's ``task.py`` and a ``reference.py`` and ``utils.py`` written from the problem spec
 (:mod:`.layout`), with a private ``TORCH_EXTENSIONS_DIR``. The compile pass (``python
 submission.py``) runs first, as kernelbot's does; then ONE fresh Python process
-(:mod:`submitgen.evaluate_worker`) imports it and runs every selected shape, like ``eval.py``'s
+(:mod:`submitgen.evaluate.worker`) imports it and runs every selected shape, like ``eval.py``'s
 single spawned worker: module-level code runs once, per-shape caches carry across shapes as they
 do on the leaderboard. If that process dies (a segfault in a kernel) or a shape runs past
 ``timeout_s``, the shape is reported as failed with the tail of the process output, and a new
@@ -40,11 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import EvaluateError, LintFailed, ProblemError
-from ..files import private_dir
-from ..lint import resolve_leaderboard
-from .check import Assessment, Assessor
-from .fmt import (
+from submitgen.errors import EvaluateError, LintFailed, ProblemError
+from submitgen.evaluate.check import Assessment, Assessor
+from submitgen.evaluate.fmt import (
     format_bench_report,
     format_ns,
     format_test_report,
@@ -52,10 +50,10 @@ from .fmt import (
     require_kernel_line,
     test_verdict,
 )
-from .group import signals_end_the_run
-from .layout import lay_out
-from .process import IMPORT_TIMEOUT_S, RunState, compile_pass, run_worker
-from .results import (
+from submitgen.evaluate.group import signals_end_the_run
+from submitgen.evaluate.layout import lay_out
+from submitgen.evaluate.process import IMPORT_TIMEOUT_S, RunState, compile_pass, run_worker
+from submitgen.evaluate.results import (
     EXIT_CANNOT_RUN,
     Backend,
     BenchReport,
@@ -66,8 +64,10 @@ from .results import (
     TestReport,
     Timing,
 )
-from .shapes import combine_seed, parse_shape, select_shapes
-from .stoprule import WALL_S, StopRule, rule_for
+from submitgen.evaluate.shapes import combine_seed, parse_shape, select_shapes
+from submitgen.evaluate.stoprule import WALL_S, StopRule, rule_for
+from submitgen.files import private_dir
+from submitgen.lint import resolve_leaderboard
 
 R = TypeVar("R")
 
@@ -115,13 +115,13 @@ class Prepared:
 def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) -> Prepared:
     """Read the file, resolve its problem (header or ``problem``), lint it (LintFailed on any
     failed rule) and load the local problem (EvaluateError when submitgen has none for it)."""
-    from .refkernels import read_and_lint
+    from submitgen.evaluate.refkernels import read_and_lint
 
     text, name, warnings = read_and_lint(str(path), problem, lint)
     if name is None:
         raise EvaluateError(f"{path}: no '#!POPCORN leaderboard' line and no --problem: which problem?")
     resolve_leaderboard(name)  # unknown leaderboards are refused here when lint is off
-    from ..problems import get_problem
+    from submitgen.problems import get_problem
 
     try:
         prob = get_problem(name)
@@ -168,7 +168,7 @@ def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[s
              on_result: Callable[[int, dict[str, Any], Path], None], tmp: Path, state: RunState) -> None:
     """Lay out the run folder, run the compile pass, then all ``shapes``, starting a new worker
     after one dies, until every shape has a result."""
-    from ..problems.registry import import_root
+    from submitgen.problems.registry import import_root
 
     root = import_root(prep.problem)
     lay_out(tmp / "run", prep.text, prep.problem, root)

@@ -82,7 +82,7 @@ def device() -> str:
 def judge(problem: Any, spec: Mapping[str, Any], output: Any, data: Any = None) -> Any:
     """The problem's check of ``output`` against the reference of ``data`` (freshly generated
     inputs when None)."""
-    from ..problems.compare import CheckResult
+    from submitgen.problems.compare import CheckResult
 
     if data is None:
         data = problem.generate_input(dict(spec), device=device())
@@ -125,7 +125,7 @@ class Assessor:
     leaderboard) every timed call's inputs and output are judged the same way (:mod:`.recheck`)."""
 
     def __init__(self, problem: Any, *, check_values: bool = True, recheck: bool = False) -> None:
-        from .digest import make_fingerprint
+        from submitgen.evaluate.digest import make_fingerprint
 
         self.problem = problem
         self.check_values = check_values
@@ -137,7 +137,7 @@ class Assessor:
         if (not self.recheck or ev["event"] != "bench" or ev.get("skipped") is not None
                 or first.error is not None):
             return first
-        from .recheck import recheck_timed_calls
+        from submitgen.evaluate.recheck import recheck_timed_calls
 
         return recheck_timed_calls(self, spec, ev, out, first)
 
@@ -151,7 +151,7 @@ class Assessor:
         """The assessment of the untimed call (the only call of ``test``)."""
         if ev["event"] == "error":
             return Assessment(None, ev["error"])
-        from .digest import changed, tensor_paths
+        from submitgen.evaluate.digest import changed, tensor_paths
 
         problem = self.problem
         data = problem.generate_input(dict(spec), device=device())

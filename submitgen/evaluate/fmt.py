@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .results import (
+from submitgen.evaluate.results import (
     KERNEL_DRY_RUN,
     KERNEL_FALLBACK,
     KERNEL_NO_GPU,

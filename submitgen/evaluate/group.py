@@ -10,7 +10,7 @@ things make the group end when ``submitgen`` itself does, whatever ends it:
   when ``submitgen`` dies, however it dies) the watchdog kills the group. The watchdog ignores
   the terminal's signals, so a Ctrl-C reaches ``submitgen`` and not it;
 - the worker also asks the kernel for SIGKILL when its parent exits (``PR_SET_PDEATHSIG``,
-  :func:`submitgen.evaluate_worker.die_with_parent`), which covers the moment before the
+  :func:`submitgen.evaluate.worker.die_with_parent`), which covers the moment before the
   watchdog knows the group.
 
 A process of the submission that starts a session of its own (``setsid``) leaves the group and is

@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .stoprule import Stats
+from submitgen.evaluate.stoprule import Stats
 
 _KEY_RE = re.compile(r"^(check|test-count|benchmark-count|(?:test|benchmark)\.\d+\.[a-z]+)\s*:(.*)$")
 _CASE_RE = re.compile(r"^(test|benchmark)\.(\d+)\.([a-z]+)$")

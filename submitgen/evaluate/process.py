@@ -1,4 +1,4 @@
-"""Running the worker process of ``submitgen test``/``bench`` (:mod:`submitgen.evaluate_worker`).
+"""Running the worker process of ``submitgen test``/``bench`` (:mod:`submitgen.evaluate.worker`).
 
 One worker imports the submission and runs the shapes; if it dies or a shape runs past the time
 limit, the shape fails and a new worker carries on. The worker runs in a session of its own, and
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import digest, group
-from .check import BEFORE_KEY, TIMED_BEFORE_KEY
-from .results import Shape
+from submitgen.evaluate import digest, group
+from submitgen.evaluate.check import BEFORE_KEY, TIMED_BEFORE_KEY
+from submitgen.evaluate.results import Shape
 
 IMPORT_TIMEOUT_S = 300.0
 """Starting the worker and importing the submission may take at least this long, whatever
@@ -140,7 +140,7 @@ def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Sh
     env["SUBMITGEN_RESULT_FD"] = str(wfd)
     try:
         with open(log, "wb") as logf:
-            g = group.start([sys.executable, "-m", "submitgen.evaluate_worker", str(cfg_path)],
+            g = group.start([sys.executable, "-m", "submitgen.evaluate.worker", str(cfg_path)],
                             cwd=workdir / "run", env=env, stdout=logf, pass_fds=(wfd,))
     except BaseException:
         os.close(rfd)

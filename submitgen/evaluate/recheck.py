@@ -39,8 +39,8 @@ def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str,
     with the one the worker sent before that call (other inputs fail the shape) and the one after
     it (a changed input is named in ``mutated``), and its output checked. The first failing output
     fails the shape, naming the call; the output files are removed."""
-    from . import digest
-    from .check import TIMED_BEFORE_KEY, Assessment, OutputError, device, read_output
+    from submitgen.evaluate import digest
+    from submitgen.evaluate.check import TIMED_BEFORE_KEY, Assessment, OutputError, device, read_output
 
     problem = assessor.problem
     mutated = list(first.mutated)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
-from .fmt import _table
-from .popcorn import CaseResult
-from .refkernels import REFERENCE_UNAVAILABLE_EXIT, RefReport, label
-from .results import format_ns
+from submitgen.evaluate.fmt import _table
+from submitgen.evaluate.popcorn import CaseResult
+from submitgen.evaluate.refkernels import REFERENCE_UNAVAILABLE_EXIT, RefReport, label
+from submitgen.evaluate.results import format_ns
 
 
 def _rows(report: RefReport) -> list[tuple[str, CaseResult | None]]:

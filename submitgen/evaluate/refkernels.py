@@ -30,10 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import EvaluateError, LintFailed
-from ..lifetime import die_with_parent
-from .popcorn import PopcornResult, key_of, read_result
-from .reftask import MODES, RefTask, cases_text, read_bytes, read_task
+from submitgen.errors import EvaluateError, LintFailed
+from submitgen.evaluate.popcorn import PopcornResult, key_of, read_result
+from submitgen.evaluate.reftask import MODES, RefTask, cases_text, read_bytes, read_task
+from submitgen.lifetime import die_with_parent
 
 REFERENCE_UNAVAILABLE_EXIT = 3
 """Exit code of ``test``/``bench --reference-kernels`` when the problem's reference cannot run on
@@ -79,7 +79,7 @@ def read_and_lint(
     path: str, problem: str | None, lint: bool
 ) -> tuple[str, str | None, tuple[str, ...]]:
     """(text, the header's leaderboard, lint warnings); LintFailed on a failed rule."""
-    from ..lint import lint_report, read_header, read_submission, render_findings, resolve_leaderboard
+    from submitgen.lint import lint_report, read_header, read_submission, render_findings, resolve_leaderboard
 
     text, size = read_submission(path)
     canon = resolve_leaderboard(problem) if problem is not None else None

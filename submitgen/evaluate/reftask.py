@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import EvaluateError
+from submitgen.errors import EvaluateError
 
 SUBMISSION = "@SUBMISSION@"
 MODES = ("test", "benchmark", "leaderboard")

@@ -6,8 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import EvaluateError, ProblemError
-from .results import Shape
+from submitgen.errors import EvaluateError, ProblemError
+from submitgen.evaluate.results import Shape
 
 
 def combine_seed(shape_seed: int, seed: int) -> int:

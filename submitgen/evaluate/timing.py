@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from .recheck import recheck_path, recheck_spec
-from .stoprule import StopRule, stop_reason
+from submitgen.evaluate.recheck import recheck_path, recheck_spec
+from submitgen.evaluate.stoprule import StopRule, stop_reason
 
 Timer = Callable[[Any, Any, Mapping[str, Any], int, str], tuple[list[float], list[dict[str, Any]]]]
 

@@ -10,7 +10,7 @@ Rules (their sources: docs/rules.md):
     the file is decoded as Python decodes it (PEP 263: a UTF-8 BOM, then a coding line in the
     first two lines, else UTF-8). A coding under which the code Python reads differs from what the
     bytes show (utf-7, utf-16/32, EBCDIC, a multibyte codec that swallows ASCII bytes: decided by
-    :func:`submitgen.pycoding.decode_python`'s check) fails, as does one Python refuses; a file in
+    :func:`submitgen.readers.pycoding.decode_python`'s check) fails, as does one Python refuses; a file in
     another coding that is not valid UTF-8 gets a warning (popcorn-cli reads UTF-8). ``test`` and
     ``bench`` refuse to run a file whose coding hides code, even with ``--no-lint``.
 ``header``
@@ -31,7 +31,7 @@ Rules (their sources: docs/rules.md):
 ``size``
     at most 1,000,000 bytes (HTTP 413 above).
 ``payload``
-    the estimated dispatch payload (:mod:`submitgen.payload`) within 65,535 characters.
+    the estimated dispatch payload (:mod:`submitgen.lint.payload`) within 65,535 characters.
 ``syntax``
     the file must parse; otherwise the AST rules below cannot run.
 ``exec-decoded``
@@ -78,16 +78,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ContainerError, LintError, SourceCodingError
-from ..payload import PayloadEstimate, estimate_payload
-from ..pycoding import decode_python
-from ..rules import PAYLOAD_LIMIT
-from .findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, WARNING, LintFinding
-from .flow import hidden_code_findings, walk
-from .header import Header, check_header, known_gpus, known_leaderboards, read_header, resolve_leaderboard
-from .kernel import binds_custom_kernel, input_write_findings
-from .parse import Parsed, parse
-from .text import check_banned_word, check_built_words, check_hsa_queue
+from submitgen.errors import ContainerError, LintError, SourceCodingError
+from submitgen.lint.findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, WARNING, LintFinding
+from submitgen.lint.flow import hidden_code_findings, walk
+from submitgen.lint.header import (
+    Header,
+    check_header,
+    known_gpus,
+    known_leaderboards,
+    read_header,
+    resolve_leaderboard,
+)
+from submitgen.lint.kernel import binds_custom_kernel, input_write_findings
+from submitgen.lint.parse import Parsed, parse
+from submitgen.lint.payload import PayloadEstimate, estimate_payload
+from submitgen.lint.text import check_banned_word, check_built_words, check_hsa_queue
+from submitgen.readers.pycoding import decode_python
+from submitgen.rules import PAYLOAD_LIMIT
 
 __all__ = [
     "BANNED_WORD",
@@ -171,7 +178,7 @@ def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]
 
 
 def _clones_inputs(leaderboard: str | None) -> bool:
-    from ..problems.registry import leaderboards
+    from submitgen.problems.registry import leaderboards
 
     row = leaderboards(load=False).get(leaderboard) if leaderboard else None
     return True if row is None else row.clones_inputs

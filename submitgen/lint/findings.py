@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..rules import BANNED_WORD, SIZE_LIMIT
+from submitgen.rules import BANNED_WORD, SIZE_LIMIT
 
 __all__ = ["BANNED_WORD", "ERROR", "RULES", "SIZE_LIMIT", "WARNING", "LintFinding"]
 

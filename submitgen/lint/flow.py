@@ -12,7 +12,7 @@ import ast
 from collections import defaultdict, deque
 from collections.abc import Iterable
 
-from .findings import LintFinding
+from submitgen.lint.findings import LintFinding
 
 _DECODERS = frozenset({
     "b64decode", "b32decode", "b16decode", "b85decode", "a85decode", "decodebytes",

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import LintError
-from ..payload import canonical_leaderboard
-from .findings import WARNING, LintFinding
+from submitgen.errors import LintError
+from submitgen.lint.findings import WARNING, LintFinding
+from submitgen.lint.payload import canonical_leaderboard
 
 
 def known_leaderboards() -> dict[str, tuple[str, ...]]:
     """Every leaderboard the registry knows -> the GPUs it runs on (problems first)."""
-    from ..problems.registry import leaderboards
+    from submitgen.problems.registry import leaderboards
 
     return {name: row.gpus for name, row in leaderboards(load=False).items()}
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from .findings import WARNING, LintFinding
-from .flow import dotted
+from submitgen.lint.findings import WARNING, LintFinding
+from submitgen.lint.flow import dotted
 
 _VIEWS = frozenset({
     "view", "view_as", "reshape", "reshape_as", "t", "T", "mT", "transpose", "permute", "flatten",

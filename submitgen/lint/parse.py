@@ -14,7 +14,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from .findings import WARNING, LintFinding
+from submitgen.lint.findings import WARNING, LintFinding
 
 RECURSION_LIMIT = 60_000
 """The recursion limit while parsing: deeper than the parser itself goes (about 6,000 levels of

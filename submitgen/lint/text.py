@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 import re
 
-from ..rules import BANNED_RE as _BANNED_RE
-from .findings import WARNING, LintFinding
-from .fold import FOLD_BUDGET, Folder, candidates
+from submitgen.lint.findings import WARNING, LintFinding
+from submitgen.lint.fold import FOLD_BUDGET, Folder, candidates
+from submitgen.rules import BANNED_RE as _BANNED_RE
 
 _BASE64_RUN_RE = re.compile(r"[A-Za-z0-9+/=_-]{40,}")
 

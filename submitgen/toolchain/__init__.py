@@ -4,10 +4,10 @@ code object (``compile``) through the content cache (``cache``), CUDA cubins wit
 
 from __future__ import annotations
 
-from .cache import cache_dir
-from .compile import CompileResult, check_code_object, compile_sources
-from .cuda import compile_cuda, find_nvcc
-from .discovery import (
+from submitgen.toolchain.cache import cache_dir
+from submitgen.toolchain.compile import CompileResult, check_code_object, compile_sources
+from submitgen.toolchain.cuda import compile_cuda, find_nvcc
+from submitgen.toolchain.discovery import (
     KNOWN_ARCHES,
     Toolchain,
     describe,
@@ -16,7 +16,7 @@ from .discovery import (
     format_table,
     select_toolchain,
 )
-from .options import CODE_OBJECT_VERSIONS, SOURCE_SUFFIXES, CompileOptions
+from submitgen.toolchain.options import CODE_OBJECT_VERSIONS, SOURCE_SUFFIXES, CompileOptions
 
 __all__ = [
     "CODE_OBJECT_VERSIONS",

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import write_atomic
-from .inputs import file_sha
+from submitgen.files import write_atomic
+from submitgen.toolchain.inputs import file_sha
 
 CACHE_FORMAT = "2"
 _MAX_ENTRY_BYTES = 256 << 20

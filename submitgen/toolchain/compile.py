@@ -21,15 +21,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import CompileError
-from ..files import private_dir
-from ..resources import device_include_dir
-from . import cache, hipheaders
-from .diagnostics import compile_failure, unmap_paths
-from .discovery import Toolchain, select_toolchain
-from .inputs import check_includes, file_sha, read_input
-from .options import CompileOptions, source_kind
-from .process import run_tool
+from submitgen.errors import CompileError
+from submitgen.files import private_dir
+from submitgen.resources import device_include_dir
+from submitgen.toolchain import cache, hipheaders
+from submitgen.toolchain.diagnostics import compile_failure, unmap_paths
+from submitgen.toolchain.discovery import Toolchain, select_toolchain
+from submitgen.toolchain.inputs import check_includes, file_sha, read_input
+from submitgen.toolchain.options import CompileOptions, source_kind
+from submitgen.toolchain.process import run_tool
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,7 @@ def check_code_object(data: bytes, arch: str, *, source: str = "<compiled>") -> 
 
 def read_back(data: bytes, arch: str, *, source: str = "<compiled>") -> Any:
     """:func:`check_code_object`, returning the reader's model (the build reuses it: one parse)."""
-    from ..codeobject import read_code_object
+    from submitgen.readers.amd import read_code_object
 
     co = read_code_object(data, source=source)
     if co.header.processor != arch:

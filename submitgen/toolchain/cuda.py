@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import CompileError, ToolchainError
-from ..files import private_dir
-from ..resources import device_include_dir
-from .diagnostics import compile_failure
-from .discovery import is_executable
-from .inputs import check_includes, read_input
-from .options import CompileOptions
-from .process import run_tool
+from submitgen.errors import CompileError, ToolchainError
+from submitgen.files import private_dir
+from submitgen.resources import device_include_dir
+from submitgen.toolchain.diagnostics import compile_failure
+from submitgen.toolchain.discovery import is_executable
+from submitgen.toolchain.inputs import check_includes, read_input
+from submitgen.toolchain.options import CompileOptions
+from submitgen.toolchain.process import run_tool
 
 
 def find_nvcc() -> Path | None:

@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..errors import CompileError
+from submitgen.errors import CompileError
 
 MAX_ERRORS = 3
 _DIAG_RE = re.compile(

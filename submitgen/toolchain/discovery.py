@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ToolchainError
-from ..files import private_dir
-from .cache import CACHE_FORMAT, cache_dir, write_cache_file
-from .process import INSTALL_HINT, run_tool
+from submitgen.errors import ToolchainError
+from submitgen.files import private_dir
+from submitgen.toolchain.cache import CACHE_FORMAT, cache_dir, write_cache_file
+from submitgen.toolchain.process import INSTALL_HINT, run_tool
 
 KNOWN_ARCHES: tuple[str, ...] = ("gfx942", "gfx950")
 ROCM_DEFAULT = Path("/opt/rocm")
@@ -260,8 +260,8 @@ def describe(found: Sequence[Toolchain]) -> list[dict]:
 def describe_extras() -> dict:
     """The optional front ends: Triton (``[triton]``) and HIP headers without ROCm (``[hipheaders]``);
     None for one not installed."""
-    from ..errors import TritonMissingError
-    from . import hipheaders, triton
+    from submitgen.errors import TritonMissingError
+    from submitgen.toolchain import hipheaders, triton
 
     try:
         version, where = triton.triton_version()

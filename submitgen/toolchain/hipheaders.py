@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MissingHeaderError
+from submitgen.errors import MissingHeaderError
 
 INSTALL_HINT = "pip install 'submitgen[hipheaders]'"
 DEFAULT_CODE_OBJECT_VERSION = 6  # clang 22's default

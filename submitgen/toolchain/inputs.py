@@ -10,7 +10,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import CompileError
+from submitgen.errors import CompileError
 
 MAX_SOURCE_BYTES = 64 << 20  # a source or header larger than this is not a kernel source
 _MAX_SCANNED_FILES = 512

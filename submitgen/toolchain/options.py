@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CompileError
-from .process import DEFAULT_TIMEOUT_S
+from submitgen.errors import CompileError
+from submitgen.toolchain.process import DEFAULT_TIMEOUT_S
 
 HIP_SUFFIXES = (".hip", ".cpp", ".cu", ".cc", ".cxx")
 CL_SUFFIXES = (".cl",)

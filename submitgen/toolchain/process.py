@@ -10,7 +10,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..errors import ToolchainError
+from submitgen.errors import ToolchainError
 
 DEFAULT_TIMEOUT_S = 600.0
 INSTALL_HINT = (

@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import TritonCompileError, TritonMissingError
-from ..files import private_dir
-from . import cache
-from .process import DEFAULT_TIMEOUT_S
+from submitgen.errors import TritonCompileError, TritonMissingError
+from submitgen.files import private_dir
+from submitgen.toolchain import cache
+from submitgen.toolchain.process import DEFAULT_TIMEOUT_S
 
 INSTALL_HINT = "pip install 'submitgen[triton]'"
 # arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it
@@ -150,7 +150,7 @@ def compile_triton_many(specs: Sequence[TritonSpec], arch: str, *, cache: bool =
     found: list[TritonArtifact | None] = [_lookup(k, s) if cache else None for k, s in zip(keys, specs)]
     todo = [i for i, art in enumerate(found) if art is None]
     if todo:
-        from .triton_worker import compile_in_child  # noqa: PLC0415
+        from submitgen.toolchain.triton_worker import compile_in_child  # noqa: PLC0415
 
         for i, art in zip(todo, compile_in_child([specs[i] for i in todo], arch, version, timeout)):
             found[i] = art
@@ -364,7 +364,7 @@ def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
         profile_scratch=int(getattr(md, "profile_scratch_size", 0)), triton_version=version,
     )
     if kind == "hsaco":
-        from .compile import check_code_object  # noqa: PLC0415
+        from submitgen.toolchain.compile import check_code_object  # noqa: PLC0415
 
         names = check_code_object(art.image, arch, source=f"{spec.source.name}:{spec.kernel}")
         if art.symbol not in names:

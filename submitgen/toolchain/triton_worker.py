@@ -17,9 +17,9 @@ from pathlib import Path
 
 import msgpack
 
-from ..errors import SubmitgenError, TritonCompileError, TritonMissingError
-from .process import run_tool
-from .triton import TritonArtifact, TritonSpec, triton_env
+from submitgen.errors import SubmitgenError, TritonCompileError, TritonMissingError
+from submitgen.toolchain.process import run_tool
+from submitgen.toolchain.triton import TritonArtifact, TritonSpec, triton_env
 
 _FIELDS = ("image", "kind", "symbol", "shared", "num_warps", "warp_size", "global_scratch", "profile_scratch",
            "triton_version")
@@ -84,7 +84,7 @@ def _write(path: Path, results: list[dict]) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    from .triton import compile_here  # noqa: PLC0415
+    from submitgen.toolchain.triton import compile_here  # noqa: PLC0415
 
     request, result = Path(argv[0]), Path(argv[1])
     job = pickle.loads(request.read_bytes())  # written by our own parent process

@@ -40,7 +40,7 @@ import msgpack
 from elfedit import with_desc
 from elftools.elf.elffile import ELFFile
 
-from submitgen.pysource import MAX_DECODED_SIZE
+from submitgen.readers.pysource import MAX_DECODED_SIZE
 
 INSPECT, INSPECT_JSON, DIFF, LINT, BUILD = "inspect", "inspect --json", "diff", "lint", "build --co"
 COMMANDS = (INSPECT, INSPECT_JSON, DIFF, LINT, BUILD)

@@ -13,11 +13,11 @@ import msgpack
 import pytest
 from elfedit import kernel_edit, with_desc, with_metadata
 
-from submitgen.codeobject import read_code_object
-from submitgen.codeobject.checks import MAX_KERNARG_SEGMENT_SIZE
-from submitgen.codeobject.metadata import MAX_ARGS, MAX_NOTE_SIZE
-from submitgen.containers import MAX_PY_FILE_SIZE, MAX_TOTAL_DECODED, load_code_objects
 from submitgen.errors import CodeObjectError, ContainerError
+from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.checks import MAX_KERNARG_SEGMENT_SIZE
+from submitgen.readers.amd.metadata import MAX_ARGS, MAX_NOTE_SIZE
+from submitgen.readers.containers import MAX_PY_FILE_SIZE, MAX_TOTAL_DECODED, load_code_objects
 
 SRC = r"""
 extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, 256)))

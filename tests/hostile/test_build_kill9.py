@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from submitgen.cli import cli
-from submitgen.containers import load_code_objects
+from submitgen.readers.containers import load_code_objects
 
 PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from elftools.elf.elffile import ELFFile
 
 from submitgen.cli import cli
-from submitgen.containers import load_code_objects
+from submitgen.readers.containers import load_code_objects
 
 PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
 

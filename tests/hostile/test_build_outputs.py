@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from submitgen import files
 from submitgen.backends import AmdBackend
-from submitgen.build import BuildOptions, build
 from submitgen.cli import cli
+from submitgen.pipeline import BuildOptions, build
 
 PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
 
@@ -68,7 +68,7 @@ def test_the_co_input_cannot_be_the_output(project, tmp_path):
     co = tmp_path / "mm.co"
     good = run("-o", "first.py")
     assert good.exit_code == 0, good.output
-    from submitgen.containers import load_code_objects
+    from submitgen.readers.containers import load_code_objects
 
     co.write_bytes(load_code_objects("first.py")[0].data)
     r = run("--co", "mm.co", "-o", "mm.co")

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import submitgen.build as build_stages
+import submitgen.pipeline as build_stages
 from submitgen.cli import cli
-from submitgen.containers import load_code_objects
+from submitgen.readers.containers import load_code_objects
 
 PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
 NOBODY = 65534

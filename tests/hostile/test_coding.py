@@ -13,7 +13,7 @@ from conftest import HIP_ARGS
 
 from submitgen.cli import cli
 from submitgen.errors import ContainerError, SourceCodingError
-from submitgen.pysource import decode_python
+from submitgen.readers.pysource import decode_python
 
 HEADER = "#!POPCORN leaderboard amd-mxfp4-mm\n"
 KERNEL = "def custom_kernel(data):\n    return data\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.cubin import read_cubin
+from submitgen.readers.cuda.cubin import read_cubin
 from submitgen.toolchain.cuda import find_nvcc
 
 NVCC = find_nvcc()

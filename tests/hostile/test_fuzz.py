@@ -34,7 +34,7 @@ from elfedit import with_metadata
 from fuzzgen import BUILD, DIFF, INSPECT, INSPECT_JSON, LINT, Case, Seeds
 
 from submitgen.cli import cli
-from submitgen.containers import load_code_objects
+from submitgen.readers.containers import load_code_objects
 
 PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
 LIMIT = int(os.environ.get("SUBMITGEN_FUZZ_CASES", "0")) or None

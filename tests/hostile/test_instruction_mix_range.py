@@ -100,7 +100,7 @@ def test_a_size_zero_aiter_kernel_is_counted_to_the_end_of_its_code():
 
 
 def test_objects_disassembled_together_count_as_alone(labelled, tmp_path):
-    from submitgen.disasm import Job, find_disassembler, instruction_mix, instruction_mixes
+    from submitgen.readers.disasm import Job, find_disassembler, instruction_mix, instruction_mixes
 
     tool = find_disassembler()
     gemm950 = CORPUS / "hsa" / "gfx950" / "bf16gemm" / "bf16gemm_outf32_tn_32x64_pf3.co"

@@ -90,7 +90,7 @@ def test_storing_the_inputs_in_a_container_does_not_make_it_an_input():
 
 
 def test_the_default_moe_build_has_no_input_write_warning(tmp_path):
-    from submitgen.build import BuildOptions, build
+    from submitgen.pipeline import BuildOptions, build
 
     out = tmp_path / "moe.py"
     build(BuildOptions(problem="moe-mxfp4", output=out))

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from elfedit import E_PHNUM, E_PHOFF, kernel_edit, patch_header, with_metadata
 
 from submitgen.cli import cli
-from submitgen.codeobject import read_code_object
 from submitgen.errors import CodeObjectError
+from submitgen.readers.amd import read_code_object
 
 SRC = r"""
 extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, 256)))

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from submitgen.cli import cli
-from submitgen.containers import load_code_objects
 from submitgen.errors import ContainerError
+from submitgen.readers.containers import load_code_objects
 
 SRC = r"""
 extern "C" __attribute__((global)) void k(float* out) { out[0] = 1.0f; }

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from submitgen import containers
-from submitgen.containers import load_code_objects, read_input
 from submitgen.errors import ContainerError
+from submitgen.readers import containers
+from submitgen.readers.containers import load_code_objects, read_input
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from conftest import build_stub
 
-from submitgen import provenance
-from submitgen.build import BuildOptions, build
 from submitgen.errors import PlanError
+from submitgen.pipeline import BuildOptions, build
+from submitgen.render import provenance
 
 TESTS = Path(__file__).resolve().parent.parent
 WIDTH = 64  # bytes of every name below (each padded with "_")

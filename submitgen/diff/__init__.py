@@ -1,0 +1,1 @@
+"""``submitgen diff``: pairing, the compared fields, plan block sizes and the report."""

@@ -1,0 +1,356 @@
+"""``submitgen diff OLD NEW``: what changed between two builds of a kernel.
+
+OLD and NEW are each a code object, a clang offload bundle, or a ``.py`` submission (read
+statically, never run). Kernels are named by launch name: a submitgen ``.py`` submission's
+table (``launchtable``) gives the name its plan launches each kernel by, so that Triton
+specializations of one kernel symbol (one object each) are told apart; other inputs use the
+metadata ``.name``. They are paired by ``--pair OLD=NEW``, then by that name,
+and when that pairs nothing and each side holds exactly one kernel, those two (``diffpair``);
+kernels left in NEW are "added", left in OLD "removed". For each pair ``diff_sources`` compares
+the fields in ``FIELDS`` (registers, spills, scratch, static LDS, occupancy, code size, kernarg
+sizes, max workgroup size, wavefront, target; the dynamic LDS a submission records) and the
+explicit arguments (a Triton kernel's named from its signature), paired by name, else by offset
+and kind (insertions and removals shown as such).
+
+Occupancy is estimated (``targets.occupancy``) at one block size per side, chosen in this order:
+``--block N``; else a Triton kernel's block (num_warps x wave size); else the block sizes the
+launch plan of a ``.py`` submission passes for that kernel, when they can be read statically (a
+5-tuple ``(name, grid, (x, y, z), lds, args)`` whose block entries are integer literals,
+module-level integer constants or arithmetic on them; a launch whose kernel name is not a literal
+applies to every kernel without a literal launch; if only one side has a plan, its block is used
+for both; several sizes -> the largest); else each side's ``.reqd_workgroup_size``, else its
+``max_flat_workgroup_size``. Each side's occupancy uses its own processor's facts (or ``--arch``)
+and the dynamic LDS its submission records. The output says which block was used and why.
+
+``--fail-on`` rules (a rule trips when the measure gets worse in any paired kernel):
+``spills`` VGPR or SGPR spill count up; ``scratch`` private segment bytes up; ``occupancy`` waves
+per SIMD down (only when both sides have an estimate); ``lds`` static or dynamic LDS bytes up;
+``args`` any explicit argument's name, offset, size or kind changed, or an argument inserted or
+removed. Added or removed kernels trip nothing, but with any ``--fail-on`` a diff that compared no
+kernel at all trips ``nothing-compared``.
+
+JSON (``to_json``): docs/diff-json.md."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+
+from submitgen.diff.model import (
+    FAIL_ON_RULES,
+    FIELDS,
+    BlockChoice,
+    DiffResult,
+    FieldChange,
+    KernelDiff,
+    Side,
+    Trip,
+)
+from submitgen.diff.pairing import ArgChange, KernelPair, pair_args, pair_kernels
+from submitgen.diff.plan_blocks import plan_blocks
+from submitgen.diff.text import JSON_FORMAT_VERSION, arg_label, fmt_arg, render_text, to_json
+from submitgen.errors import CodeObjectError, ContainerError, DiffError
+from submitgen.hardware import processors as targets
+from submitgen.hardware.occupancy import required_block
+from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
+from submitgen.readers.base import KernelInfo as Kernel
+from submitgen.readers.base import ObjectInfo as CodeObject
+from submitgen.readers.containers import load_code_objects, read_input
+from submitgen.readers.demangle import demangle_many
+from submitgen.readers.launchtable import Launch, object_indices, read_launch_table, with_arg_names
+from submitgen.readers.pysource import decode_python
+from submitgen.render import provenance
+from submitgen.textfmt import WIDTH
+
+__all__ = [
+    "FAIL_ON_RULES",
+    "FIELDS",
+    "JSON_FORMAT_VERSION",
+    "WIDTH",
+    "ArgChange",
+    "DiffError",
+    "DiffResult",
+    "diff_sides",
+    "diff_sources",
+    "load_side",
+    "parse_fail_on",
+    "parse_pairs",
+    "plan_blocks",
+    "render_text",
+    "to_json",
+]
+
+
+# --------------------------------------------------------------------------- options
+
+
+def parse_fail_on(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``"spills,occupancy"`` (or several such strings) -> ``("spills", "occupancy")``."""
+    if text is None:
+        return ()
+    parts = [text] if isinstance(text, str) else list(text)
+    out: list[str] = []
+    for part in parts:
+        for word in part.split(","):
+            w = word.strip().lower()
+            if not w:
+                continue
+            if w not in FAIL_ON_RULES:
+                raise DiffError(f"--fail-on: unknown measure {word.strip()!r}: expected a comma-separated "
+                                f"list of {', '.join(FAIL_ON_RULES)}")
+            if w not in out:
+                out.append(w)
+    if not out:
+        raise DiffError(
+            f"--fail-on: expected a comma-separated list of {', '.join(FAIL_ON_RULES)}, got nothing"
+        )
+    return tuple(out)
+
+
+def parse_pairs(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``("old_k=new_k", ...)`` -> ``(("old_k", "new_k"), ...)``."""
+    out = []
+    for v in values:
+        o, sep, n = v.partition("=")
+        if not sep or not o.strip() or not n.strip():
+            raise DiffError(f"--pair: expected OLD=NEW (two kernel names), got {v!r}")
+        out.append((o.strip(), n.strip()))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _duplicate_error(source: object, name: str, procs: Sequence[str]) -> DiffError:
+    if len(set(procs)) == len(procs):
+        advice = "choose the code object with --arch"
+    else:
+        advice = ("nothing names them apart (a submitgen build names each in its _SG_KERNEL_IMAGE "
+                  "table, which this file lacks); compare the code objects one by one")
+    return DiffError(f"{source}: kernel {name!r} is in {len(procs)} code objects ({', '.join(procs)}); "
+                     f"expected one: {advice}")
+
+
+def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Side:
+    """Every code object ``source`` holds (filtered to ``arch``), its kernels by unique launch
+    name, and the launch plan's block sizes when it is a ``.py`` submission."""
+    loaded = tuple(load_code_objects(source, arch=arch))
+    cos = tuple(lo.read() for lo in loaded)
+    blocks: dict[str | None, tuple[int, ...]] = {}
+    table = None
+    indices = list(range(len(cos)))
+    if loaded and loaded[0].container == "python":
+        try:
+            text = decode_python(read_input(source), str(source)).text
+        except ContainerError:
+            text = ""
+        blocks, table = plan_blocks(text), read_launch_table(text)
+        prov = provenance.read(text)
+        indices = object_indices([co.sha256 for co in cos], prov.code_objects if prov is not None else ())
+    kernels: list[tuple[Kernel, CodeObject]] = []
+    launches: list[Launch | None] = []
+    where: dict[str, list[str]] = {}
+    for index, co in zip(indices, cos):
+        for k in co.kernels:
+            named = table.launches(index, k.name) if table is not None else ()
+            for la in named or (None,):
+                name = la.name if la is not None else k.name
+                where.setdefault(name, []).append(co.processor)
+                if len(where[name]) == 1:
+                    kernels.append((with_arg_names(k, la.arg_names) if la is not None else k, co))
+                    launches.append(la)
+    for name, procs in where.items():
+        if len(procs) > 1:
+            raise _duplicate_error(source, name, procs)
+    return Side(str(source), loaded, cos, tuple(kernels), blocks, tuple(launches))
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def _side_plan_block(side: Side, name: str) -> tuple[int, ...]:
+    if name in side.plan_blocks:
+        return side.plan_blocks[name]
+    return side.plan_blocks.get(None, ())
+
+
+def _triton_block(side: Side, name: str) -> tuple[int, ...]:
+    la = side.launch(name)
+    return (la.block,) if la is not None and la.block else ()
+
+
+def _choose_block(old: Side, new: Side, pair: KernelPair, block: int | None) -> BlockChoice:
+    if block is not None:
+        return BlockChoice(block, block, "option", f"block {block} (--block)")
+    ko, _ = old.get(pair.old)  # type: ignore[misc]
+    kn, _ = new.get(pair.new)  # type: ignore[misc]
+    to, tn = _triton_block(old, pair.old), _triton_block(new, pair.new)
+    if to or tn:
+        bo, bn = (to or tn)[0], (tn or to)[0]
+        shown = f"block {bo}" if bo == bn else f"block {bo} -> {bn}"
+        return BlockChoice(bo, bn, "triton", f"{shown} (Triton's num_warps x wave size)")
+    po, pn = _side_plan_block(old, pair.old), _side_plan_block(new, pair.new)
+    if po or pn:
+        po, pn = po or pn, pn or po
+        bo, bn = max(po), max(pn)
+        others = sorted(set(po + pn) - {bo, bn})
+        shown = f"block {bo}" if bo == bn else f"block {bo} -> {bn}"
+        extra = f"; it also uses {', '.join(map(str, others))}" if others else ""
+        return BlockChoice(bo, bn, "launch plan", f"{shown} (launch plan{extra})")
+
+    def cap(k: Kernel) -> int:
+        return required_block(k) or min(k.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
+
+    bo, bn = cap(ko), cap(kn)
+    shown = f"block {bo}" if bo == bn else f"block {bo} -> {bn}"
+    if required_block(ko) or required_block(kn):
+        return BlockChoice(bo, bn, "required block", f"{shown} (.reqd_workgroup_size; no launch plan)")
+    return BlockChoice(bo, bn, "max workgroup size", f"{shown} (max workgroup size; no launch plan)")
+
+
+def _target_for(co: CodeObject, arch: str | None) -> targets.Target | None:
+    if arch:
+        return targets.TARGETS.get(arch.split(":", 1)[0].strip().lower())
+    return co.target()
+
+
+def _dynamic_lds(side: Side, name: str) -> int | None:
+    la = side.launch(name)
+    return la.dynamic_lds if la is not None else None
+
+
+def _fields(ko: Kernel, kn: Kernel, co_o: CodeObject, co_n: CodeObject, occ_o: targets.Occupancy | None,
+            occ_n: targets.Occupancy | None, lds: tuple[int | None, int | None]) -> tuple[FieldChange, ...]:
+    out = []
+    for key, label, unit, rule, direction in FIELDS:
+        if key == "target":
+            vo, vn = co_o.target_id, co_n.target_id
+        elif key == "dynamic_lds":
+            vo, vn = lds
+        elif key == "occupancy":
+            vo = occ_o.waves_per_simd if occ_o is not None else None
+            vn = occ_n.waves_per_simd if occ_n is not None else None
+            if vo is None or vn is None:
+                vo = vn = None  # nothing to compare
+        else:
+            vo, vn = getattr(ko, key), getattr(kn, key)
+        out.append(FieldChange(key, label, unit, vo, vn, rule, direction))
+    return tuple(out)
+
+
+def _compare(old: Side, new: Side, pair: KernelPair, demangled: str, arch: str | None,
+             block: int | None) -> KernelDiff:
+    ko, co_o = old.get(pair.old)  # type: ignore[misc]
+    kn, co_n = new.get(pair.new)  # type: ignore[misc]
+    choice = _choose_block(old, new, pair, block)
+    to, tn = _target_for(co_o, arch), _target_for(co_n, arch)
+    lds = (_dynamic_lds(old, pair.old), _dynamic_lds(new, pair.new))
+    occ_o = targets.occupancy(ko, to, choice.old, dynamic_lds=lds[0] or 0) if to is not None else None
+    occ_n = targets.occupancy(kn, tn, choice.new, dynamic_lds=lds[1] or 0) if tn is not None else None
+    return KernelDiff(
+        pair.new,
+        demangled,
+        choice,
+        tn.name if tn is not None else None,
+        occ_o,
+        occ_n,
+        _fields(ko, kn, co_o, co_n, occ_o, occ_n, lds),
+        pair_args(ko.explicit_args, kn.explicit_args),
+        old_name=pair.old,
+        pairing=pair.how,
+        old_target=to.name if to is not None else None,
+        symbol=kn.name,
+    )
+
+
+def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
+    out = []
+    for rule in rules:
+        if rule == "args":
+            if kd.args:
+                first = kd.args[0]
+                more = f" (and {len(kd.args) - 1} more)" if len(kd.args) > 1 else ""
+                out.append(
+                    Trip(
+                        rule,
+                        kd.name,
+                        f"kernel {kd.name!r} {arg_label(first)}: {fmt_arg(first.old)} -> "
+                        f"{fmt_arg(first.new)}{more}",
+                    )
+                )
+            continue
+        for f in kd.fields:
+            if f.rule == rule and f.worse:
+                unit = f" {f.unit}" if f.unit else ""
+                out.append(Trip(rule, kd.name, f"kernel {kd.name!r} {f.label} {f.old} -> {f.new}{unit} "
+                                              f"({f.delta:+d})"))
+    return out
+
+
+def _matches(side: Side, i: int, name: str) -> bool:
+    """Does ``name`` (a launch name, or the kernel's .name, .symbol or demangled name) name the
+    ``i``-th kernel of ``side``?"""
+    if side.name_of(i) == name:
+        return True
+    k, co = side.kernels[i]
+    with contextlib.suppress(CodeObjectError):
+        return co.kernel(name).name == k.name
+    return False
+
+
+def _selected(old: Side, new: Side, kernel: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The kernel names of each side, kept to those ``--kernel`` names when it is given."""
+    if kernel is None:
+        return old.names, new.names
+    picked = [tuple(s.name_of(i) for i in range(len(s.kernels)) if _matches(s, i, kernel))
+              for s in (old, new)]
+    if not picked[0] and not picked[1]:
+        avail = list(dict.fromkeys(old.names + new.names))
+        raise DiffError(f"no kernel named {kernel!r} in OLD or NEW; available: "
+                        f"{', '.join(repr(n) for n in avail) or 'none'}")
+    return picked[0], picked[1]
+
+
+def _resolve(side: Side, name: str, which: str) -> str:
+    """``--pair`` names a kernel by launch name, .name, .symbol or demangled name; its launch name."""
+    found = [side.name_of(i) for i in range(len(side.kernels)) if _matches(side, i, name)]
+    if name in found:
+        return name
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise DiffError(f"--pair: {name!r} in {which} is launched as {', '.join(repr(n) for n in found)}; "
+                        "name one of them")
+    raise DiffError(f"--pair: no kernel named {name!r} in {which}; it has "
+                    f"{', '.join(repr(n) for n in side.names) or 'none'}")
+
+
+def diff_sides(old: Side, new: Side, *, kernel: str | None = None, block: int | None = None,
+               arch: str | None = None, fail_on: Sequence[str] = (),
+               pairs: Sequence[tuple[str, str]] = ()) -> DiffResult:
+    """Pair the kernels of two loaded inputs and compare them (see the module docstring)."""
+    if block is not None and not 1 <= block <= MAX_WORKGROUP_SIZE:
+        raise DiffError(f"--block: expected 1..{MAX_WORKGROUP_SIZE} threads, got {block}")
+    old_names, new_names = _selected(old, new, kernel)
+    explicit = [(_resolve(old, o, "OLD"), _resolve(new, n, "NEW")) for o, n in pairs]
+    paired, added, removed = pair_kernels(old_names, new_names, explicit)
+    symbols = tuple(new.get(p.new)[0].name for p in paired)  # type: ignore[index]
+    demangled = dict(zip(symbols, demangle_many(symbols)))
+    diffs = [_compare(old, new, p, demangled.get(s, s), arch, block) for p, s in zip(paired, symbols)]
+    rules = tuple(fail_on)
+    tripped = [t for kd in diffs for t in _trips(kd, rules)]
+    if rules and not diffs:
+        tripped.append(Trip("nothing-compared", "", "no kernel of OLD was compared with one of NEW "
+                                                    "(pair them with --pair OLD=NEW)"))
+    return DiffResult(old, new, arch, added, removed, tuple(diffs), rules, tuple(tripped))
+
+
+def diff_sources(old: str | os.PathLike[str], new: str | os.PathLike[str], *, kernel: str | None = None,
+                 block: int | None = None, arch: str | None = None, fail_on: Sequence[str] = (),
+                 pairs: Sequence[tuple[str, str]] = ()) -> DiffResult:
+    """Load OLD and NEW (code object, bundle or ``.py`` submission) and diff them."""
+    return diff_sides(load_side(old, arch=arch), load_side(new, arch=arch), kernel=kernel, block=block,
+                      arch=arch, fail_on=fail_on, pairs=pairs)
+
+

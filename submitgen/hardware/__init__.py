@@ -1,0 +1,1 @@
+"""Processor facts (``processors``) and occupancy, per GPU target."""

@@ -1,0 +1,1 @@
+"""What ``submitgen inspect`` reports, and what it reads around a code object."""

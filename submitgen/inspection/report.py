@@ -1,0 +1,329 @@
+"""What ``submitgen inspect`` shows: the code object model as text (fits 100 columns) or as a
+JSON-ready dict whose keys are the metadata's own names without the leading dot, plus derived
+fields with clear names. docs/inspect-json.md documents every key."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from submitgen import textfmt
+from submitgen.errors import CodeObjectError
+from submitgen.hardware import processors as targets
+from submitgen.hardware.occupancy import required_block
+from submitgen.inspection.source import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
+from submitgen.readers.base import Finding, KernelInfo, ObjectInfo
+from submitgen.readers.containers import LoadedCodeObject, load_code_objects
+from submitgen.readers.demangle import demangle_many
+from submitgen.readers.disasm import (
+    MIN_LLVM_MAJOR,
+    Disassembler,
+    InstructionMix,
+    Job,
+    find_disassembler,
+    instruction_mixes,
+)
+from submitgen.readers.launchtable import with_arg_names
+
+WIDTH = textfmt.WIDTH
+JSON_FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Inspected:
+    """One code object as inspect shows it."""
+
+    loaded: LoadedCodeObject
+    code_object: ObjectInfo
+    kernels: tuple[KernelInfo, ...]  # after --kernel filtering
+    target: targets.Target | None  # facts used for occupancy (--arch, else the object's processor)
+    occupancy: Mapping[str, targets.Occupancy]  # kernel name -> estimate
+    demangled: Mapping[str, str]
+    submission: SubmissionInfo | None = None  # for code objects found in a .py submission
+    dynamic_lds: Mapping[str, DynamicLds] = field(default_factory=lambda: MappingProxyType({}))
+    mix: Mapping[str, InstructionMix] = field(default_factory=lambda: MappingProxyType({}))
+    disasm_note: str | None = None  # why there is no instruction mix (None: there is one, or not asked)
+
+    def kernel_findings(self, k: KernelInfo) -> list[Finding]:
+        return _kernel_findings(k, self.occupancy.get(k.name))
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding inspect shows for this object: its own, then each shown kernel's."""
+        own = [f for f in self.code_object.findings if f.kernel is None]
+        return own + [f for k in self.kernels for f in self.kernel_findings(k)]
+
+
+def exit_status(items: Sequence[Inspected]) -> int:
+    """inspect's exit status: 1 when any error-severity finding is shown, else 0."""
+    return 1 if any(f.severity == "error" for item in items for f in item.findings) else 0
+
+
+def _pick(co: ObjectInfo, kernels: Sequence[str], found: set[str],
+          sub: SubmissionInfo | None) -> list[KernelInfo]:
+    """The kernels ``--kernel`` names: by launch name (a submission's), .name, .symbol or
+    demangled name; a Triton kernel's arguments named from its signature."""
+    named = [with_arg_names(k, sub.arg_names(k.name)) if sub else k for k in co.kernels]
+    if not kernels:
+        return named
+    picked: list[KernelInfo] = []
+    for want in kernels:
+        by_launch = [n for k, n in zip(co.kernels, named) if sub and want in sub.launch_names(k.name)]
+        try:
+            ks = by_launch or [named[co.kernels.index(co.kernel(want))]]  # type: ignore[attr-defined]
+        except CodeObjectError:
+            continue
+        found.add(want)
+        picked += [k for k in ks if k not in picked]
+    return picked
+
+
+def _picked(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], kernels: Sequence[str],
+            subs: Sequence[SubmissionInfo | None]) -> list[list[KernelInfo]]:
+    """Each object's kernels named by ``--kernel`` (all without it); an error for a name no
+    object has."""
+    found: set[str] = set()
+    picks = [_pick(co, kernels, found, sub) for (_, _, co), sub in zip(read, subs)]
+    missing = [k for k in kernels if k not in found]
+    if missing:
+        all_names = list(dict.fromkeys(n for (_, _, co), sub in zip(read, subs) for k in co.kernels
+                                       for n in ((sub.launch_names(k.name) if sub else ()) or (k.name,))))
+        raise CodeObjectError(
+            f"no kernel named {missing[0]!r}; available: {', '.join(repr(n) for n in all_names) or 'none'}"
+        )
+    return picks
+
+
+def _lds_for(p: str | os.PathLike[str] | bytes, loaded: LoadedCodeObject, sub: SubmissionInfo | None,
+             lds: int | None, names: Sequence[str]) -> dict[str, DynamicLds]:
+    """Dynamic LDS per kernel: ``--lds``, else the submission's provenance, else a sidecar."""
+    if lds is not None:
+        return {n: DynamicLds(lds, "--lds") for n in names}
+    if sub is not None:
+        return sub.dynamic_lds()
+    side = sidecar_lds(p) if loaded.container == "elf" else None
+    return {n: side for n in names} if side is not None else {}
+
+
+def inspect_sources(
+    paths: Iterable[str | os.PathLike[str] | bytes],
+    *,
+    arch: str | None = None,
+    kernels: Sequence[str] = (),
+    block: int | None = None,
+    lds: int | None = None,
+    disasm: bool = True,
+) -> list[Inspected]:
+    """Load and read every code object in ``paths``; keep the kernels named in ``kernels`` (all if
+    empty); estimate occupancy for ``block`` threads (default: the kernel's required block, else
+    its max workgroup size) with ``lds`` bytes of dynamic LDS (default: what the submission's
+    provenance or a Triton sidecar says, else none). Names are demangled in one call per run.
+    With ``disasm``, AMD objects are disassembled (one process each, several at a time) for their
+    instruction mix."""
+    read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
+    for p in paths:
+        read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
+    subs = [submission_info(p, co.sha256) if loaded.container == "python" else None for p, loaded, co in read]
+    picks = _picked(read, kernels, subs)
+    every = tuple(k.name for picked in picks for k in picked)
+    dem = dict(zip(every, demangle_many(every)))
+    tool = find_disassembler() if disasm else None
+    mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
+    out: list[Inspected] = []
+    for (p, loaded, co), picked, sub, (mix, note) in zip(read, picks, subs, mixes):
+        tgt = targets.TARGETS.get(arch.split(":", 1)[0].lower()) if arch else co.target()
+        dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
+        occ = {k.name: targets.occupancy(k, tgt, block, dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
+               for k in picked} if tgt is not None else {}
+        out.append(Inspected(loaded, co, tuple(picked), tgt, occ, {k.name: dem[k.name] for k in picked}, sub,
+                             MappingProxyType(dyn), MappingProxyType(mix), note))
+    return out
+
+
+def _mixes(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], picks: Sequence[Sequence[KernelInfo]],
+           tool: Disassembler | None) -> list[tuple[dict[str, InstructionMix], str | None]]:
+    """Each object's picked kernels' instruction mix, or why there is none: every AMD object is
+    disassembled once, several at a time (``disasm.instruction_mixes``)."""
+    out: list[tuple[dict[str, InstructionMix], str | None]] = [({}, None)] * len(read)
+    jobs: list[tuple[int, Job, Sequence[KernelInfo]]] = []
+    for i, ((_, loaded, co), picked) in enumerate(zip(read, picks)):
+        if not co.processor.startswith("gfx") or not picked:
+            continue  # cubins: no AMD disassembly (cuobjdump --dump-sass shows their code)
+        if tool is None:
+            out[i] = ({}, f"no instruction mix: no llvm-objdump >= {MIN_LLVM_MAJOR} found "
+                          "(Debian: apt-get install llvm-22; or set SUBMITGEN_OBJDUMP)")
+            continue
+        names = tuple(k.symbol.removesuffix(".kd") for k in picked)
+        jobs.append((i, Job(loaded.data, co.processor, names, loaded.provenance), picked))
+    if tool is not None and jobs:
+        for (i, _, picked), by_symbol in zip(jobs, instruction_mixes([j for _, j, _ in jobs], tool)):
+            out[i] = ({k.name: by_symbol[k.symbol.removesuffix(".kd")] for k in picked
+                       if k.symbol.removesuffix(".kd") in by_symbol}, None)
+    return out
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _occupancy(o: targets.Occupancy) -> dict[str, Any]:
+    return {
+        "target": o.target,
+        "block_size": o.block_size,
+        "waves_per_workgroup": o.waves_per_workgroup,
+        "waves_per_simd": o.waves_per_simd,
+        "waves_per_cu": o.waves_per_cu,
+        "workgroups_per_cu": o.workgroups_per_cu,
+        "limited_by": list(o.limited_by),
+        "limits": {
+            lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail} for lim in o.limits
+        },
+        "launchable": o.launchable,
+        "problems": list(o.problems),
+    }
+
+
+def _kernel_findings(k: KernelInfo, occ: targets.Occupancy | None) -> list[Finding]:
+    fs = list(k.findings)
+    need = required_block(k)
+    if occ is not None and need is not None and occ.block_size != need:
+        fs.append(
+            Finding(
+                "error",
+                "block-mismatch",
+                f"a block of {occ.block_size} threads contradicts "
+                f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} "
+                f"({need} threads)",
+                k.name,
+            )
+        )
+    if occ is not None and not occ.launchable:
+        have = {f.message for f in fs}
+        for p in occ.problems:
+            if p not in have:
+                fs.append(
+                    Finding(
+                        "error",
+                        "not-launchable",
+                        f"on {occ.target} with a block of {occ.block_size}: {p}",
+                        k.name,
+                    )
+                )
+    return fs
+
+
+def kernel_to_json(k: KernelInfo, occ: targets.Occupancy | None = None, demangled: str | None = None,
+                   dyn: DynamicLds | None = None) -> dict[str, Any]:
+    d = k.to_json(demangled if demangled is not None else k.demangled_name)
+    d["occupancy"] = _occupancy(occ) if occ else None
+    if d["occupancy"] is not None:
+        d["occupancy"]["dynamic_lds"] = dyn.bytes if dyn else 0
+        d["occupancy"]["dynamic_lds_source"] = dyn.source if dyn else None
+    d["findings"] = [f.to_json() for f in _kernel_findings(k, occ)]
+    return d
+
+
+def _with_mix(d: dict[str, Any], mix: InstructionMix | None) -> dict[str, Any]:
+    d["instruction_mix"] = mix.to_json() if mix else None
+    return d
+
+
+def code_object_to_json(item: Inspected) -> dict[str, Any]:
+    co, ld = item.code_object, item.loaded
+    return {
+        "source": ld.provenance, "path": ld.path, "container": ld.container, "bundle_entry": ld.bundle_entry,
+        "python_line": ld.python_line, "encoding": ld.encoding,
+        **co.header_json(),
+        "occupancy_target": item.target.name if item.target else None,
+        "kernels": [_with_mix(kernel_to_json(k, item.occupancy.get(k.name), item.demangled.get(k.name),
+                                             item.dynamic_lds.get(k.name)), item.mix.get(k.name))
+                    | {"launch_names": list(item.submission.launch_names(k.name)) if item.submission else []}
+                    for k in item.kernels],
+        "instruction_mix_note": item.disasm_note,
+        "findings": [f.to_json() for f in co.findings if f.kernel is None],
+        "submission": item.submission.to_json() if item.submission else None,
+    }
+
+
+def to_json(items: Sequence[Inspected]) -> dict[str, Any]:
+    """The documented structure (docs/inspect-json.md). Values taken from the metadata as they
+    are (unknown keys) pass through ``textfmt.jsonable``; every other value is typed, so the whole
+    is strict JSON (no NaN, no infinities, string keys only)."""
+    return {"format_version": JSON_FORMAT_VERSION, "code_objects": [code_object_to_json(i) for i in items],
+            "exit_status": exit_status(items)}
+
+
+def json_text(items: Sequence[Inspected]) -> str:
+    """``to_json`` as text: the top level indented, each code object on one line (encoded by
+    json's C encoder; an indented dump of a corpus took longer than reading it)."""
+    doc = to_json(items)
+    objs = ",\n    ".join(json.dumps(o, allow_nan=False) for o in doc["code_objects"])
+    return (f'{{\n  "format_version": {doc["format_version"]},\n  "code_objects": '
+            + (f"[\n    {objs}\n  ]" if objs else "[]")
+            + f',\n  "exit_status": {doc["exit_status"]}\n}}')
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _occupancy_lines(item: Inspected, k: KernelInfo, occ: targets.Occupancy | None) -> list[str]:
+    if occ is None:
+        note = item.code_object.occupancy_note() if item.target is None else None
+        return textfmt.wrap(note) if note else []
+    dyn = item.dynamic_lds.get(k.name)
+    lds = f", dynamic LDS {dyn.bytes} B ({dyn.source})" if dyn else ""
+    head = f"occupancy on {occ.target}, block {occ.block_size}{lds}: "
+    if not occ.launchable:
+        return textfmt.wrap(head + "cannot launch")
+    per = ", ".join(
+        f"{lim.resource} {lim.waves_per_simd}" for lim in occ.limits if lim.resource != "hardware"
+    )
+    return textfmt.wrap(head + f"{occ.waves_per_simd} waves/SIMD, {occ.workgroups_per_cu} workgroups/CU, "
+                               f"limited by {', '.join(occ.limited_by)} ({per})")
+
+
+def _launch_names(item: Inspected, k: KernelInfo) -> tuple[str, ...]:
+    """The names a submission's plan launches ``k`` by, when they are not its own name."""
+    names = item.submission.launch_names(k.name) if item.submission else ()
+    return names if names and names != (k.name,) else ()
+
+
+def _kernel_text(item: Inspected, k: KernelInfo) -> list[str]:
+    dem = item.demangled.get(k.name, k.name)
+    launched = _launch_names(item, k)
+    head = f"kernel {', '.join(launched)} ({dem})" if launched else f"kernel {dem}"
+    lines = textfmt.wrap(head, "", "    ")
+    if dem != k.name:
+        lines += textfmt.wrap(f"raw name {k.name}")
+    lines += k.text_lines()
+    occ = item.occupancy.get(k.name)
+    lines += _occupancy_lines(item, k, occ)
+    if k.name in item.mix:
+        lines += textfmt.wrap(item.mix[k.name].text())
+    for f in item.kernel_findings(k):
+        lines += textfmt.wrap(f"{f.severity}: {f.message}")
+    return lines
+
+
+def render_text(items: Sequence[Inspected]) -> str:
+    out: list[str] = []
+    for n, item in enumerate(items):
+        co, ld = item.code_object, item.loaded
+        if n:
+            out.append("")
+        out += textfmt.wrap(f"{ld.provenance}", "", "    ")
+        if item.submission:
+            out += textfmt.wrap(item.submission.text(), "  ", "      ")
+        out += co.header_lines()
+        for f in co.findings:
+            if f.kernel is None:
+                out += textfmt.wrap(f"{f.severity}: {f.message}")
+        if item.disasm_note:
+            out += textfmt.wrap(f"note: {item.disasm_note}")
+        for k in item.kernels:
+            out.append("")
+            out += _kernel_text(item, k)
+    return textfmt.lines(out)

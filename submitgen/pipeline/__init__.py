@@ -1,0 +1,76 @@
+"""The build: kernel project -> code objects -> checks -> rendered submission -> checks -> file.
+
+Each stage is a function taking and returning frozen values (``values.py``)::
+
+    prepare(options)                -> Prepared        (prepare.py)
+    produce_objects(prepared)       -> EmbeddedObject* (produce.py; each object parsed once)
+    check(prepared, objects)        -> Checked         (check.py; the plan on every shape)
+    render_submission(...)          -> Rendered        (emit.py)
+    verify(prepared, rendered, ...) -> Verified        (verify.py; one lint run)
+    write(prepared, verified)       -> the file        (here)
+
+Nothing is written unless every check passes; the file is written atomically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from submitgen.files import write_output
+from submitgen.pipeline.check import check
+from submitgen.pipeline.emit import render_submission
+from submitgen.pipeline.prepare import build_inputs, prepare
+from submitgen.pipeline.produce import produce_objects
+from submitgen.pipeline.summary import (
+    SUBMITTABLE,
+    aql_zeroed_warnings,
+    build_warnings,
+    format_summary,
+    submit_command,
+)
+from submitgen.pipeline.values import (
+    BuildOptions,
+    BuildResult,
+    Checked,
+    EmbeddedObject,
+    Prepared,
+    Rendered,
+    Verified,
+)
+from submitgen.pipeline.verify import verify
+from submitgen.render.embed import raw_base64_chars
+
+__all__ = [
+    "BuildOptions", "BuildResult", "Checked", "EmbeddedObject", "Prepared", "Rendered", "Verified",
+    "aql_zeroed_warnings", "build", "check", "format_summary", "prepare", "produce_objects",
+    "render_submission", "verify", "write",
+]
+
+
+def write(p: Prepared, verified: Verified) -> Path:
+    """Stage 6: the file, atomically (an earlier good output stays whole until the rename)."""
+    output = Path(p.options.output)
+    write_output(output, verified.rendered.text, build_inputs(p))
+    return output
+
+
+def build(opts: BuildOptions) -> BuildResult:
+    p = prepare(opts)
+    objects = produce_objects(p)
+    checked = check(p, objects)
+    rendered = render_submission(p, objects, checked)
+    images = tuple(o.image for o in objects)
+    verified = verify(p, rendered, images)
+    plan = checked.plan
+    warnings = build_warnings(p.options.launcher, p.backend.launchers, p.problem.leaderboard, checked.aql,
+                              p.options.reuse_output, len(objects)) + checked.warnings
+    output = write(p, verified)
+    return BuildResult(
+        output=output, text=rendered.text, problem=p.problem, target_id=checked.target_id,
+        blobs=rendered.context.blobs, raw_base64_chars=sum(raw_base64_chars(i) for i in images),
+        kernels=checked.kernels, plan=plan, payload=verified.payload,
+        checks=(f"plan: {len(plan.launches)} launches over {plan.shapes} shapes match the metadata and "
+                "limits", *verified.checks),
+        warnings=warnings,
+        submit=submit_command(p.problem.leaderboard, p.problem.gpu, str(p.options.mode), output)
+        if p.options.launcher in SUBMITTABLE else "",
+    )

@@ -1,0 +1,121 @@
+"""Stage 3: check the objects against the build's target and run the plan against them, for
+every test and benchmark shape; nothing is rendered unless every launch fits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from submitgen.errors import ValidationError
+from submitgen.options import Launcher
+from submitgen.pipeline.values import Checked, EmbeddedObject, KernelSummary, Prepared
+from submitgen.project.launches import (
+    KernelLayout,
+    PlanCheck,
+    aql_layouts,
+    check_plan,
+    kernel_layout,
+    missing_kernels_error,
+)
+from submitgen.project.load import load_plan_module
+from submitgen.project.param_kinds import TritonParams, hip_param_kinds, triton_param_kinds, triton_params
+from submitgen.project.run import run_plan
+
+
+def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
+    """Every object is for ``arch`` and has no error finding; the first one's target ID."""
+    for obj in objects:
+        co = obj.code_object
+        if arch not in (co.processor, getattr(co.header, "family", co.processor)):  # sm_90a runs on sm_90
+            raise ValidationError(f"{obj.source}: code object is for {co.processor}, the build is for {arch}")
+        errors = [f for f in co.findings if f.severity == "error"]
+        if errors:
+            f = errors[0]
+            raise ValidationError(f"{obj.source}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message}")
+    return objects[0].code_object.target_id
+
+
+def object_warnings(objects: Sequence[EmbeddedObject]) -> tuple[str, ...]:
+    """The warning findings ``inspect`` prints for the objects (their errors stop the build in
+    ``check_target``), as the build summary shows them."""
+    return tuple(
+        f"{obj.source}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message} ({f.code})"
+        for obj in objects for f in obj.code_object.findings if f.severity == "warning"
+    )
+
+
+def layouts(objects: Sequence[EmbeddedObject], wanted: Sequence[str]) -> tuple[KernelLayout, ...]:
+    """The layout of every name the plan may launch, from the object that serves it."""
+    found: dict[str, KernelLayout] = {}
+    for index, obj in enumerate(objects):
+        for b in obj.kernels:
+            kernel = next(k for k in obj.code_object.kernels if k.name == b.kernel)
+            found.setdefault(b.name, kernel_layout(kernel, index, b.name, b.triton))
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        raise missing_kernels_error(missing, [k.name for o in objects for k in o.code_object.kernels])
+    return tuple(found[n] for n in wanted)
+
+
+def _spills(kernel) -> int | None:
+    """VGPR + SGPR spills; None when the metadata records neither (absent is not zero)."""
+    counts = [c for c in (kernel.vgpr_spill_count, kernel.sgpr_spill_count) if c is not None]
+    return sum(counts) if counts else None
+
+
+def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[KernelLayout],
+               plan: PlanCheck) -> tuple[KernelSummary, ...]:
+    blocks = plan.block_sizes()
+    dyn = plan.max_dynamic_lds()
+    out = []
+    for layout in table:
+        co = objects[layout.blob].code_object
+        kernel = next(k for k in co.kernels if k.name == layout.symbol_name)
+        block = blocks.get(layout.name, 0)
+        occupancy = (p.backend.occupancy_text(co, kernel, block, dyn.get(layout.name, 0)) if block
+                     else "not launched by the plan")
+        out.append(KernelSummary(
+            layout.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
+            _spills(kernel), kernel.group_segment_fixed_size,
+            kernel.private_segment_fixed_size, block, occupancy, dyn.get(layout.name, 0), kernel.name,
+        ))
+    return tuple(out)
+
+
+def param_kinds(p: Prepared) -> dict[str, tuple]:
+    """Each kernel's by-value parameters as int or float: from the project's device sources (the
+    ones a --co object stands in for, when the folder has them) and from the Triton signatures."""
+    kinds = {}
+    files = [(path.name, data) for path, data in zip(p.project.sources, p.project.source_bytes)]
+    kinds.update(hip_param_kinds(files, p.project.kernels))
+    for spec in p.project.triton:
+        kinds[spec.name] = (
+            f"{spec.source.name} ({spec.kernel}'s signature)",
+            triton_param_kinds(spec.signature),
+        )
+    return kinds
+
+
+def param_names(p: Prepared) -> dict[str, TritonParams]:
+    """Each Triton specialization's parameters as the plan passes them, for counting and naming."""
+    return {spec.name: triton_params(f"{spec.source.name} ({spec.kernel}'s signature)", spec.signature)
+            for spec in p.project.triton}
+
+
+def _run_plan(
+    p: Prepared, code_objects: Sequence[Any], table: Sequence[KernelLayout], lds_limit: int
+) -> PlanCheck:
+    """In the plan's child process: import the plan (from the text read once) and check every shape."""
+    return check_plan(load_plan_module(p.project), p.problem, code_objects, table, lds_limit,
+                      param_kinds=param_kinds(p), param_names=param_names(p))
+
+
+def check(p: Prepared, objects: tuple[EmbeddedObject, ...]) -> Checked:
+    target_id = check_target(objects, p.arch)
+    table = layouts(objects, p.project.launch_names)
+    code_objects = [o.code_object for o in objects]
+    lds_limit = p.backend.lds_limit(code_objects[0])
+    plan = run_plan(_run_plan, (p, code_objects, table, lds_limit), plan_path=p.project.plan_path,
+                    timeout=p.options.plan_timeout)
+    aql = aql_layouts(code_objects, table) if p.options.launcher == Launcher.AQL else ()
+    return Checked(target_id, table, plan, aql, _summaries(p, objects, table, plan), object_warnings(objects))

@@ -1,0 +1,131 @@
+"""Stage 4: render the submission text from the checked objects (embed, provenance, template)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from submitgen import __version__
+from submitgen.options import Launcher
+from submitgen.pipeline.values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
+from submitgen.render.embed import Blob, embed_images
+from submitgen.render.provenance import format_line, lds_item, seal
+from submitgen.render.template import AqlEntry, KernelEntry, Pasted, RenderContext, render
+
+# BuildOptions fields the rebuild line leaves out: where the file goes, and what does not change its
+# content (the cache, popcorn-cli's --gpu and --mode, --force).
+NOT_REBUILT = frozenset({"problem", "output", "use_cache", "gpu", "mode", "force"})
+
+
+def rebuild_flags(p: Prepared) -> tuple[str, ...]:
+    """The options of the build, as resolved by ``prepare`` (the values the provenance records),
+    written as the command line's flags: each option not at its default, paths by their name only
+    (never paths on this machine). Every field of BuildOptions but ``NOT_REBUILT`` is here."""
+    opts, default = p.options, BuildOptions(problem=p.problem.name)
+    flags: list[str] = []
+    if opts.kernels:
+        flags += ["--kernels", Path(opts.kernels).name]
+    for co in opts.code_objects:
+        flags += ["--co", Path(co).name]
+    if opts.target != default.target:
+        flags += ["--target", str(opts.target)]
+    if opts.arch:
+        flags += ["--arch", p.arch]
+    if opts.compress != default.compress:
+        flags += ["--compress", str(opts.compress)]
+    if not opts.allow_fallback:
+        flags.append("--no-fallback")
+    if opts.reuse_output:
+        flags.append("--reuse-output")
+    if opts.launcher != default.launcher:
+        flags += ["--launcher", str(opts.launcher)]
+    if opts.allow_own_queue:
+        flags.append("--allow-own-queue")
+    if opts.compiler:
+        flags += ["--compiler", Path(opts.compiler).name]
+    if opts.plan_timeout != default.plan_timeout:
+        flags += ["--plan-timeout", f"{opts.plan_timeout:g}"]
+    return tuple(flags)
+
+
+def command_line(p: Prepared) -> str:
+    """The build command for the header, from the resolved options (``rebuild_flags``)."""
+    return " ".join(("submitgen", "build", p.problem.name, *rebuild_flags(p)))
+
+
+def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked,
+                    blobs: Sequence[Blob]) -> str:
+    opts = p.options
+    fields = {
+        "version": __version__,
+        "arch": p.arch,
+        "target": checked.target_id,
+        "kernels": tuple(k.name for k in checked.layouts),
+        "sources": p.project.digest(),
+        "co": tuple(sha for b in blobs for sha, _ in b.images),
+        "compress": str(opts.compress),
+        "launcher": str(opts.launcher),
+    }
+    if any(o.triton_version for o in objects):  # per object, in "co" order; "-" for objects not from Triton
+        fields["triton"] = tuple(o.triton_version or "-" for o in objects)
+    lds = dynamic_lds(checked)
+    if lds:
+        fields["lds"] = tuple(lds_item(index, name, n) for (index, name), n in lds.items())
+    return format_line(fields)
+
+
+def dynamic_lds(checked: Checked) -> dict[tuple[int, str], int]:
+    """(object index, kernel name) -> the dynamic LDS it is launched with: the plan's largest over
+    the shapes, else (a Triton kernel the plan never launches) Triton's ``shared``."""
+    launched = checked.plan.max_dynamic_lds()
+    out: dict[tuple[int, str], int] = {}
+    for k in checked.layouts:
+        n = launched.get(k.name, k.triton[1] if k.triton is not None else None)
+        if n is not None:
+            key = (k.blob, k.symbol_name)
+            out[key] = max(out.get(key, 0), n)
+    return out
+
+
+def kernel_entries(checked: Checked) -> tuple[KernelEntry, ...]:
+    """What the templates need of each name the plan launches: its object and symbol, its explicit
+    arguments, a Triton kernel's launch facts, and its largest dynamic LDS."""
+    dynamic = checked.plan.max_dynamic_lds()
+    return tuple(
+        KernelEntry(k.name, k.blob, k.symbol_name, k.explicit_bytes, k.layout, triton=k.triton,
+                    dynamic_shared=dynamic.get(k.name, 0))
+        for k in checked.layouts
+    )
+
+
+def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked) -> Rendered:
+    opts = p.options
+    blobs = embed_images([o.image for o in objects], str(opts.compress)).blobs
+    ctx = RenderContext(
+        header_lines=tuple(p.problem.header_lines()),
+        provenance=provenance_line(p, objects, checked, blobs),
+        version=__version__,
+        project=p.project.root.name,
+        command=command_line(p),
+        leaderboard=p.problem.leaderboard,
+        target_id=checked.target_id,
+        arch=p.arch,
+        runtime="hsa" if opts.launcher == Launcher.AQL else p.backend.runtime,
+        launcher=str(opts.launcher),
+        compress=str(opts.compress),
+        blobs=blobs,
+        kernels=kernel_entries(checked),
+        pasted=Pasted(
+            leaves=p.problem.leaves_source,
+            fallback=p.problem.fallback_source,
+            plan=p.project.plan_source,
+            plan_name=f"{p.project.root.name}/{p.project.plan_path.name}",
+            plan_triton_resolved=bool(p.project.plan_read),
+        ),
+        allow_fallback=opts.allow_fallback,
+        reuse_output=opts.reuse_output,
+        aql=tuple(AqlEntry(a.name, a.symbol, a.kernarg_segment_size, a.kernarg_segment_align,
+                           a.group_segment_fixed_size, a.private_segment_fixed_size, a.hidden)
+                  for a in checked.aql),
+    )
+    return Rendered(ctx, seal(render(ctx)))

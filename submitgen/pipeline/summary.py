@@ -1,0 +1,125 @@
+"""The build's report to the user: the warnings a build carries (launcher import cost, the own
+queue warning, --reuse-output) and the summary text the CLI prints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from submitgen import textfmt
+from submitgen.options import Launcher
+from submitgen.project.launches import AqlLayout
+
+# What each launcher costs at import, beyond `import torch`. Measured with
+# `python benchmarks/bench_import.py --cpp` on a 2-core machine against the stand-in HIP library
+# (the README has the latest figures); the build summary prints them side by side, with {objects}
+# naming what the file embeds ("the code object", "the 5 code objects").
+LAUNCHER_IMPORT_COST = {
+    Launcher.CTYPES: "ctypes: decodes and loads {objects}, nothing compiled (~7 ms on a 2-core x86 machine, "
+                     "2026-11-29)",
+    Launcher.CPP: "cpp: compiles a C++ extension with load_inline (~34 s on first import on a 2-core x86 "
+                  "machine, 2026-11-29; ~0.16 s once torch's extension cache holds it; 10-90 s reported on "
+                  "the runner)",
+    Launcher.AQL: "aql: loads {objects} with the HSA executable API and creates a queue, kernarg "
+                  "memory and a completion signal; each call then waits for its kernels",
+}
+# Launchers a leaderboard file may use, compared side by side in the summary.
+SUBMITTABLE = (Launcher.CTYPES, Launcher.CPP)
+OWN_QUEUE_WARNING = (
+    "!!! NOT FOR LEADERBOARD SUBMISSION (--allow-own-queue): this file dispatches on an HSA queue of "
+    "its own, outside torch's timing events (~4 us whatever the kernel computes); the organizers "
+    "disqualify such entries. Do not submit it to {leaderboard}."
+)
+REUSE_OUTPUT_WARNING = (
+    "--reuse-output: custom_kernel returns the same tensor for every call of a shape; "
+    "an earlier result is overwritten by the next call"
+)
+
+
+def aql_zeroed_warnings(aql: Sequence[AqlLayout]) -> list[str]:
+    """One warning per kernel whose metadata lists hidden arguments the AQL launcher passes as 0."""
+    return [
+        f"aql: kernel '{k.name}': {', '.join(k.zeroed)} cannot be honoured by a dispatcher of its own and "
+        "are passed as 0 (printf, assert, malloc, grid sync or a queue pointer in the kernel would fault)"
+        for k in aql if k.zeroed
+    ]
+
+
+def build_warnings(launcher: Launcher, available: Iterable[Launcher], leaderboard: str,
+                   aql: Sequence[AqlLayout], reuse_output: bool, objects: int = 1) -> tuple[str, ...]:
+    """The notes a build prints: its launcher's import cost (for ``objects`` embedded code objects)
+    beside the other submittable launchers the target has, and the warnings of the options chosen."""
+    others = [n for n in SUBMITTABLE if n != launcher and n in set(available)]
+    what = "the code object" if objects == 1 else f"the {objects} code objects"
+    warnings = [f"import cost of this file's launcher: {LAUNCHER_IMPORT_COST[launcher].format(objects=what)}"]
+    warnings += [f"for comparison, --launcher {LAUNCHER_IMPORT_COST[n].format(objects=what)}" for n in others]
+    if launcher == Launcher.AQL:
+        warnings.insert(0, OWN_QUEUE_WARNING.format(leaderboard=leaderboard))
+        warnings += aql_zeroed_warnings(aql)
+    if reuse_output:
+        warnings.append(REUSE_OUTPUT_WARNING)
+    return tuple(warnings)
+
+
+def submit_command(leaderboard: str, gpu: str, mode: str, output: object) -> str:
+    """The popcorn-cli line that submits ``output`` (its own syntax: ``popcorn-cli submit --gpu GPU
+    --leaderboard NAME --mode MODE FILE``)."""
+    return f"popcorn-cli submit --gpu {gpu} --leaderboard {leaderboard} --mode {mode} {output}"
+
+
+def _kernel_rows(r) -> list[str]:
+    head = ("kernel", "VGPR", "AGPR", "SGPR", "spill", "LDS", "block")
+    lines = ["  {:<28} {:>5} {:>5} {:>5} {:>5} {:>7} {:>5}  occupancy".format(*head)]
+    for k in r.kernels:
+        agprs, sgprs, spills = ("-" if v is None else v for v in (k.agprs, k.sgprs, k.spills))  # absent != 0
+        name = textfmt.printable(k.name)[:28]
+        lines.append(
+            f"  {name:<28} {k.vgprs:>5} {agprs:>5} {sgprs:>5} {spills:>5} {k.lds:>7} "
+            f"{k.block:>5}  {k.occupancy}"
+        )
+    return lines
+
+
+def format_summary(r) -> str:
+    """The text the CLI prints after a build (``r`` is a build.BuildResult)."""
+    lines = [f"wrote {r.output} for {r.problem.leaderboard} ({r.target_id})", ""]
+    loud = [w for w in r.warnings if w.startswith("!!!")]
+    lines += [f"  {w}" for w in loud] + ([""] if loud else [])
+    lines += _kernel_rows(r)
+    lines.append("")
+    lines += [f"  ok  {c}" for c in r.checks]
+    blob_chars = sum(b.chars for b in r.blobs)
+    lines.append("")
+    lines.append(
+        f"  file {r.size:,} bytes; embedded code "
+        f"object{'s' if sum(len(b.images) for b in r.blobs) > 1 else ''} "
+        f"{sum(b.size for b in r.blobs):,} bytes -> {blob_chars:,} chars {r.blobs[0].compress}+base64 "
+        f"({blob_chars / max(1, r.raw_base64_chars):.2f} x raw base64)"
+    )
+    lines += [f"  {w}" if w.startswith("!!!") else f"  note: {w}" for w in r.warnings]
+    p = r.payload
+    lines.append(
+        f"  payload estimate {p.chars:,} / {p.limit:,} chars (problem files {p.baseline:,} + submission "
+        f"{p.submission_chars:,}); headroom {p.headroom:,}"
+    )
+    if r.submit:
+        lines += ["", f"  submit it with: {r.submit}"]
+    return textfmt.lines(lines)
+
+
+def build_json(r) -> dict:
+    """``build --json``'s fields (docs/json.md) for a build.BuildResult: the same facts as the text."""
+    from submitgen.jsonout import payload_json
+
+    return {
+        "output": str(r.output), "problem": r.problem.name, "leaderboard": r.problem.leaderboard,
+        "gpu": r.problem.gpu, "target": r.target_id, "size": r.size,
+        "kernels": [{"name": k.name, "symbol": k.symbol or k.name, "vgprs": k.vgprs, "agprs": k.agprs,
+                     "sgprs": k.sgprs, "spills": k.spills, "static_lds": k.static_lds,
+                     "dynamic_lds": k.dynamic_lds, "lds": k.lds, "scratch": k.scratch, "block": k.block,
+                     "occupancy": k.occupancy} for k in r.kernels],
+        "checks": list(r.checks), "warnings": list(r.warnings),
+        "embedded": {"objects": sum(len(b.images) for b in r.blobs), "bytes": sum(b.size for b in r.blobs),
+                     "chars": sum(b.chars for b in r.blobs),
+                     "compress": r.blobs[0].compress if r.blobs else None},
+        "payload": payload_json(r.payload), "submit": r.submit or None,
+    }

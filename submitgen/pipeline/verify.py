@@ -1,0 +1,64 @@
+"""Stage 5: the checks a rendered file must pass before it is written. One lint run covers the
+leaderboard's rules (syntax, header, banned word, size, payload, ...); the build adds what only
+it can know: that every embedded blob decodes back to the very code object it checked."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from submitgen.errors import ValidationError
+from submitgen.lint import LintReport, lint_report
+from submitgen.options import Launcher
+from submitgen.pipeline.values import Prepared, Rendered, Verified
+from submitgen.readers.containers import load_code_objects
+
+# Lint rules the build reports as checks of their own, in this order, with the error it raises.
+_RULE_CHECKS = (
+    ("syntax", "compiles", "rendered submission does not compile: line {line}: {message}"),
+    ("header", "header first", "rendered submission has a bad header: line {line}: {message}"),
+    ("banned-word", "no banned word", "rendered submission line {line}: {message}"),
+    ("size", "size <= 1 MB", "rendered submission: {message}"),
+)
+# Lint rules a launcher is allowed to fail (its build already warns loudly).
+_ALLOWED_RULES = {Launcher.AQL: frozenset({"hsa-queue"})}
+
+
+def _check_rules(report: LintReport) -> list[str]:
+    checks = []
+    for rule, name, message in _RULE_CHECKS:
+        failed = report.failed(rule)
+        if failed:
+            raise ValidationError(message.format(line=failed[0].line, message=failed[0].message))
+        checks.append(name)
+    return checks
+
+
+def _check_round_trip(text: str, images: Sequence[bytes]) -> None:
+    found = {hashlib.sha256(c.data).hexdigest() for c in load_code_objects(text.encode())}
+    for image in images:
+        if hashlib.sha256(image).hexdigest() not in found:
+            raise ValidationError(
+                "the embedded blob does not decode back to the code object (sha256 differs)")
+
+
+def verify(p: Prepared, rendered: Rendered, images: Sequence[bytes]) -> Verified:
+    allowed = _ALLOWED_RULES.get(p.options.launcher, frozenset())
+    report = lint_report(rendered.text, problem=p.problem.leaderboard)
+    checks = _check_rules(report)
+    _check_round_trip(rendered.text, images)
+    checks.append("blob round trip")
+    named = {rule for rule, _, _ in _RULE_CHECKS} | {"payload"} | allowed
+    others = [f for f in report.findings if f.rule not in named]
+    if others:
+        f = others[0]
+        raise ValidationError(f"rendered submission fails lint: line {f.line}: {f.rule}: {f.message}")
+    checks.append("lint")
+    payload = report.payload
+    if not payload.fits:
+        raise ValidationError(
+            f"estimated dispatch payload {payload.chars} chars exceeds the {payload.limit}-char limit "
+            f"({-payload.headroom} over); embed fewer or smaller kernels"
+        )
+    checks.append("payload within budget")
+    return Verified(rendered, tuple(checks), payload)

@@ -1,0 +1,124 @@
+"""Running a kernel project's plan at build time: the user's code runs in a child process (a fork
+of the build, so torch and the parsed code objects are already there) under a time limit. A plan
+that loops, exits (``SystemExit``, ``os._exit``) or crashes the interpreter fails the build with
+one line; the build's own process never runs the plan.
+
+The child leads a session (and process group) of its own, and holds no descriptor of the build
+but the pipe its result goes back on: its stdin, stdout and stderr are /dev/null. At the end (a
+result, an exit or the timeout) the whole group is killed, so nothing the plan started outlives
+it in the group, and nothing it started anywhere holds the caller's stdout or stderr open."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import struct
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from submitgen.errors import PlanError, SubmitgenError
+from submitgen.lifetime import die_with_parent
+
+DEFAULT_TIMEOUT_S = 60.0
+_HEADER = struct.Struct("<Q")  # the pickled result's length, ahead of it on the pipe
+
+
+def _isolate(keep: int) -> None:
+    """In the child: a session of its own; fds 0-2 on /dev/null; every other fd but ``keep`` closed."""
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, max(keep + 1, os.sysconf("SC_OPEN_MAX")))
+
+
+def _result(fn: Callable[..., Any], args: tuple) -> bytes:
+    try:
+        result: tuple[str, Any] = ("ok", fn(*args))
+    except SubmitgenError as e:
+        result = ("error", e)
+    except BaseException as e:  # noqa: BLE001 - whatever the plan raised becomes one line in the parent
+        result = ("error", PlanError(f"the plan raised {type(e).__name__}: {e}"))
+    try:
+        return pickle.dumps(result)
+    except Exception as e:  # noqa: BLE001 - e.g. a result that cannot be pickled
+        return pickle.dumps(("error", PlanError(
+            f"the plan's result cannot be returned: {type(e).__name__}: {e}")))
+
+
+def _child(fd: int, fn: Callable[..., Any], args: tuple) -> None:
+    try:
+        _isolate(fd)
+        data = _result(fn, args)
+        view = memoryview(_HEADER.pack(len(data)) + data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os._exit(0)
+
+
+def _receive(fd: int, deadline: float) -> bytes | None:
+    """The child's message; None when the deadline passed; b"" when the pipe ended without one."""
+    buf = bytearray()
+    want = _HEADER.size
+    while len(buf) < want:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b""
+        buf += chunk
+        if want == _HEADER.size and len(buf) >= want:
+            want += _HEADER.unpack_from(buf)[0]
+    return bytes(buf[_HEADER.size:want])
+
+
+def _end(pid: int) -> int:
+    """Kill the child's whole process group; its exit code (-N for signal N)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def run_plan(
+    fn: Callable[..., Any], args: tuple, *, plan_path: Path, timeout: float = DEFAULT_TIMEOUT_S
+) -> Any:
+    """``fn(*args)`` in a forked child that is killed after ``timeout`` seconds (with every
+    process in its group); its return value, or the SubmitgenError it raised, as if it had run
+    here."""
+    if not timeout > 0 or timeout != timeout:
+        raise PlanError(f"--plan-timeout must be a positive number of seconds, got {timeout}")
+    deadline = time.monotonic() + timeout
+    recv, send = os.pipe()  # both close on exec: a program the plan runs does not get them
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; it never returns
+        die_with_parent(parent)  # its own session: a kill of the build's group does not reach it
+        os.close(recv)
+        _child(send, fn, args)
+    os.close(send)
+    try:
+        message = _receive(recv, deadline)
+    finally:
+        os.close(recv)
+        code = _end(pid)
+    if message is None:
+        raise PlanError(f"{plan_path}: the plan did not finish within {timeout:g} s (--plan-timeout); "
+                        "a plan looks at shapes only and returns at once")
+    if not message:
+        raise PlanError(
+            f"{plan_path}: the plan ended the process (exit status {code}) instead of "
+            "returning (out, launches); a plan must not exit"
+        )
+    kind, value = pickle.loads(message)  # written by our own child, from the build's own code
+    if kind == "error":
+        raise value
+    return value

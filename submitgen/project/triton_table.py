@@ -1,0 +1,137 @@
+"""A kernel project's ``TRITON`` table (plain data in ``launch.py``) -> checked TritonSpecs.
+
+    TRITON = {
+        "mm_64x128": {                      # the launch name the plan uses
+            "source": "mxfp4_mm.py",        # a .py file in the project folder
+            "kernel": "mxfp4_mm_kernel",    # the @triton.jit function in it
+            "signature": {"a_ptr": "*u8:16", "M": "i32", "BLOCK_M": "constexpr"},  # ":16": docs/triton.md
+            "constexprs": {"BLOCK_M": 64},
+            "num_warps": 4, "num_stages": 2,  # optional (defaults 4 and 2)
+            "options": {"waves_per_eu": 2},    # optional: any other backend option
+        },
+    }
+
+Each source file is read once (a regular file inside the folder, bounded); specializations that
+share a file share those bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from submitgen.errors import CompileError, PlanError
+from submitgen.toolchain.inputs import read_input
+from submitgen.toolchain.triton import TritonSpec
+
+_KEYS = ("source", "kernel", "signature", "constexprs", "num_warps", "num_stages", "options", "plan")
+_REQUIRED = ("source", "kernel", "signature")
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def specs_from_launch(table: object, folder: Path) -> tuple[TritonSpec, ...]:
+    """Check ``TRITON`` from a launch.py and turn it into specs (in the table's order)."""
+    if not isinstance(table, Mapping):
+        raise PlanError(
+            f"launch.py: TRITON must be a dict of launch name -> specialization, got {type(table).__name__}"
+        )
+    files: dict[Path, bytes] = {}
+    specs = []
+    for name, entry in table.items():
+        where = f"launch.py: TRITON[{name!r}]"
+        if not isinstance(name, str) or not name.isidentifier():
+            raise PlanError(f"{where}: a launch name must be an identifier string")
+        if not isinstance(entry, Mapping):
+            raise PlanError(f"{where}: must be a dict, got {type(entry).__name__}")
+        unknown = [k for k in entry if k not in _KEYS]
+        missing = [k for k in _REQUIRED if k not in entry]
+        if unknown or missing:
+            raise PlanError(
+                f"{where}: "
+                + "; ".join(
+                    (
+                        [f"unknown key(s) {', '.join(map(repr, unknown))} (expected {', '.join(_KEYS)})"]
+                        if unknown
+                        else []
+                    )
+                    + ([f"missing {', '.join(missing)}"] if missing else [])
+                )
+            )
+        if not isinstance(entry.get("plan", {}), Mapping):
+            raise PlanError(f"{where}: 'plan' must be a dict of values the plan reads, got "
+                            f"{type(entry['plan']).__name__}")
+        path = _source_path(where, entry["source"], folder)
+        if path not in files:
+            try:
+                files[path] = read_input(path, "Triton source")
+            except CompileError as e:
+                raise PlanError(f"{where}: {e}") from None
+        specs.append(
+            TritonSpec(
+                name=name,
+                source=path,
+                source_bytes=files[path],
+                kernel=_identifier(where, "kernel", entry["kernel"]),
+                signature=_str_map(where, "signature", entry["signature"]),
+                constexprs=_value_map(where, "constexprs", entry.get("constexprs", {})),
+                num_warps=_count(where, "num_warps", entry.get("num_warps", 4), power_of_two=True),
+                num_stages=_count(where, "num_stages", entry.get("num_stages", 2), low=0),
+                options=_value_map(where, "options", entry.get("options", {})),
+            )
+        )
+    return tuple(specs)
+
+
+def _source_path(where: str, source: object, folder: Path) -> Path:
+    if not isinstance(source, str) or not source.endswith(".py"):
+        raise PlanError(f"{where}: 'source' must name a .py file in the project folder, got {source!r}")
+    root = Path(os.path.realpath(folder))
+    path = Path(os.path.realpath(root / source))
+    if root not in path.parents:
+        raise PlanError(f"{where}: 'source' {source!r} is outside the project folder {folder}")
+    if not path.exists():
+        raise PlanError(f"{where}: 'source' {source!r} not found in {folder}")
+    return path
+
+
+def _identifier(where: str, key: str, value: object) -> str:
+    if not isinstance(value, str) or not value.isidentifier():
+        raise PlanError(f"{where}: {key!r} must be a Python identifier, got {value!r}")
+    return value
+
+
+def _str_map(where: str, key: str, value: object) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise PlanError(
+            f"{where}: {key!r} must be a dict of parameter name -> Triton type string, got {value!r}"
+        )
+    return tuple(value.items())
+
+
+def _value_map(where: str, key: str, value: object) -> tuple[tuple[str, object], ...]:
+    if not isinstance(value, Mapping):
+        raise PlanError(f"{where}: {key!r} must be a dict, got {type(value).__name__}")
+    for k, v in value.items():
+        if (
+            not isinstance(k, str)
+            or not isinstance(v, _SCALARS)
+            or (isinstance(v, float) and not math.isfinite(v))
+        ):
+            raise PlanError(
+                f"{where}: {key}[{k!r}] must be a bool, int, finite float, str or None, got {v!r}"
+            )
+    return tuple(value.items())
+
+
+def _count(where: str, key: str, value: object, power_of_two: bool = False, low: int = 1) -> int:
+    ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= 64
+    if ok and power_of_two:
+        ok = value & (value - 1) == 0
+    if not ok:
+        kind = f"a power of two from {low} to 64" if power_of_two else f"an int from {low} to 64"
+        raise PlanError(f"{where}: {key!r} must be {kind}, got {value!r}")
+    return value

@@ -1,0 +1,161 @@
+"""AMDGPU HSA code object bytes -> ``CodeObject``: the header, the metadata note, each kernel's
+descriptor and function symbol, and the cross-checks."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from submitgen.errors import CodeObjectError
+from submitgen.readers import elf
+from submitgen.readers.amd.checks import kernel_findings, object_findings
+from submitgen.readers.amd.descriptor import KD_SIZE, decode_descriptor
+from submitgen.readers.amd.header import ElfHeader, parse_header
+from submitgen.readers.amd.metadata import (
+    NT_AMDGPU_METADATA,
+    KernelMeta,
+    decode_metadata_note,
+    parse_metadata,
+)
+from submitgen.readers.amd.model import CodeObject, Kernel
+from submitgen.readers.base import Finding
+
+
+def read_code_object(data: bytes, *, source: str = "<bytes>") -> CodeObject:
+    """Parse a code object. Raises ``CodeObjectError`` for input that is not a usable
+    gfx9+ HSA code object; returns the model with ``findings`` for suspicious but readable ones."""
+    data = bytes(data)
+    header = parse_header(data, source)
+    with elf.library_errors(source):
+        return _read(data, header, source)
+
+
+def _metadata_notes(image: elf.ElfImage, header: ElfHeader, findings: list[Finding]) -> bytes:
+    """The metadata note a loader reads: the ``PT_NOTE`` segment's copy first (what the HIP
+    runtime reads), else the ``.note`` section's. Two copies that disagree are an error finding."""
+    def amdgpu(notes) -> list[bytes]:
+        return [desc for owner, ntype, desc in notes if owner == "AMDGPU" and ntype == NT_AMDGPU_METADATA]
+
+    in_sections = amdgpu(image.notes())
+    in_segments: list[bytes] = []
+    if header.program_header_problem is None and header.elf_type == "ET_DYN":
+        notes, problem = image.segment_notes()
+        in_segments = amdgpu(notes)
+        if problem:
+            findings.append(Finding("error", "note-segment", problem))
+    for where, copies in (("PT_NOTE segments", in_segments), ("SHT_NOTE sections", in_sections)):
+        if len(copies) > 1:
+            msg = f"more than one NT_AMDGPU_METADATA note in the {where}; the first is read"
+            findings.append(Finding("warning", "duplicate-note", msg))
+    if not in_segments and not in_sections:
+        raise CodeObjectError(f"{image.source}: no NT_AMDGPU_METADATA note (owner 'AMDGPU', type 32): "
+                              "expected one in a PT_NOTE segment or a SHT_NOTE section")
+    if in_segments and in_sections and in_segments[0] != in_sections[0]:
+        findings.append(Finding("error", "note-mismatch",
+                                "the metadata note of the PT_NOTE segment (what the loader reads, shown "
+                                "here) and of the .note section differ: "
+                                + _difference(in_segments[0], in_sections[0], image.source)))
+    return (in_segments or in_sections)[0]
+
+
+def _difference(segment: bytes, section: bytes, source: str) -> str:
+    """Where two metadata notes first differ, as ``PATH: segment A, section B``."""
+    try:
+        b = decode_metadata_note(section, source)
+    except CodeObjectError:
+        return "the section's copy is not msgpack"
+    a = decode_metadata_note(segment, source)  # the reader decodes it anyway: its error is the one to show
+    path, x, y = _first_difference(a, b, "")
+    return f"{path or 'the root'}: segment {_short(x)}, section {_short(y)}"
+
+
+_MISSING = object()
+
+
+def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any]:
+    """(where, a's value, b's value) of the first place two decoded notes differ; a kernel's
+    entry is named by its ``.name``."""
+    def step(key: Any, x: Any) -> str:
+        named = isinstance(x, dict) and isinstance(x.get(".name"), str)
+        return " ".join(p for p in (path, f"kernel {x['.name']!r}" if named else str(key)) if p)
+
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            x, y = a.get(key, _MISSING), b.get(key, _MISSING)
+            if x != y or type(x) is not type(y):
+                return _first_difference(x, y, step(key, x))
+    elif isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y or type(x) is not type(y):
+                return _first_difference(x, y, step(f"[{i}]", x))
+        if len(a) != len(b):
+            return f"{path} length".strip(), len(a), len(b)
+    return path, a, b
+
+
+def _short(v: Any) -> str:
+    if v is _MISSING:
+        return "absent"
+    if isinstance(v, list):
+        return f"a list of {len(v)}"
+    if isinstance(v, dict):
+        return f"a map of {len(v)} keys"
+    shown = repr(v)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def _read(data: bytes, header: ElfHeader, source: str) -> CodeObject:
+    image = elf.ElfImage(data, source)
+    findings: list[Finding] = []
+    desc = _metadata_notes(image, header, findings)
+    metadata, kmetas = parse_metadata(decode_metadata_note(desc, source), source)
+    findings += object_findings(header, metadata)
+    order = (".dynsym", ".symtab") if header.elf_type == "ET_DYN" else (".symtab", ".dynsym")
+    symbols = image.symbols(order)
+    kernels: list[Kernel] = []
+    seen: set[str] = set()
+    names = frozenset(m.name for m in kmetas)
+    for meta in kmetas:
+        if meta.name in seen:
+            findings.append(
+                Finding("error", "duplicate-kernel", f"kernel {meta.name!r} appears twice in the metadata")
+            )
+            continue
+        seen.add(meta.name)
+        k = _kernel(image, header, symbols, meta, names)
+        kernels.append(k)
+        findings.extend(k.findings)
+    listed = {k.symbol for k in kernels}
+    for sname, sym in symbols.items():
+        if sname.endswith(".kd") and sname not in listed and sym.type == "STT_OBJECT":
+            findings.append(Finding("warning", "kernel-without-metadata",
+                                    f"descriptor symbol {sname!r} has no kernel in the metadata"))
+    return CodeObject(source=source, size=len(data), sha256=hashlib.sha256(data).hexdigest(), header=header,
+                      metadata=metadata, kernels=tuple(kernels), findings=tuple(findings))
+
+
+def _kernel(
+    image: elf.ElfImage, header: ElfHeader, symbols: dict[str, elf.Symbol], meta: KernelMeta,
+    others: frozenset[str] = frozenset(),
+) -> Kernel:
+    source, name = image.source, meta.name
+    kd_sym = symbols.get(meta.symbol)
+    if kd_sym is None:
+        raise CodeObjectError(
+            f"{source}: kernel {name!r}: descriptor symbol {meta.symbol!r} not found in the symbol table"
+        )
+    if kd_sym.size not in (0, KD_SIZE):
+        raise CodeObjectError(f"{source}: kernel {name!r}: descriptor {meta.symbol!r} size: expected 64, "
+                              f"got {kd_sym.size}")
+    kd_bytes = image.read_at(kd_sym, KD_SIZE, relocatable=header.elf_type == "ET_REL")
+    if kd_bytes is None:
+        raise CodeObjectError(f"{source}: kernel {name!r}: descriptor {meta.symbol!r} at 0x{kd_sym.value:x}: "
+                              "expected 64 bytes inside a loaded section, found none")
+    kd = decode_descriptor(kd_bytes, kd_sym.value, header.processor)
+    fsym = symbols.get(name)
+    func = (fsym.value, fsym.size) if fsym is not None and fsym.type == "STT_FUNC" else None
+    kf = kernel_findings(meta, kd, header, func, others)
+    if func is None:
+        kf.append(Finding("warning", "no-function-symbol", f"no STT_FUNC symbol {name!r}", name))
+    return Kernel.from_meta(meta, descriptor=kd, function_address=func[0] if func else None,
+                            code_size=func[1] if func else None, findings=tuple(kf))

@@ -1,0 +1,167 @@
+"""What every reader (AMD code objects, NVIDIA cubins) gives the rest of submitgen: findings, the
+kernel interface (``KernelInfo``), the object interface (``ObjectInfo``) and the lookups both
+share (``KernelLookup``). ``report``, ``diff``, ``containers`` and ``validate`` use only these."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from submitgen.errors import CodeObjectError
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something that parses but a loader or a careful user would object to."""
+
+    severity: str  # "error" (will not load / launch), "warning", "info"
+    code: str  # stable short id, e.g. "descriptor-mismatch", "lds-over-limit", "spills"
+    message: str
+    kernel: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"severity": self.severity, "code": self.code, "message": self.message, "kernel": self.kernel}
+
+
+class ArgInfo(Protocol):
+    index: int
+    offset: int
+    size: int
+    value_kind: str
+    name: str | None
+
+    @property
+    def hidden(self) -> bool: ...
+
+    @property
+    def end(self) -> int: ...
+
+
+def check_arg_extent(a: ArgInfo, label: str, prev_end: int, limit: int,
+                     add: Callable[[str, str, str], None], *, previous: str, beyond: str) -> None:
+    """The layout checks both readers make on one argument: it does not overlap the ``previous`` one
+    (ending at ``prev_end``), it is aligned to its size (1 to 8 bytes, a power of two), and it ends
+    within ``limit`` bytes (``beyond`` names that limit)."""
+    if a.offset < prev_end:
+        add("error", "arg-layout",
+            f"{label} at offset {a.offset} overlaps the {previous} ending at {prev_end}")
+    if a.size and a.size & (a.size - 1) == 0 and a.size <= 8 and a.offset % a.size:
+        add("warning", "arg-layout", f"{label} at offset {a.offset} is not aligned to its size {a.size}")
+    if a.end > limit:
+        add("error", "arg-layout", f"{label} ends at byte {a.end}, beyond {beyond}")
+
+
+class KernelInfo(Protocol):
+    """One kernel, in the AMD metadata's terms (a cubin fills what it has; absent counts are None)."""
+
+    name: str
+    symbol: str
+    args: tuple[Any, ...]
+    kernarg_segment_size: int
+    kernarg_segment_align: int
+    group_segment_fixed_size: int
+    private_segment_fixed_size: int
+    wavefront_size: int
+    vgpr_count: int
+    sgpr_count: int | None  # None on NVIDIA
+    agpr_count: int | None
+    sgpr_spill_count: int | None
+    vgpr_spill_count: int | None
+    max_flat_workgroup_size: int
+    reqd_workgroup_size: tuple[int, ...] | None
+    code_size: int | None
+    findings: tuple[Finding, ...]
+
+    @property
+    def demangled_name(self) -> str: ...
+
+    @property
+    def explicit_args(self) -> tuple[Any, ...]: ...
+
+    @property
+    def hidden_args(self) -> tuple[Any, ...]: ...
+
+    @property
+    def explicit_args_size(self) -> int: ...
+
+    def to_json(self, demangled: str) -> dict[str, Any]:
+        """The reader's own keys for inspect --json (docs/inspect-json.md)."""
+        ...
+
+    def text_lines(self) -> list[str]:
+        """inspect's lines for this kernel between its name and its occupancy (<= 100 columns)."""
+        ...
+
+
+class ObjectInfo(Protocol):
+    source: str
+    size: int
+    sha256: str
+    kernels: tuple[Any, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def processor(self) -> str: ...
+
+    @property
+    def target_id(self) -> str: ...
+
+    @property
+    def version_label(self) -> str:
+        """``code object v5`` or ``cubin``: what diff and inspect call the format."""
+        ...
+
+    def target(self) -> Any:
+        """Occupancy facts (``targets.Target``) for this object's processor, or None."""
+        ...
+
+    def occupancy_note(self) -> str | None:
+        """What inspect says when there are no occupancy facts (None: say nothing)."""
+        ...
+
+    def header_json(self) -> Mapping[str, Any]: ...
+
+    def header_lines(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class KernelLookup:
+    """What AMD code objects and CUDA cubins share (both are ``ObjectInfo``): where the bytes
+    came from, their size and hash, and the lookups. Subclasses add ``header``, ``kernels``
+    and ``findings`` (object-level findings plus every kernel's)."""
+
+    source: str
+    size: int
+    sha256: str
+
+    @property
+    def target_id(self) -> str:
+        return self.header.target_id
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    @property
+    def processor(self) -> str:
+        return self.header.processor
+
+    def kernel(self, name: str):
+        """The kernel whose name (or symbol, or unique demangled name, with or without its
+        argument list) is ``name``; a ``CodeObjectError`` listing the kernels otherwise."""
+        for k in self.kernels:
+            if name in (k.name, k.symbol):
+                return k
+        by_demangled = [k for k in self.kernels if name in (k.demangled_name, k.demangled_name.split("(")[0])]
+        if len(by_demangled) == 1:
+            return by_demangled[0]
+        names = ", ".join(repr(k.name) for k in self.kernels) or "none"
+        raise CodeObjectError(f"{self.source}: no kernel named {name!r}; it has {names}")
+
+    def require_loadable(self) -> None:
+        """Raise ``CodeObjectError`` with the first error finding, if any."""
+        if self.errors:
+            f = self.errors[0]
+            where = f"kernel {f.kernel!r}: " if f.kernel else ""
+            raise CodeObjectError(f"{self.source}: {where}{f.message}")

@@ -1,0 +1,320 @@
+"""Where code objects come from: a bare ELF, a clang offload bundle, or a Python submission.
+
+``load_code_objects(path_or_bytes, arch=...)`` returns every code object a source holds, each
+with its provenance (file, bundle entry, Python line and encoding). A path must name a regular
+file; it is read once, bounded before the read (``read_input``). Python files are read
+statically (``pysource``: never imported or run)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from submitgen import rules
+from submitgen.errors import CodeObjectError, ContainerError
+from submitgen.hardware import processors as targets
+from submitgen.joined import split_joined
+from submitgen.readers import elf
+from submitgen.readers.amd import EM_AMDGPU, parse_header, read_code_object
+from submitgen.readers.base import ObjectInfo
+from submitgen.readers.cuda.cubin import EM_CUDA, parse_cubin_header, read_cubin
+from submitgen.readers.pysource import (
+    BUNDLE_MAGIC,
+    CCOB_MAGIC,
+    MAX_DECODED_SIZE,
+    bounded,
+    decode_blob,
+    decode_python,
+    is_container,
+    python_literals,
+)
+
+ELF_MAGIC = elf.ELF_MAGIC
+MAX_FILE_SIZE = 256 * 1024 * 1024
+# A .py is a leaderboard submission, capped at 1 MB (rules.py); inspect reads one up to 4x that,
+# as lint does (lint.READ_LIMIT).
+MAX_PY_FILE_SIZE = 4 * rules.SIZE_LIMIT
+# All blobs of one .py together: a 1 MB file holds at most ~750 KB of base64 payload, which real
+# code objects (lzma, zlib: 3-6x) decode to a few MB; each blob alone is bounded by pysource.
+MAX_TOTAL_DECODED = 64 * 1024 * 1024
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+# e_machine -> (header reader, object reader); anything else is read as an AMD code object,
+# whose reader names the machine it expected.
+_READERS = {EM_AMDGPU: (parse_header, read_code_object), EM_CUDA: (parse_cubin_header, read_cubin)}
+
+
+def _reader(data: bytes):
+    return _READERS.get(elf.e_machine(data) or EM_AMDGPU, _READERS[EM_AMDGPU])
+
+
+@dataclass(frozen=True)
+class BundleEntry:
+    id: str  # e.g. "hipv4-amdgcn-amd-amdhsa--gfx950:sramecc+"
+    offset: int
+    size: int
+
+    @property
+    def kind(self) -> str:
+        return self.id.split("-", 1)[0]
+
+    @property
+    def triple(self) -> str:
+        return "-".join(self.id.split("-", 1)[-1].split("-")[:4])
+
+    @property
+    def target_id(self) -> str:
+        """``gfx950:sramecc+`` (empty for the host entry)."""
+        return "-".join(self.id.split("-", 1)[-1].split("-")[4:])
+
+    @property
+    def processor(self) -> str:
+        return self.target_id.split(":", 1)[0]
+
+    @property
+    def is_device(self) -> bool:
+        return self.triple.startswith("amdgcn-amd-amdhsa") and self.size > 0
+
+
+@dataclass(frozen=True)
+class LoadedCodeObject:
+    """One code object's bytes and where they came from."""
+
+    data: bytes
+    path: str  # file path, or "<bytes>"
+    container: str  # "elf" | "bundle" | "python"
+    bundle_entry: str | None = None
+    python_line: int | None = None
+    encoding: str | None = None  # "base64", "zlib+base64", ...
+
+    @property
+    def provenance(self) -> str:
+        """``sub.py:12 (zlib+base64) > bundle entry hipv4-amdgcn-amd-amdhsa--gfx950``."""
+        s = self.path
+        if self.python_line is not None:
+            s += f":{self.python_line}"
+        if self.encoding:
+            s += f" ({self.encoding})"
+        if self.bundle_entry:
+            s += f" > bundle entry {self.bundle_entry}"
+        return s
+
+    def read(self) -> ObjectInfo:
+        """The AMD code object or NVIDIA cubin these bytes are (both give ``kernelinfo``'s interface)."""
+        return _reader(self.data)[1](self.data, source=self.provenance)
+
+
+# --------------------------------------------------------------------------- arch matching
+
+
+def arch_matches(processor: str, arch: str) -> bool:
+    """Does code for ``processor`` (maybe generic) run on ``arch`` (``gfx950`` or a target ID)?"""
+    want = arch.split(":", 1)[0].strip().lower()
+    return processor == want or want in targets.GENERIC_COVERS.get(processor, ())
+
+
+# --------------------------------------------------------------------------- bundles
+
+
+def list_bundle(data: bytes, source: str = "<bytes>") -> list[BundleEntry]:
+    """Entries of an uncompressed clang offload bundle, bounds-checked."""
+    if not data.startswith(BUNDLE_MAGIC):
+        raise ContainerError(f"{source}: not a clang offload bundle: expected magic {BUNDLE_MAGIC.decode()}")
+    n = len(data)
+    pos = len(BUNDLE_MAGIC)
+    if n < pos + 8:
+        raise ContainerError(f"{source}: truncated offload bundle: expected an entry count at byte {pos}, "
+                             f"file has {n} bytes")
+    (count,) = struct.unpack_from("<Q", data, pos)
+    pos += 8
+    if count == 0 or count > (n - pos) // 24:
+        raise ContainerError(f"{source}: offload bundle entry count: expected 1..{max(0, (n - pos) // 24)} "
+                             f"for {n} bytes, got {count}")
+    entries = []
+    for i in range(count):
+        if pos + 24 > n:
+            raise ContainerError(f"{source}: truncated offload bundle: entry {i} header at byte {pos} "
+                                 f"past the end ({n} bytes)")
+        off, size, idlen = struct.unpack_from("<QQQ", data, pos)
+        pos += 24
+        if idlen > 1024 or pos + idlen > n:
+            raise ContainerError(f"{source}: offload bundle entry {i}: id length {idlen} runs past the "
+                                 f"end ({n} bytes)")
+        raw_id = data[pos:pos + idlen]
+        pos += idlen
+        try:
+            eid = raw_id.decode("ascii")
+        except UnicodeDecodeError:
+            raise ContainerError(
+                f"{source}: offload bundle entry {i}: id is not ASCII: {raw_id[:40]!r}"
+            ) from None
+        if off + size > n:
+            raise ContainerError(f"{source}: offload bundle entry {i} ({eid}): bytes {off}..{off + size} "
+                                 f"run past the end ({n} bytes)")
+        entries.append(BundleEntry(eid, off, size))
+    return entries
+
+
+def decompress_ccob(data: bytes, source: str = "<bytes>", limit: int = MAX_DECODED_SIZE) -> bytes:
+    """A compressed offload bundle (``CCOB``) -> the uncompressed bundle bytes (zlib only)."""
+    if len(data) < 8:
+        raise ContainerError(f"{source}: truncated compressed bundle: {len(data)} bytes")
+    version, method = struct.unpack_from("<HH", data, 4)
+    if version == 1:
+        hdr = 4 + 2 + 2 + 4 + 8
+    elif version == 2:
+        hdr = 4 + 2 + 2 + 4 + 4 + 8
+    elif version == 3:
+        hdr = 4 + 2 + 2 + 8 + 8 + 8
+    else:
+        raise ContainerError(f"{source}: compressed bundle version: expected 1, 2 or 3, got {version}")
+    if len(data) < hdr:
+        raise ContainerError(
+            f"{source}: truncated compressed bundle: header needs {hdr} bytes, got {len(data)}"
+        )
+    if method != 0:
+        raise ContainerError(f"{source}: compressed bundle method {method} (zstd) is not supported: "
+                             "expected 0 (zlib); unbundle it with clang-offload-bundler")
+    out = bounded(zlib.decompressobj, data[hdr:], "zlib", source, limit)
+    if out is None:
+        raise ContainerError(f"{source}: compressed bundle: zlib data is corrupt")
+    return out
+
+
+def _from_bundle(data: bytes, path: str, arch: str | None, base: dict) -> list[LoadedCodeObject]:
+    src = base.get("_label", path)
+    entries = list_bundle(data, src)
+    devices = [e for e in entries if e.is_device]
+    if not devices:
+        raise ContainerError(f"{src}: offload bundle has no AMDGPU code object entry; entries: "
+                             f"{', '.join(e.id for e in entries)}")
+    picked = [e for e in devices if arch is None or arch_matches(e.processor, arch)]
+    if not picked:
+        raise ContainerError(f"{src}: offload bundle has no entry for {arch}; it has "
+                             f"{', '.join(e.id for e in devices)}")
+    fields = {k: v for k, v in base.items() if not k.startswith("_")}
+    return [LoadedCodeObject(data[e.offset:e.offset + e.size], path, bundle_entry=e.id,
+                             **{"container": "bundle", **fields}) for e in picked]
+
+
+def _from_python(text: str, path: str, arch: str | None) -> list[LoadedCodeObject]:
+    lits = python_literals(text, path)
+    found: list[LoadedCodeObject] = []
+    arch_misses: list[str] = []
+    total = 0
+    for lit in lits:
+        got = decode_blob(lit.text, f"{path}:{lit.line}")
+        if got is None:
+            continue
+        enc, blob = got
+        total += len(blob)
+        if total > MAX_TOTAL_DECODED:
+            raise ContainerError(f"{path}:{lit.line}: the file's embedded blobs decode to more than "
+                                 f"{MAX_TOTAL_DECODED} bytes together (the bound on a .py's total)")
+        try:
+            found.extend(_from_bytes(blob, path, arch, {"container": "python", "python_line": lit.line,
+                                                        "encoding": enc, "_label": f"{path}:{lit.line}"}))
+        except ContainerError as e:
+            if arch is None:
+                raise
+            arch_misses.append(str(e))
+    if not found:
+        if arch_misses:
+            raise ContainerError(arch_misses[0])
+        raise ContainerError(
+            f"{path}: no code object found: none of its {len(lits)} string literals decodes from base64 "
+            "(or base64 of zlib/gzip/lzma/bz2) to an ELF code object or an offload bundle"
+        )
+    return found
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def _from_bytes(data: bytes, path: str, arch: str | None, base: dict) -> list[LoadedCodeObject]:
+    label = base.get("_label", path)
+    fields = {k: v for k, v in base.items() if not k.startswith("_")}
+    if data.startswith(ELF_MAGIC):
+        joined = split_joined(data)  # a submission may embed several code objects in one text
+        if len(joined) > 1:
+            return [obj for image in joined for obj in _from_bytes(image, path, arch, base)]
+        if arch is not None:
+            try:
+                proc = _reader(data)[0](data, label).processor
+            except CodeObjectError:
+                proc = None  # read() reports the header problem itself
+            if proc is not None and not arch_matches(proc, arch):
+                raise ContainerError(f"{label}: code object is for {proc}, expected {arch}")
+        return [LoadedCodeObject(data, path, **{"container": "elf", **fields})]
+    if data.startswith(BUNDLE_MAGIC):
+        return _from_bundle(data, path, arch, base)
+    if data.startswith(CCOB_MAGIC):
+        return _from_bundle(decompress_ccob(data, label), path, arch, base)
+    raise ContainerError(f"{label}: not an ELF code object, an offload bundle or a Python file: "
+                         f"starts with {data[:8].hex() or 'nothing (empty)'}")
+
+
+def read_input(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` (checked before reading). A FIFO,
+    a device (``/dev/zero``, ``/dev/stdin``), a socket or a folder is refused, never read: the file
+    is opened without blocking and checked with ``fstat`` on that very descriptor."""
+    limit = MAX_FILE_SIZE if limit is None else limit
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ContainerError(f"{path}: no such file") from None
+    except OSError as e:
+        raise ContainerError(f"{path}: cannot read: {e.strerror or e}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        os.close(fd)
+        if st.st_size > limit and stat.S_ISREG(st.st_mode):
+            raise ContainerError(f"{path}: {st.st_size} bytes is larger than the {limit}-byte limit")
+        kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a plain file")
+        raise ContainerError(f"{path}: not a regular file ({kind}): expected a code object, an offload "
+                             "bundle or a Python file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as e:
+            raise ContainerError(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise ContainerError(f"{path}: grew past the {limit}-byte limit while being read")
+    return data
+
+
+def load_code_objects(
+    source: str | os.PathLike[str] | bytes, *, arch: str | None = None
+) -> list[LoadedCodeObject]:
+    """Every code object that ``source`` (a path, or the bytes of a file) holds, filtered to
+    those that run on ``arch`` when given. Raises ``ContainerError`` when there is none."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data, path, is_py = bytes(source), "<bytes>", False
+    else:
+        path = str(source)
+        is_py = Path(source).suffix == ".py"
+        data = read_input(source, MAX_PY_FILE_SIZE if is_py else None)
+    if not data:
+        raise ContainerError(
+            f"{path}: empty file: expected an ELF code object, an offload bundle or a Python file"
+        )
+    if not is_py and is_container(data):
+        return _from_bytes(data, path, arch, {})
+    try:
+        text = decode_python(data, path).text  # as Python decodes it (PEP 263)
+    except ContainerError:
+        if is_py:
+            raise
+        return _from_bytes(data, path, arch, {})  # raises "not an ELF ..."
+    if not is_py:
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return _from_bytes(data, path, arch, {})
+    return _from_python(text, path, arch)

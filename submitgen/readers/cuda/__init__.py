@@ -1,0 +1,1 @@
+"""NVIDIA cubins: the reader, its kernel model and the ``.nv.info`` records."""

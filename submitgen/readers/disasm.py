@@ -1,0 +1,254 @@
+"""The instruction mix of an AMD code object's kernels, from LLVM's disassembler.
+
+``inspect`` uses it to show whether a kernel runs on the matrix cores (``v_mfma*``, ``v_smfmac*``)
+and whether it touches scratch, without an AMD GPU. The disassembler must know the object's
+processor: gfx950 needs LLVM 20 or newer (Debian's ``llvm-22`` package, or ROCm's
+``llvm/bin/llvm-objdump``). Without one, the mix is unknown (``None``), never zero.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import shutil
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from submitgen.errors import SubmitgenError
+from submitgen.files import private_dir
+from submitgen.readers import elf
+from submitgen.toolchain.process import run_tool
+
+MIN_LLVM_MAJOR = 20  # the first LLVM with gfx950
+OBJDUMP_ENV = "SUBMITGEN_OBJDUMP"
+TIMEOUT_S = 60.0
+BATCH = 16  # objects per disassembler process (a corpus object's listing is ~400 KB)
+
+# (label, mnemonic prefixes) in the order the text shows them; the first match wins.
+CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("matrix", ("v_mfma", "v_smfmac")),
+    ("scratch", ("scratch_",)),
+    ("global", ("global_", "buffer_", "flat_")),
+    ("lds", ("ds_",)),
+    ("scalar", ("s_",)),
+    ("vector", ("v_",)),
+)
+
+_INSTRUCTION = re.compile(r"^[\t ]+([^\s./][^\s/]*)[^\n]*?//\s*([0-9a-fA-F]+):", re.MULTILINE)
+_ANY_INSTRUCTION = re.compile(r"^\t[a-z]", re.MULTILINE)
+_PADDING = frozenset({"s_nop", "s_code_end"})
+_VERSION = re.compile(r"LLVM version (\d+)\.(\d+)")
+
+
+@dataclass(frozen=True)
+class InstructionMix:
+    """What one kernel's code holds, counted over its code range in the object's disassembly."""
+
+    total: int
+    categories: tuple[tuple[str, int], ...]  # (label, count) for every label of CATEGORIES, then "other"
+    matrix_ops: tuple[tuple[str, int], ...]  # (v_mfma... mnemonic, count), most frequent first
+
+    def count(self, label: str) -> int:
+        return dict(self.categories).get(label, 0)
+
+    def to_json(self) -> dict[str, object]:
+        return {"instructions": self.total, "categories": dict(self.categories),
+                "matrix_ops": dict(self.matrix_ops)}
+
+    def text(self) -> str:
+        cats = ", ".join(f"{label} {n:,}" for label, n in self.categories if n)
+        ops = "; ".join(f"{op} x{n}" for op, n in self.matrix_ops) or "no matrix instructions"
+        return f"instructions {self.total:,} ({cats}); {ops}"
+
+
+@dataclass(frozen=True)
+class Disassembler:
+    path: str
+    llvm_major: int
+
+
+def _category(mnemonic: str) -> str:
+    for label, prefixes in CATEGORIES:
+        if mnemonic.startswith(prefixes):
+            return label
+    return "other"
+
+
+@lru_cache(maxsize=8)
+def _probe(path: str) -> Disassembler | None:
+    try:
+        r = run_tool([path, "--version"], timeout=TIMEOUT_S, what=f"{path} --version")
+    except SubmitgenError:
+        return None
+    m = _VERSION.search(r.stdout)
+    if r.returncode != 0 or not m or int(m.group(1)) < MIN_LLVM_MAJOR:
+        return None
+    return Disassembler(path, int(m.group(1)))
+
+
+def find_disassembler() -> Disassembler | None:
+    """``$SUBMITGEN_OBJDUMP``, else ``llvm-objdump-2N`` on PATH (newest first), else ROCm's, else a
+    plain ``llvm-objdump`` on PATH; only an LLVM new enough for gfx950 counts."""
+    explicit = os.environ.get(OBJDUMP_ENV)
+    if explicit:
+        return _probe(explicit)
+    names = [f"llvm-objdump-{v}" for v in range(30, MIN_LLVM_MAJOR - 1, -1)]
+    rocm = Path(os.environ.get("ROCM_PATH", "/opt/rocm")) / "llvm" / "bin" / "llvm-objdump"
+    candidates = [shutil.which(n) for n in names] + [str(rocm) if rocm.is_file() else None,
+                                                    shutil.which("llvm-objdump")]
+    for c in candidates:
+        found = _probe(c) if c else None
+        if found:
+            return found
+    return None
+
+
+def parse_listing(text: str) -> tuple[tuple[int, str], ...]:
+    """(address, mnemonic) of every instruction of ``llvm-objdump -d --no-show-raw-insn`` output,
+    in address order. Symbol and label headers are not boundaries (a kernel's code runs on past its
+    local labels; ``mix_of`` cuts the ranges), and llvm-objdump's ``...`` (a run of zero bytes it
+    skipped) is no instruction. The address is the one objdump prints in each line's comment; the
+    listing is read by one regular expression (a corpus object's listing is ~400 KB)."""
+    found = _INSTRUCTION.findall(text)
+    if not found and _ANY_INSTRUCTION.search(text):
+        raise SubmitgenError("disassembly lines without an address comment: expected '// ADDRESS:' "
+                             "after each")
+    out = [(int(addr, 16), op) for op, addr in found]
+    out.sort(key=lambda t: t[0])
+    return tuple(out)
+
+
+def mix_of(listing: Sequence[tuple[int, str]], start: int, end: int | None) -> InstructionMix:
+    """The mix of the instructions at ``start`` <= address < ``end`` (``end`` None: the function
+    symbol has no size and nothing follows it, so its trailing ``s_nop``/``s_code_end`` padding
+    is dropped instead)."""
+    addresses = [a for a, _ in listing]
+    lo = bisect.bisect_left(addresses, start)
+    hi = bisect.bisect_left(addresses, end) if end is not None else len(listing)
+    ops = [op for _, op in listing[lo:hi]]
+    if end is None:
+        while ops and ops[-1] in _PADDING:
+            ops.pop()
+    return _mix(Counter(ops))
+
+
+def code_ranges(image: bytes, source: str = "<bytes>") -> dict[str, tuple[int, int | None]]:
+    """Each function symbol's code range [start, end): ``st_size`` when it has one, else up to the
+    next function symbol of its section, else None (to the section's end, padding dropped)."""
+    img = elf.ElfImage(image, source)
+    funcs = [s for s in img.symbols((".symtab", ".dynsym")).values() if s.type == "STT_FUNC"]
+    starts = sorted({(s.shndx, s.value) for s in funcs}, key=lambda t: (str(t[0]), t[1]))
+    out: dict[str, tuple[int, int | None]] = {}
+    for s in funcs:
+        if s.size:
+            out[s.name] = (s.value, s.value + s.size)
+            continue
+        later = [v for sec, v in starts if sec == s.shndx and v > s.value]
+        out[s.name] = (s.value, min(later) if later else None)
+    return out
+
+
+@dataclass(frozen=True)
+class Job:
+    """One object to disassemble: its bytes, its processor, and the kernels (function symbol names)
+    whose mix is wanted."""
+
+    image: bytes
+    processor: str
+    symbols: tuple[str, ...]
+    source: str = "<bytes>"
+
+
+def instruction_mix(image: bytes, processor: str, tool: Disassembler, symbols: Sequence[str] | None = None,
+                    source: str = "<bytes>") -> dict[str, InstructionMix]:
+    """Disassemble ``image`` (an AMD code object) once for ``processor``; the mix of each function
+    symbol in ``symbols`` (all of them when None) over its whole code range. A disassembler failure
+    raises a SubmitgenError naming the tool and its message."""
+    with private_dir("disasm") as d:
+        obj = Path(d) / "object.co"
+        obj.write_bytes(image)
+        r = run_tool([tool.path, "-d", f"--mcpu={processor}", "--no-show-raw-insn", str(obj)],
+                     timeout=TIMEOUT_S, what=f"disassembling with {tool.path}")
+    if r.returncode != 0:
+        why = (r.stderr.strip().splitlines() or ["no message"])[-1]
+        raise SubmitgenError(f"{tool.path} could not disassemble the {processor} object: {why}")
+    listing = parse_listing(r.stdout)
+    ranges = code_ranges(image, source)
+    wanted = ranges if symbols is None else [s for s in symbols if s in ranges]
+    return {name: mix_of(listing, *ranges[name]) for name in wanted}
+
+
+def instruction_mixes(jobs: Sequence[Job], tool: Disassembler,
+                      workers: int | None = None) -> list[dict[str, InstructionMix]]:
+    """``instruction_mix`` of every job, each object disassembled once: objects of one processor
+    go BATCH at a time to one disassembler process (a process per object cost twice the CPU),
+    ``workers`` (default: the CPUs this process may use) processes at a time; results in the order
+    of ``jobs``. A batch the disassembler fails on is run again one object at a time, so that the
+    error names the object."""
+    if not jobs:
+        return []
+    n = workers or _cpus()
+    batches: list[list[int]] = []
+    by_processor: dict[str, list[int]] = {}
+    for i, j in enumerate(jobs):
+        by_processor.setdefault(j.processor, []).append(i)
+    for indices in by_processor.values():
+        batches += [indices[k:k + BATCH] for k in range(0, len(indices), BATCH)]
+    out: list[dict[str, InstructionMix]] = [{} for _ in jobs]
+
+    def run(batch: list[int]) -> None:
+        for i, mix in zip(batch, _batch([jobs[i] for i in batch], tool)):
+            out[i] = mix
+
+    if n == 1 or len(batches) == 1:
+        for batch in batches:
+            run(batch)
+    else:
+        with ThreadPoolExecutor(max_workers=min(n, len(batches))) as pool:  # each thread waits on a process
+            list(pool.map(run, batches))
+    return out
+
+
+def _batch(jobs: Sequence[Job], tool: Disassembler) -> list[dict[str, InstructionMix]]:
+    """One disassembler process over several objects of one processor."""
+    if len(jobs) == 1:
+        j = jobs[0]
+        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.source)]
+    processor = jobs[0].processor
+    with private_dir("disasm") as d:
+        paths = [str(Path(d) / f"{i}.co") for i in range(len(jobs))]
+        for path, j in zip(paths, jobs):
+            Path(path).write_bytes(j.image)
+        r = run_tool([tool.path, "-d", f"--mcpu={processor}", "--no-show-raw-insn", *paths],
+                     timeout=TIMEOUT_S, what=f"disassembling with {tool.path}")
+    if r.returncode != 0:
+        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.source) for j in jobs]
+    starts = [r.stdout.find(f"{path}:\tfile format") for path in paths]
+    if -1 in starts or starts != sorted(starts):
+        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.source) for j in jobs]
+    out = []
+    for k, j in enumerate(jobs):
+        listing = parse_listing(r.stdout[starts[k]:starts[k + 1] if k + 1 < len(jobs) else None])
+        ranges = code_ranges(j.image, j.source)
+        out.append({name: mix_of(listing, *ranges[name]) for name in j.symbols if name in ranges})
+    return out
+
+
+def _cpus() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, len(affinity(0)) if affinity else os.cpu_count() or 1)
+
+
+def _mix(mnemonics: Counter[str]) -> InstructionMix:
+    cats: Counter[str] = Counter()
+    for op, n in mnemonics.items():
+        cats[_category(op)] += n
+    labels = [label for label, _ in CATEGORIES] + ["other"]
+    matrix = sorted(((op, n) for op, n in mnemonics.items() if _category(op) == "matrix"),
+                    key=lambda t: (-t[1], t[0]))
+    return InstructionMix(sum(mnemonics.values()), tuple((lb, cats[lb]) for lb in labels), tuple(matrix))

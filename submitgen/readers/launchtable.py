@@ -1,0 +1,123 @@
+"""What a submitgen-built ``.py`` submission says of its own kernels, read statically (``ast``;
+the file is never run): the launch names the plan uses for the kernels of each embedded object
+(``_SG_KERNEL_IMAGE``: several Triton specializations of one kernel share its symbol, one object
+each), each Triton specialization's argument names as the user wrote them (its ``TRITON``
+signature without the constexprs, then the two scratch pointers submitgen appends), and the
+dynamic LDS each kernel is launched with (the provenance's ``lds`` field).
+
+``inspect`` and ``diff`` show kernels by these launch names; a file without the table (not built
+by submitgen) has none, and its kernels keep their symbol names."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from submitgen.project.load import FREEZE
+from submitgen.render import provenance
+
+# What the two pointers submitgen appends to every Triton launch are called where a user reads them.
+TRITON_SCRATCH_NAMES = ("(global scratch)", "(profile scratch)")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One name the plan launches: the kernel (its ``.name``) that serves it in its object."""
+
+    name: str
+    symbol: str
+    arg_names: tuple[str, ...] = ()  # a Triton specialization's explicit arguments; () if not known
+    dynamic_lds: int | None = None  # what the provenance records; None if it does not
+    block: int | None = None  # a Triton kernel's block (num_warps x wave size, ``_SG_TRITON``)
+
+
+@dataclass(frozen=True)
+class LaunchTable:
+    """Launch names per embedded object (its position in the file's decode order)."""
+
+    objects: Mapping[int, tuple[Launch, ...]]
+
+    def launches(self, index: int, symbol: str) -> tuple[Launch, ...]:
+        return tuple(la for la in self.objects.get(index, ()) if la.symbol == symbol)
+
+
+def _assigned(tree: ast.Module, name: str) -> object | None:
+    """The literal value of the last module-level ``name = <literal>`` (or ``name =
+    sg_frozen(<literal>)``, the read-only TRITON table of a submitgen file); None if there is none."""
+    value = None
+    for stmt in tree.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == name):
+            node = stmt.value
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == FREEZE
+                    and len(node.args) == 1 and not node.keywords):
+                node = node.args[0]
+            try:
+                value = ast.literal_eval(node)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                value = None
+    return value
+
+
+def triton_arg_names(entry: object) -> tuple[str, ...]:
+    """A TRITON entry's explicit arguments as the kernel receives them: the signature's parameters
+    that are not constexpr, in order, then the two scratch pointers; () if the entry has no
+    readable signature."""
+    sig = entry.get("signature") if isinstance(entry, dict) else None
+    if not isinstance(sig, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                            for k, v in sig.items()):
+        return ()
+    return tuple(k for k, v in sig.items() if v != "constexpr") + TRITON_SCRATCH_NAMES
+
+
+def object_indices(shas: Sequence[str], recorded: Sequence[str]) -> list[int]:
+    """Each loaded object's index in the file's table: its position in the provenance's ``co``
+    (identical objects take the recorded positions in turn), else its load position."""
+    out: list[int] = []
+    for pos, sha in enumerate(shas):
+        spots = [i for i, r in enumerate(recorded) if r == sha and i not in out]
+        out.append(spots[0] if spots else pos)
+    return out
+
+
+def read_launch_table(text: str) -> LaunchTable | None:
+    """The launch table of a submission's text; None when it has no ``_SG_KERNEL_IMAGE`` literal
+    mapping launch names to ``(object index, symbol)``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    image = _assigned(tree, "_SG_KERNEL_IMAGE")
+    if not isinstance(image, dict) or not image:
+        return None
+    triton = _assigned(tree, "TRITON")
+    triton = triton if isinstance(triton, dict) else {}
+    facts = _assigned(tree, "_SG_TRITON")
+    facts = facts if isinstance(facts, dict) else {}
+    prov = provenance.read(text)
+    lds_items = prov.items("lds") if prov is not None else ()
+    objects: dict[int, list[Launch]] = {}
+    for name, where in image.items():
+        if not (isinstance(name, str) and isinstance(where, tuple) and len(where) == 2
+                and isinstance(where[0], int) and isinstance(where[1], str)):
+            return None
+        index, symbol = where
+        lds = provenance.parse_lds(lds_items, index).get(symbol) if prov is not None else None
+        fact = facts.get(name)
+        block = fact[0] if isinstance(fact, tuple) and fact and isinstance(fact[0], int) else None
+        objects.setdefault(index, []).append(
+            Launch(name, symbol, triton_arg_names(triton.get(name)), lds, block))
+    return LaunchTable({i: tuple(v) for i, v in objects.items()})
+
+
+def with_arg_names(kernel: Any, names: Sequence[str]) -> Any:
+    """``kernel`` with its explicit arguments named ``names`` (a Triton signature's, which the
+    metadata leaves unnamed), when there is one name per argument; else ``kernel`` itself."""
+    if not names or len(names) != len(kernel.explicit_args) or not dataclasses.is_dataclass(kernel):
+        return kernel
+    it = iter(names)
+    args = tuple(a if a.hidden else dataclasses.replace(a, name=next(it)) for a in kernel.args)
+    return dataclasses.replace(kernel, args=args)

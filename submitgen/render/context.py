@@ -1,0 +1,113 @@
+"""The typed values the submission templates read. The build fills a :class:`RenderContext`;
+``render`` hands it to the templates whole (nothing flattened into strings), and the templates
+write every value taken from an input through the ``py`` filter (a Python literal)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from submitgen.errors import RenderError
+from submitgen.render.embed import COMPRESSORS, Blob
+
+# Dynamic shared memory a CUDA kernel gets without opting in (cuFuncSetAttribute), bytes.
+CUDA_DEFAULT_DYNAMIC_SHARED = 48 * 1024
+
+# Which runtime templates each launcher can be rendered with.
+LAUNCHER_RUNTIMES = {"ctypes": ("hip", "cuda"), "cpp": ("hip",), "aql": ("hsa",)}
+
+
+@dataclass(frozen=True)
+class KernelEntry:
+    """One kernel a plan may launch: where its code lives and its explicit arguments."""
+
+    name: str  # the name the plan launches it by
+    image: int  # index of the code object that holds it
+    symbol: str  # its function symbol in that code object
+    explicit_bytes: int
+    args: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name), every explicit one
+    # a Triton kernel's launch facts for runtime/pack.py's sg_triton_launch: (block threads, shared
+    # bytes, global scratch bytes, profile scratch bytes); None for other kernels
+    triton: tuple[int, int, int, int] | None = None
+    dynamic_shared: int = 0  # the most dynamic shared memory (LDS) any launch of it asks for
+
+
+@dataclass(frozen=True)
+class AqlEntry:
+    """What ``--launcher aql`` needs of one kernel beyond :class:`KernelEntry`: the whole kernarg
+    segment and the hidden arguments at their metadata offsets."""
+
+    name: str
+    symbol: str  # NAME.kd
+    kernarg_segment_size: int
+    kernarg_segment_align: int
+    group_segment_fixed_size: int
+    private_segment_fixed_size: int
+    hidden: tuple[tuple[int, int, str], ...]  # (offset, size, value_kind)
+
+
+@dataclass(frozen=True)
+class Pasted:
+    """Python sources pasted into the submission; their imports are hoisted to the top."""
+
+    leaves: str  # _sg_leaves(data), _sg_key(data)
+    fallback: str  # _sg_fallback(data)
+    plan: str  # the kernel project's launch.py
+    plan_name: str  # "project/launch.py", for the section comment
+    plan_triton_resolved: bool = False  # its TRITON literal was rewritten for the build's arch
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """Everything the submission templates read; nothing else reaches them."""
+
+    header_lines: tuple[str, ...]
+    provenance: str
+    version: str
+    project: str
+    command: str
+    leaderboard: str
+    target_id: str
+    arch: str
+    runtime: str  # "hip" | "cuda" | "hsa"
+    launcher: str  # "ctypes" | "cpp" | "aql"
+    compress: str
+    blobs: tuple[Blob, ...]
+    kernels: tuple[KernelEntry, ...]
+    pasted: Pasted
+    allow_fallback: bool
+    reuse_output: bool = False
+    aql: tuple[AqlEntry, ...] = ()  # --launcher aql only
+
+    def __post_init__(self) -> None:
+        for line in (*self.header_lines, self.provenance):
+            if not (line.startswith("#") and line.isprintable()):
+                raise RenderError(f"a header line must be one printable comment line, got {line!r:.120}")
+        if self.compress not in COMPRESSORS:
+            raise RenderError(f"compress must be one of {', '.join(COMPRESSORS)}, got {self.compress!r}")
+        allowed = LAUNCHER_RUNTIMES.get(self.launcher)
+        if allowed is None:
+            raise RenderError(
+                f"launcher must be one of {', '.join(LAUNCHER_RUNTIMES)}, got {self.launcher!r}"
+            )
+        if self.runtime not in allowed:
+            raise RenderError(
+                f"launcher {self.launcher} renders with runtime {' or '.join(allowed)}, got {self.runtime!r}"
+            )
+
+    @property
+    def images(self) -> tuple[tuple[str, int], ...]:
+        """(sha256, size) of every embedded code object, in the order the kernels index them."""
+        return tuple(part for blob in self.blobs for part in blob.images)
+
+    @property
+    def triton(self) -> tuple[KernelEntry, ...]:
+        return tuple(k for k in self.kernels if k.triton is not None)
+
+    @property
+    def large_shared(self) -> tuple[KernelEntry, ...]:
+        """Kernels whose launches ask for more dynamic shared memory than CUDA gives by default."""
+        return tuple(k for k in self.kernels if k.dynamic_shared > CUDA_DEFAULT_DYNAMIC_SHARED)
+
+    @property
+    def runtime_name(self) -> str:
+        return {"hip": "HIP", "cuda": "CUDA driver", "hsa": "HSA"}[self.runtime]

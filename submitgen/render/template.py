@@ -1,0 +1,93 @@
+"""Rendering submissions from the Jinja templates in templates/.
+
+``launcher/<launcher>.py.j2`` extends ``skeleton.py.j2`` and includes ``runtime/<runtime>.py.j2``;
+the template gets the typed :class:`RenderContext` whole, and writes every value taken from an
+input through the ``py`` filter (a Python literal: a name is data, never code) or the ``comment``
+filter. The code pasted in (the packer, the problem's inputs and fallback, the plan) and the
+templates' own blocks each import what they use; :func:`submitgen.render.hoist.assemble` then gathers
+every import into one block under the header."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import jinja2
+
+from submitgen.errors import RenderError
+from submitgen.render.context import AqlEntry, KernelEntry, Pasted, RenderContext
+from submitgen.render.hoist import assemble
+from submitgen.resources import templates_dir
+from submitgen.runtime import pack
+
+__all__ = ["AqlEntry", "KernelEntry", "Pasted", "RenderContext", "render", "py_literal"]
+
+CPP_SOURCE = "launcher/cpp_host.cpp"
+
+
+def py_literal(value: object) -> str:
+    """``value`` (str, int, float, bool, None, bytes or a tuple of these) as Python source that
+    evaluates to it: repr() of the plain types, which escapes quotes, backslashes, line breaks and
+    every character that is not printable."""
+    if isinstance(value, tuple):
+        items = [py_literal(v) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return repr(value)
+    raise RenderError(f"cannot write a {type(value).__name__} into a submission as a literal: {value!r:.80}")
+
+
+def comment_text(value: object) -> str:
+    """``value`` for a ``#`` comment: as it is when it is printable text, else its repr (a line
+    break in a name must not end the comment and start code)."""
+    text = str(value)
+    return text if text.isprintable() else ascii(text)
+
+
+@dataclass(frozen=True)
+class _PastedCode:
+    """The pasted sections as the template writes them (stripped; imports hoisted later)."""
+
+    pack: str
+    leaves: str
+    fallback: str
+    plan: str
+
+
+def pack_source() -> str:
+    return inspect.getsource(pack).strip()
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["py"] = py_literal
+    env.filters["comment"] = comment_text
+    return env
+
+
+def _cpp_source(env: jinja2.Environment) -> str:
+    assert env.loader is not None
+    source = env.loader.get_source(env, CPP_SOURCE)[0]
+    if '"""' in source:
+        raise RenderError(f'{CPP_SOURCE} holds """, which would end the Python string it is pasted into')
+    return source
+
+
+def render(ctx: RenderContext) -> str:
+    env = _environment()
+    template = env.get_template(f"launcher/{ctx.launcher}.py.j2")
+    pasted = _PastedCode(
+        pack=pack_source(),
+        leaves=ctx.pasted.leaves.strip(),
+        fallback=ctx.pasted.fallback.strip(),
+        plan=ctx.pasted.plan.strip(),
+    )
+    extra = {"cpp_source": _cpp_source(env)} if ctx.launcher == "cpp" else {}
+    return assemble(template.render(ctx=ctx, pasted=pasted, **extra), "rendered submission")
