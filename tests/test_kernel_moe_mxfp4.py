@@ -103,11 +103,11 @@ def test_plan_refuses_tile_classes_of_two_row_heights():
 def test_jit_submission_writer_renders_a_file_that_lints_clean(tmp_path):
     from submitgen.lint import lint_text
 
-    sys.path.insert(0, str(HERE.parent / "benchmarks"))
+    sys.path.insert(0, str(HERE.parent / "experiments"))
     try:
         import moe_jit_submission
     finally:
-        sys.path.remove(str(HERE.parent / "benchmarks"))
+        sys.path.remove(str(HERE.parent / "experiments"))
     text = moe_jit_submission.render()
     assert text.startswith("#!POPCORN leaderboard amd-moe-mxfp4\n#!POPCORN gpu MI355X\n")
     assert lint_text(text, path="moe_jit.py") == []

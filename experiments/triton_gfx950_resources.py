@@ -2,7 +2,7 @@
 specialization of the default projects and examples/triton_mxfp4_mm, compiled for gfx950 with the
 installed Triton (statically: no MI355X is needed, or was used).
 
-    python benchmarks/triton_gfx950_resources.py
+    python experiments/triton_gfx950_resources.py
 
 Occupancy is submitgen's (submitgen.hardware.processors.occupancy) at the plan's block (num_warps x 64) and
 dynamic LDS (Triton's ``shared``); the matrix instructions are counted in the assembly Triton
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # _common lives in benchmarks/
 
 from _common import load_module as _module  # noqa: E402
 

@@ -4,7 +4,7 @@ A @ B.T of the same shape in the same run.
 
     PYTHONPATH=. [WARPS=4,8] [STAGES=2,3] [BNS=64,128] [BKS=128] [TARGETS=132,264] [BM64=1 | BMS=64,128]
         [PREQ=0,1] [ABF16=0,1] [MAXNREG=0,96] [ITERS=15] [ONLY=8,16] [PRECOMPILE=12] \\
-        python benchmarks/sweep_mm_tiles.py
+        python experiments/sweep_mm_tiles.py
 
 Per shape it prints every configuration's mean (us) and check, then the best passing one. m <= 16
 runs BM 16, m <= 32 BM 32, larger m BM 64 (and 128 for m >= 128 unless BM64=1) with the A
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # _common lives in benchmarks/
 
 from _common import load_module as _load  # noqa: E402
 

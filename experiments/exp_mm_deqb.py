@@ -3,7 +3,7 @@ per call into a workspace (which stays in L2), then run a plain bf16 tl.dot GEMM
 widening B inside the GEMM (tl.dot_scaled's Hopper lowering). A comes from kernels/mxfp4_mm's
 pre-pass as the bf16 values of its e2m1 codes; the split-K finish is the shipped kernel's.
 
-    PYTHONPATH=. python benchmarks/exp_mm_deqb.py
+    PYTHONPATH=. python experiments/exp_mm_deqb.py
 
 Per shape and configuration: the mean (us, L2 flushed, events, like sweep_mm_tiles.py), the check
 against the reference, and each kernel's device time from CUPTI (probe_mm_floor._profile).
@@ -27,7 +27,7 @@ from submitgen.problems import get_problem, mxfp4  # noqa: E402
 
 km = _load(ROOT / "kernels/mxfp4_mm/mxfp4_mm.py", "km_deqb")
 lm = _load(ROOT / "kernels/mxfp4_mm/launch.py", "lm_deqb")
-probe = _load(ROOT / "benchmarks/probe_mm_floor.py", "probe_deqb")
+probe = _load(ROOT / "experiments/probe_mm_floor.py", "probe_deqb")
 bench = probe.bench
 
 

@@ -18,7 +18,7 @@ The output buffer and every workspace are filled with NaN before the checked run
 the kernels never write shows up as a mismatch. mixed-mla runs with the fp8 KV (the plan's default)
 and again with the bf16 KV, to separate the kernel's arithmetic from the fp8 rounding.
 
-    python benchmarks/cuda_numerics.py [--problem all|mxfp4-mm|mixed-mla] [--repeat 20] [--out DIR]
+    python experiments/cuda_numerics.py [--problem all|mxfp4-mm|mixed-mla] [--repeat 20] [--out DIR]
 
 Prints a table per problem and writes numerics.txt and numerics.json to --out (default: $OUT or .).
 """

@@ -3,7 +3,7 @@ Triton launch, and per kernel the device-side durations that torch.profiler (CUP
 torch's bf16 ``A @ B.T`` and for chosen configurations of kernels/mxfp4_mm (sweep_mm_tiles's
 variant()), all with the L2 flushed before every call.
 
-    PYTHONPATH=. python benchmarks/probe_mm_floor.py
+    PYTHONPATH=. python experiments/probe_mm_floor.py
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from _common import load_module as _load  # noqa: E402
 
 from submitgen.problems import get_problem  # noqa: E402
 
-sweep = _load(ROOT / "benchmarks/sweep_mm_tiles.py", "sweep")
+sweep = _load(ROOT / "experiments/sweep_mm_tiles.py", "sweep")
 bench = sweep.bench
 
 # shape -> configurations (bm, bn, bk, preq, bf16, warps, stages, target), as sweep_mm_tiles names them

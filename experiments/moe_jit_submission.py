@@ -2,11 +2,12 @@
 JIT (no embedded code objects): the kernels' source, the launch plan and the pure-torch fallback
 pasted in, ``custom_kernel`` running the plan's launches with ``kernel[grid](...)``.
 
-It is a measuring aid for a CUDA machine with Triton (the H200), to check the kernels' numerics and
-time them with ``submitgen test`` / ``submitgen bench`` while ``submitgen build`` does not yet embed
-Triton objects. The plan runs on every call (JIT launches, Python-side cost included in the times).
+It is a measuring aid for a CUDA machine with Triton (the H200): it times the project through Triton's
+JIT, to set beside the emitted file that ``submitgen build`` writes with the same kernels compiled
+ahead of time and embedded. The plan runs on every call (JIT launches, Python-side cost included in
+the times). It measured benchmarks/results/h200-2026-11-30-moe/.
 
-    python benchmarks/moe_jit_submission.py -o moe_jit.py && submitgen test moe_jit.py --shapes all
+    python experiments/moe_jit_submission.py -o moe_jit.py && submitgen test moe_jit.py --shapes all
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def render() -> str:
     project = problem.kernel_project
     parts = [
         "\n".join(problem.header_lines()),
-        "# Triton JIT harness of the default moe-mxfp4 project (benchmarks/moe_jit_submission.py)",
+        "# Triton JIT harness of the default moe-mxfp4 project (experiments/moe_jit_submission.py)",
         "import torch\nimport triton\nimport triton.language as tl\n",
         _body(project / "moe_mxfp4.py"),
         _body(project / "launch.py"),
