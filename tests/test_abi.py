@@ -92,6 +92,7 @@ def expected_kernarg(kernel, args, shape, out_ptr):
     return bytes(buf), wildcard
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROJECTS))
 def test_abi_against_stand_in_hip(name, fakehip, tmp_path):
     problem, project, launcher = PROJECTS[name]

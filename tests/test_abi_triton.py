@@ -130,6 +130,7 @@ def dry_run(request, fakehip, tmp_path_factory):
     return project, built, calls, result
 
 
+@pytest.mark.slow
 def test_every_launch_on_every_shape(dry_run):
     project, built, calls, result = dry_run
     table, arts = embedded_triton(built.text), artifacts(project)  # the table the file launches by

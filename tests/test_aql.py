@@ -84,6 +84,7 @@ def build_aql(problem, project, out: Path):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROJECTS))
 def test_aql_packets_against_stand_in_hsa(name, fakehsa, tmp_path):
     problem, project = PROJECTS[name]
@@ -153,6 +154,7 @@ def test_aql_packets_against_stand_in_hsa(name, fakehsa, tmp_path):
     assert next(it, None) is None
 
 
+@pytest.mark.slow
 def test_kernel_asking_for_336_bytes_gets_336(fakehsa, tmp_path):
     sub = tmp_path / "submission.py"
     build_aql("mxfp4-mm", PROJECTS["aql336"][1], sub)
@@ -182,6 +184,7 @@ def test_kernel_asking_for_336_bytes_gets_336(fakehsa, tmp_path):
         assert field("hidden_grid_dims") == 3
 
 
+@pytest.mark.slow
 def test_symbol_info_differing_from_metadata_is_refused(fakehsa, tmp_path):
     sub = tmp_path / "submission.py"
     build_aql("mxfp4-mm", PROJECTS["aql336"][1], sub)
@@ -293,6 +296,7 @@ def test_aql_is_hip_only_and_fresh_output_only(tmp_path):
                            reuse_output=True))
 
 
+@pytest.mark.slow
 def test_test_command_refuses_an_aql_file_unless_no_lint(tmp_path, fakehsa):
     """`submitgen test` lints first, so an --allow-own-queue file is refused; --no-lint runs it
     anyway for local experiments, with the failed rules shown as warnings."""

@@ -46,6 +46,7 @@ def hidden_values(meta: dict, grid, block, lds) -> dict[int, bytes]:
             for a in meta[".args"] if a[".value_kind"].startswith("hidden_")}
 
 
+@pytest.mark.slow
 def test_several_objects_through_the_aql_launcher(fakehsa, tmp_path):
     sub = tmp_path / "submission.py"
     built = build(BuildOptions(problem="mxfp4-mm", output=sub, kernels=PROJECT, launcher="aql",

@@ -34,6 +34,7 @@ def table_row(out: list[str]) -> list[str]:
     return out[header + 2].split()
 
 
+@pytest.mark.slow
 def test_right_once_passes_benchmark_mode_and_fails_leaderboard_mode(toy, tmp_path):
     sub = tmp_path / "right_once.py"
     sub.write_text(RIGHT_ONCE)
@@ -55,6 +56,7 @@ def test_right_once_passes_benchmark_mode_and_fails_leaderboard_mode(toy, tmp_pa
     assert out[-1] == "FAILED: 1 of 1 shapes failed"
 
 
+@pytest.mark.slow
 def test_an_honest_file_passes_leaderboard_mode(toy, tmp_path):
     sub = tmp_path / "honest.py"
     sub.write_text(HONEST)
@@ -66,6 +68,7 @@ def test_an_honest_file_passes_leaderboard_mode(toy, tmp_path):
     assert out[-1] == "all 1 shapes passed"
 
 
+@pytest.mark.slow
 def test_default_stop_is_eval_py_rule(toy, tmp_path):
     sub = tmp_path / "honest.py"
     sub.write_text(HONEST)
@@ -87,6 +90,7 @@ OTHER_INPUTS_LATER = HEADER + ("def custom_kernel(data):\n    a, b = data\n    t
                                "    return a + b\n")
 
 
+@pytest.mark.slow
 def test_a_write_into_a_timed_calls_inputs_fails_leaderboard_mode(toy, tmp_path):
     sub = tmp_path / "writes_later.py"
     sub.write_text(WRITES_LATER)
@@ -100,6 +104,7 @@ def test_a_write_into_a_timed_calls_inputs_fails_leaderboard_mode(toy, tmp_path)
     assert out[-1] == "FAILED: 1 of 1 shapes failed"
 
 
+@pytest.mark.slow
 def test_other_inputs_in_a_timed_call_fail_leaderboard_mode(toy, tmp_path):
     sub = tmp_path / "other_inputs_later.py"
     sub.write_text(OTHER_INPUTS_LATER)

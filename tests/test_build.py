@@ -76,6 +76,7 @@ def test_rebuild_is_byte_identical(built, tmp_path):
     assert again.output.read_bytes() == built.output.read_bytes()
 
 
+@pytest.mark.slow
 def test_zlib_and_lzma_embed_the_same_code_object(built, tmp_path):
     z = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "z.py", kernels=PROJECT, compress="zlib"))
     assert z.blobs[0].sha256 == built.blobs[0].sha256
@@ -83,6 +84,7 @@ def test_zlib_and_lzma_embed_the_same_code_object(built, tmp_path):
     assert z.blobs[0].chars > built.blobs[0].chars  # lzma is the smaller default
 
 
+@pytest.mark.slow
 def test_prebuilt_code_object(built, tmp_path):
     (found,) = load_code_objects(built.output)
     co = tmp_path / "mm.co"
@@ -102,6 +104,7 @@ def test_prebuilt_code_object_for_the_wrong_arch(compile_co, tmp_path):
     assert not (tmp_path / "x.py").exists()
 
 
+@pytest.mark.slow
 def test_cli_summary(tmp_path):
     out = tmp_path / "s.py"
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(PROJECT), "-o", str(out)])
@@ -113,6 +116,7 @@ def test_cli_summary(tmp_path):
     assert "payload estimate" in r.output and "/ 65,535 chars" in r.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_bad_plan_stops_the_build(case: BadPlan, tmp_path, monkeypatch):
     good = (PROJECT / "launch.py").read_text()
@@ -154,6 +158,7 @@ def test_mla_struct_8_bytes_short_names_kernel_arg_and_sizes(tmp_path, monkeypat
     assert not (tmp_path / "x.py").exists()
 
 
+@pytest.mark.slow
 def test_prebuilt_offload_bundle_picks_the_gfx950_entry(built, compile_co, tmp_path):
     """hipcc-style output: a clang offload bundle with host, gfx942 and gfx950 entries."""
     from conftest import make_bundle

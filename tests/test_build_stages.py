@@ -96,6 +96,7 @@ def test_the_target_test_finds_a_comparison():
     assert _target_tests(ast.parse('if opts.target == "cuda":\n    pass\nx = t is Target.AMD\n')) == [1, 3]
 
 
+@pytest.mark.slow
 def test_stages_pass_frozen_values(tmp_path):
     p = prepare(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "s.py"))
     objects = produce_objects(p)
@@ -107,6 +108,7 @@ def test_stages_pass_frozen_values(tmp_path):
     assert p.options.launcher is Launcher.CTYPES and p.backend is BACKENDS[Target.AMD]
 
 
+@pytest.mark.slow
 def test_each_code_object_is_parsed_once(tmp_path, monkeypatch):
     """A build reads each object it embeds once (the compile cache already holds this project's)."""
     build(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "warm.py"))
@@ -141,6 +143,7 @@ def test_build_package_keeps_its_public_names():
         assert hasattr(build_pkg, name)
 
 
+@pytest.mark.slow
 def test_a_cold_build_parses_its_compiled_object_once(tmp_path, monkeypatch):
     """With an empty compile cache the toolchain's read-back model is reused: still one parse."""
     monkeypatch.setenv("SUBMITGEN_CACHE_DIR", str(tmp_path / "cold-cache"))

@@ -32,6 +32,7 @@ def built(tmp_path_factory):
     return build(BuildOptions(problem="mxfp4-mm", kernels=FILL, output=tmp_path_factory.mktemp("t") / "s.py"))
 
 
+@pytest.mark.slow
 def test_a_triton_project_builds_with_the_compilers_launch_facts(built):
     assert ("# ---- launch plan (triton_fill/launch.py, verbatim but for its imports and its TRITON\n"
             "# table, as compiled for this arch) ----") in built.text
@@ -58,6 +59,7 @@ def _project(tmp_path, plan_edit=None, extra=None) -> str:
     return "proj"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("new", "error"),
     [
@@ -119,6 +121,7 @@ def test_a_divisible_by_16_hint_is_held_to(tmp_path, monkeypatch):
     assert (r.exit_code, r.output) == (1, f"Error: {error}\n")
 
 
+@pytest.mark.slow
 def test_per_arch_overrides_apply_to_the_build_arch(tmp_path):
     override = ('"num_warps": 4,\n        "arch": {"gfx950": {"num_warps": 8, "constexprs": {"BLOCK": 2048}},'
                 ' "sm_90": {"num_stages": 3}},')
@@ -129,6 +132,7 @@ def test_per_arch_overrides_apply_to_the_build_arch(tmp_path):
     assert {c.block for c in r.plan.launches} == {(512, 1, 1)}
 
 
+@pytest.mark.slow
 def test_none_is_a_null_pointer(tmp_path, monkeypatch):
     null = LAUNCH.replace("(out, m * n, 0.0)", "(None, m * n, 0.0)")  # and a launch that writes out
     name = _project(tmp_path, (LAUNCH, null + ", " + LAUNCH))
@@ -137,6 +141,7 @@ def test_none_is_a_null_pointer(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
 
 
+@pytest.mark.slow
 def test_mixed_hip_and_triton_project_embeds_both(tmp_path):
     project = mixed_project(tmp_path)
     r = build(BuildOptions(problem="mxfp4-mm", kernels=project, output=tmp_path / "s.py"))
@@ -176,6 +181,7 @@ def test_sg_triton_launch_defaults_scratch_and_refusals():
     assert sg_triton_launch(("k", 1, (256,), 8192, ()), (256, 4096, 0, 0), out)[2:4] == ((256,), 8192)
 
 
+@pytest.mark.slow
 def test_the_plan_reads_the_triton_of_the_build_arch(tmp_path):
     """An entry's "arch" override reaches the plan: the build checks, and the file embeds, TRITON
     as compiled for the build's arch, so a plan that computes its grid from TRITON launches the
@@ -213,6 +219,7 @@ def test_a_plan_value_must_be_a_dict(tmp_path, monkeypatch):
     assert not (tmp_path / "s.py").exists()
 
 
+@pytest.mark.slow
 def test_the_default_mm_file_for_sm_90_launches_its_own_tiles(tmp_path_factory, tmp_path):
     """The default mxfp4-mm project built for sm_90, run against the stand-in runtime: every shape's
     launches are the ones the build checked, with the sm_90 tiles (BN 64 and a bf16 A pre-pass for
@@ -244,6 +251,7 @@ def test_the_default_mm_file_for_sm_90_launches_its_own_tiles(tmp_path_factory, 
     assert big["launches"][1]["grid"][:2] == [3072 // 64, 256 // 64]
 
 
+@pytest.mark.slow
 def test_the_table_is_rewritten_in_place_whatever_the_line_breaks(tmp_path):
     """The TRITON literal is found by ast's positions (lines at \\n, \\r\\n or \\r; columns in UTF-8
     bytes), so a plan with CRLF line breaks, a form feed, U+2028 and non-ASCII text before the
@@ -259,6 +267,7 @@ def test_the_table_is_rewritten_in_place_whatever_the_line_breaks(tmp_path):
     assert "# \x0c é\u2028 ü" in r.text and "def plan(data):" in r.text
 
 
+@pytest.mark.slow
 def test_the_summary_shows_the_lds_each_kernel_launches_with(tmp_path):
     """A Triton kernel's LDS is dynamic (Triton's ``shared``): the summary's LDS column is the
     static amount plus the largest dynamic amount the plan launches it with, the figure the

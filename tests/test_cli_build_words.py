@@ -32,6 +32,7 @@ def here(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_leaderboard_and_gpu_as_popcorn_cli_says_them(here):
     r = run("build", "--leaderboard", "amd-mxfp4-mm", "--gpu", "MI355X", *PREBUILT, "-o", "s.py")
     assert r.exit_code == 0, r.output
@@ -41,6 +42,7 @@ def test_leaderboard_and_gpu_as_popcorn_cli_says_them(here):
         "s.py\n")
 
 
+@pytest.mark.slow
 def test_amd_name_as_the_problem_and_another_mode(here):
     r = run("build", "amd-mxfp4-mm", "--mode", "benchmark", *PREBUILT, "-o", "s.py")
     assert r.exit_code == 0, r.output
@@ -77,6 +79,7 @@ def test_no_problem_at_all(here):
     assert r.output.splitlines()[-1] == "Error: name the problem: PROBLEM or --leaderboard NAME"
 
 
+@pytest.mark.slow
 def test_an_own_queue_build_prints_no_submit_line(here):
     r = run("build", "mxfp4-mm", "--launcher", "aql", "--allow-own-queue", *PREBUILT, "-o", "s.py")
     assert r.exit_code == 0, r.output
@@ -134,6 +137,7 @@ def _comparable(value):
     return str(value) if value is not None else None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()))
 def test_every_option_a_build_used_is_on_its_rebuild_line(tmp_path, monkeypatch, case):
     used = BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py", kernels=MM, code_objects=(CO,), **case)

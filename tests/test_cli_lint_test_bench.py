@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from submitgen.cli import cli
@@ -56,6 +57,7 @@ def test_test_refuses_unknown_leaderboard(tmp_path: Path):
         "pass --no-lint to run it anyway for a local experiment"]
 
 
+@pytest.mark.slow
 def test_test_zeros_fail_every_shape():
     result = run("test", str(SUBMISSIONS / "mm_zeros.py"))
     assert result.exit_code == 1
@@ -70,6 +72,7 @@ def test_test_zeros_fail_every_shape():
     assert "backend: the file's own code" in result.output
 
 
+@pytest.mark.slow
 def test_test_correct_submission_passes():
     result = run("test", str(SUBMISSIONS / "mla_torch.py"), "--shapes", "test:0", "--seed", "11")
     assert result.exit_code == 0, result.output
@@ -80,6 +83,7 @@ def test_test_correct_submission_passes():
     assert out[-1] == "all 1 shapes passed"
 
 
+@pytest.mark.slow
 def test_test_custom_shape_and_problem_option(tmp_path: Path):
     sub = tmp_path / "submission.py"
     sub.write_text((SUBMISSIONS / "mla_torch.py").read_text().split("\n", 2)[2])  # no header
@@ -89,6 +93,7 @@ def test_test_custom_shape_and_problem_option(tmp_path: Path):
                for ln in result.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_bench_prints_a_table():
     result = run("bench", str(SUBMISSIONS / "mla_torch.py"), "--shapes", "benchmark:0", "--iters", "2")
     assert result.exit_code == 0, result.output

@@ -61,6 +61,7 @@ def _compare(ours: dict, theirs: dict, where: str) -> int:
     return n
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     READELF is None, reason="no llvm-readelf that prints AMDGPU metadata (apt-get install llvm-22)"
 )

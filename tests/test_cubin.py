@@ -106,6 +106,7 @@ def co90(cubins):
 # --------------------------------------------------------------------------- the model
 
 
+@pytest.mark.slow
 def test_header_and_kernels(co90):
     assert co90.processor == "sm_90" and co90.target_id == "nvptx-nvidia-cuda--sm_90"
     assert co90.max_shared_bytes == 227 * 1024
@@ -122,6 +123,7 @@ def test_header_and_kernels(co90):
     assert not co90.errors
 
 
+@pytest.mark.slow
 def test_pointer_int_float_params_and_launch_bounds(co90):
     k = co90.kernel("axpy")
     assert [(a.index, a.offset, a.size) for a in k.args] == [(0, 0, 8), (1, 8, 8), (2, 16, 4), (3, 20, 4)]
@@ -367,6 +369,7 @@ def test_bad_headers(co90, cubins):
     assert int.from_bytes(data[18:20], "little") == EM_CUDA
 
 
+@pytest.mark.slow
 def test_mutations_give_domain_errors(cubins):
     data = cubins["sm_90"].read_bytes()
     rng = random.Random(8)

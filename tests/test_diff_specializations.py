@@ -45,6 +45,7 @@ def run(*args: str):
     return CliRunner().invoke(cli, [*args], catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_two_default_builds_pair_by_specialization(files):
     a, b, _ = files
     r = run("diff", str(a), str(b))
@@ -57,6 +58,7 @@ def test_two_default_builds_pair_by_specialization(files):
         assert f", 1 kernel: {name}\n" in r.output
 
 
+@pytest.mark.slow
 def test_a_changed_tile_pairs_with_its_own_specialization(files):
     a, _, c = files
     result = diff_sources(a, c, fail_on=("lds",))

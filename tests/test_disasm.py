@@ -92,6 +92,7 @@ def test_mix_agrees_with_the_disassembly_itself():
     assert f"v_mfma_scale_f32_16x16x128_f8f6f4 x{expected}" in text
 
 
+@pytest.mark.slow
 def test_without_a_disassembler_the_mix_is_unknown_not_zero(tmp_path):
     env = {**os.environ, "SUBMITGEN_OBJDUMP": str(tmp_path / "missing-objdump")}
     r = _inspect("--json", str(TRITON_GEMM), env=env)

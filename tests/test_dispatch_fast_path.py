@@ -88,6 +88,7 @@ def run(tmp_path_factory):
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fresh", "reuse"])
 def test_every_launch_has_the_tensors_of_its_call(run, mode):
     steps, launches = run[mode]
@@ -98,6 +99,7 @@ def test_every_launch_has_the_tensors_of_its_call(run, mode):
         assert launch["queue"] == 0 and launch["grid"][1] == step["expect"][4], step["label"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fresh", "reuse"])
 def test_fast_path_only_while_nothing_changed(run, mode):
     steps, _ = run[mode]

@@ -75,6 +75,7 @@ def test_mutation_detection_compares_bytes():
     assert changed(fingerprint(copy), want, names) == ["data (structure changed)"]
 
 
+@pytest.mark.slow
 def test_correct_handwritten_passes():
     report = run_test(SUBMISSIONS / "mla_torch.py", custom=MLA_SMALL)
     assert report.passed, format_test_report(report)
@@ -86,6 +87,7 @@ def test_correct_handwritten_passes():
         assert "without a GPU (CPU only)" in report.backend.describe()
 
 
+@pytest.mark.slow
 def test_zeros_fail_and_progress_is_reported():
     seen = []
     report = run_test(SUBMISSIONS / "mm_zeros.py", custom=MM_SMALL + ("m=4,n=128,k=256,seed=9",),
@@ -97,6 +99,7 @@ def test_zeros_fail_and_progress_is_reported():
     assert format_test_report(report)[-1] == "FAILED: 2 of 2 shapes failed"
 
 
+@pytest.mark.slow
 def test_mutated_inputs_fail():
     report = run_test(SUBMISSIONS / "mla_mutates.py", custom=MLA_SMALL[:1])
     [r] = report.results
@@ -127,6 +130,7 @@ def test_lint_runs_first(tmp_path: Path):
         run_test(known_without_problem)
 
 
+@pytest.mark.slow
 def test_backend_reported_and_crash_recovered(tmp_path: Path):
     # The file says it fell back, prints a notice, and kills its process on the first shape:
     # that shape fails with the exit code, a new process runs the second one.
@@ -148,6 +152,7 @@ def test_backend_reported_and_crash_recovered(tmp_path: Path):
     assert report.backend.output[0] == "submission: no HIP runtime, using the torch fallback"
 
 
+@pytest.mark.slow
 def test_import_error_fails_every_shape(tmp_path: Path):
     sub = _mla_file(tmp_path, "raise RuntimeError('no such device')\n")
     report = run_test(sub, custom=MLA_SMALL)
@@ -156,6 +161,7 @@ def test_import_error_fails_every_shape(tmp_path: Path):
                for r in report.results)
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_shape_and_continues(tmp_path: Path):
     sub = _mla_file(tmp_path, (
         "import time\n_impl = custom_kernel\n"
@@ -170,6 +176,7 @@ def test_timeout_kills_the_shape_and_continues(tmp_path: Path):
     assert report.results[1].passed
 
 
+@pytest.mark.slow
 def test_bench_reports_stats_and_labels_host_time():
     report = run_bench(SUBMISSIONS / "mla_torch.py", custom=MLA_SMALL, iters=3)
     assert report.passed
@@ -186,6 +193,7 @@ def test_bench_reports_stats_and_labels_host_time():
     assert ["shape", "runs", "mean", "std", "err", "best", "worst", "output"] in [ln.split() for ln in text]
 
 
+@pytest.mark.slow
 def test_bench_flags_wrong_output():
     report = run_bench(SUBMISSIONS / "mm_zeros.py", custom=MM_SMALL, iters=2)
     assert not report.passed and report.results[0].correct is False

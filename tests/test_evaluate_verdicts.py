@@ -75,6 +75,7 @@ def _run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_fallback_only_is_said_and_require_kernel_exits_1(tmp_path):
     sub = _file(tmp_path, FALLBACK)
     result = _run("test", str(sub), *ONE)
@@ -87,6 +88,7 @@ def test_fallback_only_is_said_and_require_kernel_exits_1(tmp_path):
         "--require-kernel: the kernel did not run (only the pure-torch fallback ran)"]
 
 
+@pytest.mark.slow
 def test_a_hand_written_file_on_a_cpu_fails_require_kernel(tmp_path):
     sub = _file(tmp_path, TOY + "def custom_kernel(data):\n    return data[0] + data[1]\n")
     result = _run("test", str(sub), *ONE, "--require-kernel")
@@ -95,6 +97,7 @@ def test_a_hand_written_file_on_a_cpu_fails_require_kernel(tmp_path):
     assert result.exit_code == 1
 
 
+@pytest.mark.slow
 def test_dry_run_against_the_stand_in_library(tmp_path, tmp_path_factory, monkeypatch, terminal):
     built = tmp_path / "toy.py"
     assert _run("build", "toy-add", "-o", str(built)).exit_code == 0
@@ -110,6 +113,7 @@ def test_dry_run_against_the_stand_in_library(tmp_path, tmp_path_factory, monkey
     assert '"call":"hipModuleLaunchKernel"' in (tmp_path / "hip.log").read_text()
 
 
+@pytest.mark.slow
 def test_a_file_that_only_claims_a_dry_run_is_judged(tmp_path):
     sub = _file(tmp_path, TOY + "SUBMITGEN_BACKEND = 'dry-run'\n\n\ndef custom_kernel(data):\n"
                                "    return torch.zeros_like(data[0])\n")
@@ -118,6 +122,7 @@ def test_a_file_that_only_claims_a_dry_run_is_judged(tmp_path):
     assert result.stdout.splitlines()[-1] == "FAILED: 1 of 1 shapes failed"
 
 
+@pytest.mark.slow
 def test_a_missing_module_is_reported_once_with_its_exit_code(tmp_path):
     sub = _file(tmp_path, TOY + "import aiter\n\n\ndef custom_kernel(data):\n    return data[0] + data[1]\n")
     result = _run("test", str(sub), *TWO, "--no-lint")
@@ -130,6 +135,7 @@ def test_a_missing_module_is_reported_once_with_its_exit_code(tmp_path):
     assert result.stdout.count("ModuleNotFoundError: No module named 'aiter'") == 1
 
 
+@pytest.mark.slow
 def test_a_module_missing_at_call_time_is_reported_once(tmp_path):
     sub = _file(tmp_path, TOY + "def custom_kernel(data):\n    import aiter\n    return aiter.add(*data)\n")
     result = _run("test", str(sub), *TWO)
@@ -138,6 +144,7 @@ def test_a_module_missing_at_call_time_is_reported_once(tmp_path):
     assert result.stdout.count("Traceback (most recent call last):") == 1
 
 
+@pytest.mark.slow
 def test_tracebacks_show_the_users_frames_once(tmp_path, terminal):
     sub = _file(tmp_path, TOY + "def _helper(a):\n    raise ValueError(f'bad size {a.shape[0] > 0}')\n\n\n"
                                "def custom_kernel(data):\n    return _helper(data[0])\n")
@@ -166,6 +173,7 @@ def _run_folder_file(text: str) -> str:
     return re.search(r'File "([^"]*/run/submission\.py)"', text).group(1)
 
 
+@pytest.mark.slow
 def test_the_leaderboards_layout(tmp_path):
     marker = tmp_path / "compiled"
     sub = _file(tmp_path, TOY + (
@@ -191,6 +199,7 @@ def test_the_leaderboards_layout(tmp_path):
                      r"[0-9.]+ s$", result.stdout, re.M)
 
 
+@pytest.mark.slow
 def test_what_runs_is_said_first_and_an_estimate_follows(tmp_path):
     sub = _file(tmp_path, TOY + "def custom_kernel(data):\n    return data[0] + data[1]\n")
     result = _run("test", str(sub), *TWO)
@@ -204,6 +213,7 @@ def test_what_runs_is_said_first_and_an_estimate_follows(tmp_path):
                         err[1])
 
 
+@pytest.mark.slow
 def test_bench_skips_timing_a_fallback_on_a_cpu_unless_forced(tmp_path, terminal):
     sub = _file(tmp_path, FALLBACK)
     result = _run("bench", str(sub), *ONE, "--iters", "3")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from submitgen.cli import cli
@@ -14,6 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
 
+@pytest.mark.slow
 def test_own_kernel_project(tmp_path):
     out = tmp_path / "my_submission.py"
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(EXAMPLES / "my_gemm"), "-o", str(out)])
@@ -31,6 +33,7 @@ def test_prebuilt_code_object_matches_its_source(tmp_path):
            [(x.offset, x.size, x.value_kind) for x in b.explicit_args]
 
 
+@pytest.mark.slow
 def test_prebuilt_code_object_builds(tmp_path):
     out = tmp_path / "my_submission.py"
     r = CliRunner().invoke(cli, ["inspect", str(EXAMPLES / "prebuilt" / "my_gemm.co")])
@@ -40,6 +43,7 @@ def test_prebuilt_code_object_builds(tmp_path):
     assert r.exit_code == 0, r.output
 
 
+@pytest.mark.slow
 def test_triton_project_builds_and_inspects(tmp_path):
     out = tmp_path / "my_submission.py"
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(EXAMPLES / "triton_mxfp4_mm"),
@@ -50,6 +54,7 @@ def test_triton_project_builds_and_inspects(tmp_path):
     assert "mxfp4_mm_kernel" in r.output
 
 
+@pytest.mark.slow
 def test_hip_projects_build(tmp_path):
     for problem, folder in (("mxfp4-mm", "hip_mxfp4_mm"), ("mixed-mla", "hip_mixed_mla")):
         out = tmp_path / f"{folder}.py"

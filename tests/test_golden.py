@@ -28,6 +28,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rendered_submission_matches_golden(name, tmp_path):
     out = tmp_path / name

@@ -3,7 +3,7 @@ Triton ones): they compile for gfx950 and
 gfx942 with the bundled clang and for sm_90 with nvcc, the code objects hold the kernels the plans
 name (NAME and NAME.kd dynamic symbols, read back with pyelftools), each launch.py imports without
 submitgen, and each plan runs on meta tensors for every test and benchmark shape and agrees with
-the metadata. Their numerics are checked on an NVIDIA GPU by benchmarks/cuda_numerics.py."""
+the metadata. Their numerics are checked on an NVIDIA GPU by experiments/cuda_numerics.py."""
 
 from __future__ import annotations
 
@@ -88,6 +88,7 @@ def test_code_object_holds_the_kernels(code_objects, problem, arch):
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", sorted(PROJECTS))
 def test_plan_imports_without_submitgen(problem):
     """launch.py is pasted into submissions: it must import with submitgen unavailable."""
@@ -198,6 +199,7 @@ def test_no_banned_word_under_kernels():
             assert BANNED_WORD not in path.read_text(errors="replace").lower(), path
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     toolchain.find_nvcc() is None, reason="nvcc (CUDA toolkit) is not installed on this machine"
 )

@@ -43,6 +43,7 @@ def write(tmp_path: Path, text: str, name: str = "k.hip") -> Path:
     return p
 
 
+@pytest.mark.slow
 @needs_extra
 @pytest.mark.parametrize("cov", [None, 5])
 def test_math_shuffles_and_atomics_build_a_loadable_gfx950_object(tmp_path, cov):
@@ -73,6 +74,7 @@ def test_math_shuffles_and_atomics_build_a_loadable_gfx950_object(tmp_path, cov)
     assert again.cache_hit and again.code_object == r.code_object
 
 
+@pytest.mark.slow
 @needs_extra
 @pytest.mark.parametrize("header", ["hip/hip_bf16.h", "hip/hip_fp8.h"])
 def test_a_header_no_wheel_has_is_named_with_its_origin(tmp_path, header):

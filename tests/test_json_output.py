@@ -43,6 +43,7 @@ def test_the_checker_catches_what_the_schema_forbids():
     assert check({k: v for k, v in good.items() if k != "ok"}, SCHEMA) != []
 
 
+@pytest.mark.slow
 def test_build_json(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, doc = run_json("build", "mxfp4-mm", *PREBUILT, "-o", "s.py")

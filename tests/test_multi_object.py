@@ -87,6 +87,7 @@ def test_embedding_keeps_the_shorter_of_one_text_and_one_each(compile_co):
         assert split_joined(b"".join(images)) == images
 
 
+@pytest.mark.slow
 def test_two_objects_through_the_build(compile_co, fakehip, tmp_path):
     proj = tmp_path / "proj"
     proj.mkdir()
@@ -237,6 +238,7 @@ def triton_context(
     return ctx, images
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["gfx950", "sm_90"])
 def test_triton_objects_load_launch_and_get_their_scratch(arch, triton_objects, fakehip, tmp_path):
     ctx, images = triton_context(arch, triton_objects, {"mm_big": (512, 0)})  # mm_big: a global scratch

@@ -8,6 +8,7 @@ import random
 import struct
 from io import BytesIO
 
+import pytest
 from elftools.elf.elffile import ELFFile
 
 from submitgen.errors import SubmitgenError
@@ -73,6 +74,7 @@ def _inspect(data: bytes) -> None:
         render_text([item])
 
 
+@pytest.mark.slow
 def test_mutations(cos, bundle):
     seeds = [cos["args_v6"], cos["args_v5"], cos["args_v4_942"], cos["big"], cos["opencl"], bundle]
     regions = [_regions(s) if s.startswith(b"\x7fELF") else {"header": (0, 256), "body": (256, len(s) - 256)}

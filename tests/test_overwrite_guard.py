@@ -39,6 +39,7 @@ def refused(path: Path, why: str) -> None:
     assert path.read_bytes() != before
 
 
+@pytest.mark.slow
 def test_the_digest_covers_the_whole_file(built):
     text = built.read_text()
     prov = provenance.read(text)
@@ -49,6 +50,7 @@ def test_the_digest_covers_the_whole_file(built):
     assert provenance.content_digest(edited) != prov.value("digest")
 
 
+@pytest.mark.slow
 def test_its_own_unchanged_file_is_replaced(built):
     r = build("--reuse-output")
     assert r.exit_code == 0, r.output
@@ -56,6 +58,7 @@ def test_its_own_unchanged_file_is_replaced(built):
     assert line in built.read_text()
 
 
+@pytest.mark.slow
 def test_a_hand_edited_file_is_refused(built):
     built.write_text(built.read_text().replace("\nimport torch\n", "\nimport torch  # mine\n", 1))
     refused(built,
@@ -63,6 +66,7 @@ def test_a_hand_edited_file_is_refused(built):
             f"provenance line records: edited by hand?); refusing to overwrite it: {FORCE}")
 
 
+@pytest.mark.slow
 def test_another_leaderboards_file_is_refused(built):
     built.write_text(built.read_text().replace("#!POPCORN leaderboard amd-mxfp4-mm",
                                                "#!POPCORN leaderboard amd-mixed-mla", 1))
@@ -71,6 +75,7 @@ def test_another_leaderboards_file_is_refused(built):
             f"overwrite it: {FORCE}")
 
 
+@pytest.mark.slow
 def test_a_submission_submitgen_did_not_write_is_refused(built):
     built.write_text((TESTS / "submissions" / "mm_zeros.py").read_text())
     refused(built,
@@ -78,6 +83,7 @@ def test_a_submission_submitgen_did_not_write_is_refused(built):
             f"written by submitgen); refusing to overwrite it: {FORCE}")
 
 
+@pytest.mark.slow
 def test_any_other_file_is_refused(built):
     built.write_text("print('my notes')\n")
     refused(built,
@@ -88,6 +94,7 @@ def test_any_other_file_is_refused(built):
             f"-o s.py: exists and is not a text file submitgen wrote; refusing to overwrite it: {FORCE}")
 
 
+@pytest.mark.slow
 def test_a_file_without_a_digest_is_refused(built):
     text = built.read_text()
     digest = provenance.read(text).value("digest")

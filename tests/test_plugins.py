@@ -66,6 +66,7 @@ def built(installed, tmp_path_factory):
     return out, r.output
 
 
+@pytest.mark.slow
 def test_the_installed_plugin_is_listed_with_its_package(installed):
     r = run("problems")
     assert r.exit_code == 0, r.output
@@ -79,6 +80,7 @@ def test_the_installed_plugin_is_listed_with_its_package(installed):
     assert registry.origin("example-toy-mul").distribution == "submitgen-toy-mul 0.1.0"
 
 
+@pytest.mark.slow
 def test_the_plugin_builds_lints_tests_and_benches(built):
     out, summary = built
     assert f"wrote {out} for example-toy-mul" in summary
@@ -98,6 +100,7 @@ def test_the_plugin_builds_lints_tests_and_benches(built):
     assert "n=4096  2     " in r.output and "geometric mean of the means" in r.output
 
 
+@pytest.mark.slow
 def test_a_fresh_process_finds_the_plugin_on_its_path(installed):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(installed), str(REPO))))
     r = subprocess.run([sys.executable, "-m", "submitgen", "problems"], capture_output=True, text=True,

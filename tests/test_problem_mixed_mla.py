@@ -151,6 +151,7 @@ def _run_config(index, fallback, record_property, vs_fp8=True):
         assert lb.passed, lb.message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", [0, 1], ids=["bs=4 kv=1024", "bs=32 kv=1024"])
 def test_fallback_passes_small_test_configs(index, fallback, record_property):
     _run_config(index, fallback, record_property)

@@ -150,6 +150,7 @@ def test_activation_quantization_rule_matches_numpy():
     assert np.array_equal(_sg_moe_act(x).numpy(), want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("s", (*SMALL, E33), ids=moe.shape_label)
 def test_reference_equals_numpy_float64_and_fallback_equals_reference(inputs, s):
     data = inputs(s)
@@ -195,6 +196,7 @@ def one_thread_worker(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # small tensors: see one_thread above
 
 
+@pytest.mark.slow
 def test_fallback_file_passes_submitgen_test(tmp_path, one_thread_worker):
     from submitgen.evaluate import run_test
 
@@ -206,6 +208,7 @@ def test_fallback_file_passes_submitgen_test(tmp_path, one_thread_worker):
     assert [r.figures.max_abs_err for r in report.results] == [0.0, 0.0]
 
 
+@pytest.mark.slow
 def test_writing_into_hidden_states_fails_submitgen_test_naming_it(tmp_path, one_thread_worker):
     from submitgen.evaluate import format_test_report, run_test
 

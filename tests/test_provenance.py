@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from submitgen.cli import cli
@@ -43,6 +44,7 @@ def test_inspect_reads_it_back(tmp_path):
     assert sub["provenance"]["kernels"] == "mm_tile,mm_reduce" and sub["matches_provenance"] is True
 
 
+@pytest.mark.slow
 def test_inspect_flags_a_blob_swapped_after_the_build(tmp_path, compile_co):
     """Someone pastes another code object into a built file: the provenance no longer matches."""
     other = tmp_path / "other.co"

@@ -40,6 +40,7 @@ def default_build(request, tmp_path_factory):
     return build(BuildOptions(problem=request.param, output=out))
 
 
+@pytest.mark.slow
 def test_default_builds_record_each_kernels_lds_and_inspect_uses_it(default_build):
     built = default_build
     prov = provenance.read(built.text)
@@ -60,6 +61,7 @@ def test_default_builds_record_each_kernels_lds_and_inspect_uses_it(default_buil
     assert exit_status(items) == 0
 
 
+@pytest.mark.slow
 def test_inspect_flags_a_specialization_needing_196608_bytes(tmp_path):
     """Objects 0..2 of the mxfp4-mm build all hold mxfp4_mm_kernel: only object 1's is flagged."""
     built = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py"))
@@ -97,6 +99,7 @@ def test_build_refuses_a_specialization_given_196608_bytes(tmp_path, monkeypatch
     assert not (tmp_path / "s.py").exists()
 
 
+@pytest.mark.slow
 def test_mixed_project_records_hip_kernels_and_an_unlaunched_specialization(tmp_path):
     """HIP kernels get the plan's largest dynamic LDS; a specialization the plan never launches
     gets Triton's shared."""

@@ -13,6 +13,7 @@ from submitgen.toolchain import triton_worker
 pytest.importorskip("triton", reason="the [triton] extra compiles the specializations")
 
 
+@pytest.mark.slow
 def test_cold_and_warm_cache_builds_are_byte_identical(tmp_path, monkeypatch):
     monkeypatch.setenv("SUBMITGEN_CACHE_DIR", str(tmp_path / "cache"))
     cold = build(BuildOptions(problem="moe-mxfp4", output=tmp_path / "cold.py"))

@@ -152,6 +152,7 @@ def test_a_submission_that_crashes_eval_py_shows_its_last_output(tmp_path):
     assert out[-2:] == ["eval.py: check (none) (exit code 1)", "FAILED: 2 of 2 shapes not run"]
 
 
+@pytest.mark.slow
 def test_eval_py_past_its_limit_is_stopped(tmp_path):
     sub = submission(tmp_path, "import time\n\n\ndef custom_kernel(data):\n    time.sleep(120)\n")
     result = run("test", str(sub), "--reference-kernels", str(TOY), "--timeout", "8")

@@ -43,6 +43,7 @@ def test_registered_toy_is_listed(toy):
     assert "{mxfp4-mm|mixed-mla|moe-mxfp4|toy-add}" in usage
 
 
+@pytest.mark.slow
 def test_toy_builds_from_its_default_project(built):
     out, summary = built
     text = out.read_text()
@@ -61,6 +62,7 @@ def test_toy_lints(built):
     assert "for amd-toy-add (problem files ≈2,000" in result.output
 
 
+@pytest.mark.slow
 def test_toy_tests_and_benches(built):
     out, _ = built
     result = run("test", str(out), "--shapes", "all")
@@ -73,6 +75,7 @@ def test_toy_tests_and_benches(built):
     assert "n=4096" in result.output and "ok" in result.output
 
 
+@pytest.mark.slow
 def test_toy_wrong_output_fails_its_check(toy, tmp_path):
     sub = tmp_path / "wrong.py"
     sub.write_text("#!POPCORN leaderboard amd-toy-add\n#!POPCORN gpu MI355X\n\nimport torch\n\n\n"

@@ -67,6 +67,7 @@ def spec_of(tmp_path: Path, text: str = ADD, kernel: str = "add_kernel", signatu
     )
 
 
+@pytest.mark.slow
 def test_gfx950_hsaco_reads_back_with_the_launch_facts(tmp_path):
     art = compile_triton(spec_of(tmp_path), "gfx950")
     assert (art.kind, art.symbol, art.num_warps, art.warp_size, art.block) == (
@@ -88,6 +89,7 @@ def test_gfx950_hsaco_reads_back_with_the_launch_facts(tmp_path):
     assert art.triton_version == __import__("triton").__version__
 
 
+@pytest.mark.slow
 def test_dot_kernel_needs_dynamic_shared_memory_from_the_metadata(tmp_path):
     spec = spec_of(tmp_path, DOT, "dot_kernel", (("a_ptr", "*fp16"), ("b_ptr", "*fp16"), ("c_ptr", "*fp32"),
                    ("BM", "constexpr"), ("BN", "constexpr"), ("BK", "constexpr")),
@@ -119,6 +121,7 @@ def test_line_info_default_is_keyed_and_the_user_can_turn_it_on(tmp_path, monkey
     assert cache_key(spec, "sm_90", version, where) != default
 
 
+@pytest.mark.slow
 def test_cache_hit_and_what_makes_a_miss(tmp_path, _cache):
     spec = spec_of(tmp_path)
     first = compile_triton(spec, "gfx950")
@@ -162,6 +165,7 @@ def test_triton_compile_error_is_one_line_with_the_kernel_line(tmp_path):
                             "NameError('undefined_thing is not defined')")
 
 
+@pytest.mark.slow
 def test_missing_kernel_and_not_a_jit_function(tmp_path):
     spec = spec_of(tmp_path, ADD + "\n\ndef helper():\n    pass\n", kernel="add_kernel")
     with pytest.raises(TritonCompileError) as e:
@@ -215,6 +219,7 @@ except TritonMissingError as e:
 """
 
 
+@pytest.mark.slow
 def test_triton_not_installed_says_how_to_install(tmp_path):
     spec = spec_of(tmp_path)
     compile_triton(spec, "gfx950")  # a cached object does not help: the Triton version is part of the key
@@ -224,6 +229,7 @@ def test_triton_not_installed_says_how_to_install(tmp_path):
                         "pip install 'submitgen[triton]'\n"), r.stderr
 
 
+@pytest.mark.slow
 def test_divisibility_hints_reach_the_compiler(tmp_path):
     plain = compile_triton(spec_of(tmp_path, constexprs=(("BLOCK", 1024),)), "gfx950")
     hinted_sig = tuple((n, t if t == "constexpr" else t + ":16") for n, t in SIG)

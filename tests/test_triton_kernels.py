@@ -229,6 +229,7 @@ _INTERP = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_interpreter_quantization_and_plans(tmp_path: Path) -> None:
     script = tmp_path / "interp.py"
     script.write_text(_INTERP.format(root=str(ROOT)))

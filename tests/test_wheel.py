@@ -6,11 +6,18 @@ import os
 import subprocess
 import sys
 import zipfile
+from importlib.util import find_spec
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(find_spec("hatchling") is None,
+                    reason="hatchling (pyproject's build backend) is not installed: pip wheel "
+                           "--no-build-isolation cannot build the wheel")
 def test_wheel_ships_templates_and_kernels_and_builds(tmp_path):
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",

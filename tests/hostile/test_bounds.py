@@ -121,6 +121,7 @@ def _py(blobs: list[int]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_the_total_a_python_file_decodes_to_is_bounded(tmp_path):
     assert MAX_TOTAL_DECODED == 64 * 1024 * 1024
     half = MAX_TOTAL_DECODED // 2

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from submitgen.cli import cli
@@ -16,6 +17,7 @@ from submitgen.cli import cli
 PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
 
 
+@pytest.mark.slow
 def test_concurrent_builds_sharing_the_cache_are_identical(tmp_path, monkeypatch):
     shutil.copytree(PROJECT, tmp_path / "proj")
     env = dict(os.environ, SUBMITGEN_CACHE_DIR=str(tmp_path / "cache"))

@@ -70,6 +70,7 @@ ERRORS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_inspect_and_build_refuse_the_error(case, good, tmp_path):
     edit, kernel, message = ERRORS[case]
@@ -82,6 +83,7 @@ def test_inspect_and_build_refuse_the_error(case, good, tmp_path):
     assert f"error: {message}" in " ".join(line.strip() for line in i.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_a_warning_is_shown_in_the_build_summary(good, tmp_path):
     r, co = build(tmp_path, with_metadata(good, _target("amdgcn-amd-amdhsa--gfx950:xnack+")))
     assert r.returncode == 0, r.stderr
@@ -89,6 +91,7 @@ def test_a_warning_is_shown_in_the_build_summary(good, tmp_path):
             "'amdgcn-amd-amdhsa--gfx950' (target-mismatch)") in r.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_an_object_without_findings_adds_no_note(good, tmp_path):
     r, co = build(tmp_path, good)
     assert r.returncode == 0, r.stderr

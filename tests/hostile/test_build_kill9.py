@@ -148,11 +148,13 @@ def _kill_at_every_step(root: Path, args: list[str], cold_cache: bool, stride: i
     return len(steps)
 
 
+@pytest.mark.slow
 def test_kill_9_at_every_step_of_a_prebuilt_object_build(workspace):
     args = ["build", "mxfp4-mm", "--kernels", "proj", "--co", "mm.co", "-o", "out/s.py"]
     assert _kill_at_every_step(workspace, args, cold_cache=False) >= 5
 
 
+@pytest.mark.slow
 def test_kill_9_at_every_step_of_a_compiling_build(workspace):
     """A cold-cache compile (about 50 events: the toolchain probe, the private compile folder and
     three cache entries, then the output): every third event, and every rename with its

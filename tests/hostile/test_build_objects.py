@@ -8,6 +8,7 @@ import struct
 from io import BytesIO
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from elftools.elf.elffile import ELFFile
 
@@ -24,6 +25,7 @@ def _kd_offset(data: bytes, symbol: str) -> int:
     return sec["sh_offset"] + sym["st_value"] - sec["sh_addr"]
 
 
+@pytest.mark.slow
 def test_an_object_with_an_error_finding_is_refused(tmp_path, monkeypatch):
     shutil.copytree(PROJECT, tmp_path / "proj")
     monkeypatch.chdir(tmp_path)

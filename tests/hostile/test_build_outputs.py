@@ -35,6 +35,7 @@ def run(*args: str):
     return CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", "proj", *args])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("target", "error"),
     [
@@ -64,6 +65,7 @@ def test_fifo_output_is_refused(project, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_the_co_input_cannot_be_the_output(project, tmp_path):
     co = tmp_path / "mm.co"
     good = run("-o", "first.py")
@@ -78,6 +80,7 @@ def test_the_co_input_cannot_be_the_output(project, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_output_folder_gets_submission_py(project, tmp_path):
     r = run("-o", "newdir/")
     assert r.exit_code == 0, r.output
@@ -86,6 +89,7 @@ def test_output_folder_gets_submission_py(project, tmp_path):
     assert r.exit_code == 0 and "wrote newdir/submission.py" in r.output
 
 
+@pytest.mark.slow
 def test_full_disk_is_one_error_line(project, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
@@ -102,6 +106,7 @@ def _dead_pid() -> int:
     return p.pid
 
 
+@pytest.mark.slow
 def test_stale_temp_files_of_killed_builds_are_removed(project, tmp_path):
     dead, live = _dead_pid(), os.getppid()
     stale = tmp_path / f".s.py.{dead}.abc123.tmp"
@@ -118,6 +123,7 @@ def test_stale_temp_files_of_killed_builds_are_removed(project, tmp_path):
     assert not stale.exists() and alive.exists() and other.exists() and not stale_dir.exists()
 
 
+@pytest.mark.slow
 def test_a_plan_saved_during_the_build_is_not_embedded(project, monkeypatch):
     """launch.py is read once: an edit after that point is neither checked nor embedded."""
     real = AmdBackend.compile
@@ -151,6 +157,7 @@ def test_a_source_saved_during_the_build_is_refused(project, monkeypatch):
     assert not Path("s.py").exists()
 
 
+@pytest.mark.slow
 def test_kill_9_leaves_the_earlier_output_whole(project, tmp_path):
     """A build killed at several points (import, compile, plan, write) never leaves a partial file:
     the earlier good output stays byte for byte, and the next build removes the killed one's temp file."""

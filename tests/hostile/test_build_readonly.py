@@ -74,6 +74,7 @@ def _run(args: list[str]) -> tuple[int, str]:
     return r.exit_code, r.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("existing", [True, False])
 def test_read_only_output_folder_is_one_error_line(world, existing):
     out = world / "out"

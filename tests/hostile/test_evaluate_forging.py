@@ -48,6 +48,7 @@ def toys():
     unregister("toy-noclone")
 
 
+@pytest.mark.slow
 def test_moe_writing_hidden_states_and_patching_the_check_fails(tmp_path):
     """The issue's case: a right moe output, hidden_states written into, the old in-worker check
     and torch.equal patched."""
@@ -65,6 +66,7 @@ def test_moe_writing_hidden_states_and_patching_the_check_fails(tmp_path):
     assert format_test_report(report)[-1] == "FAILED: 1 of 1 shapes failed"
 
 
+@pytest.mark.slow
 def test_every_patch_at_once_still_fails_a_write_into_an_input(tmp_path):
     sub = tmp_path / "sub.py"
     sub.write_text(NOCLONE + PATCHES + "def custom_kernel(data):\n    a, b = data\n    out = a + b\n"
@@ -74,6 +76,7 @@ def test_every_patch_at_once_still_fails_a_write_into_an_input(tmp_path):
         format_test_report(report)
 
 
+@pytest.mark.slow
 def test_patches_do_not_fail_an_honest_kernel(tmp_path):
     sub = tmp_path / "sub.py"
     sub.write_text(TOY + PATCHES + "def custom_kernel(data):\n    return data[0] + data[1]\n")
@@ -81,6 +84,7 @@ def test_patches_do_not_fail_an_honest_kernel(tmp_path):
     assert report.passed, format_test_report(report)
 
 
+@pytest.mark.slow
 def test_other_inputs_than_the_parent_generates_fail(tmp_path):
     """A submission that makes the worker generate easier inputs (here: zeros, through torch.randn,
     which the problem's generate_input calls) is caught by the fingerprint sent before the call."""
@@ -94,6 +98,7 @@ def test_other_inputs_than_the_parent_generates_fail(tmp_path):
                        "something in the submission's process changed how the inputs are made")
 
 
+@pytest.mark.slow
 def test_a_second_inputs_event_is_refused(tmp_path):
     """The fingerprint sent before the call cannot be replaced from inside the call."""
     sub = tmp_path / "sub.py"
@@ -110,6 +115,7 @@ def test_a_second_inputs_event_is_refused(tmp_path):
         "the submission's process wrote to it")
 
 
+@pytest.mark.slow
 def test_a_forged_result_event_fails_the_whole_run(tmp_path):
     """A submission that writes a complete result for its shape (pristine fingerprint, right output
     bytes) before the worker's own: the worker's event then arrives second, and no result of the

@@ -45,6 +45,7 @@ def _first_lines(report) -> list[str | None]:
     return [r.error.splitlines()[0] if r.error else None for r in report.results]
 
 
+@pytest.mark.slow
 def test_forged_events_fail_the_shape(tmp_path):
     sub = _file(tmp_path, (
         "_FD = int(os.environ['SUBMITGEN_RESULT_FD'])\n\n\n"
@@ -57,6 +58,7 @@ def test_forged_events_fail_the_shape(tmp_path):
     assert _first_lines(report) == [forged, forged]
 
 
+@pytest.mark.slow
 def test_a_patched_checker_changes_nothing(tmp_path):
     sub = _file(tmp_path, (
         "import submitgen.problems.compare as _c\n"
@@ -70,6 +72,7 @@ def test_a_patched_checker_changes_nothing(tmp_path):
     assert report.results[0].message.startswith("FAIL (rtol=1e-05 atol=1e-05, every element): ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line,why", [
     (b"not json", "not JSON: 'not json'"),
     (b"[1, 2]", "not an event: '[1, 2]'"),
@@ -88,6 +91,7 @@ def test_malformed_events_fail_the_shape_not_the_run(tmp_path, line, why):
     assert _first_lines(report) == [MALFORMED.format(why)]
 
 
+@pytest.mark.slow
 def test_a_forged_output_description_is_refused(tmp_path):
     sub = _file(tmp_path, (
         "def custom_kernel(data):\n"
@@ -100,6 +104,7 @@ def test_a_forged_output_description_is_refused(tmp_path):
                                     "output dtype 'os.system'"]
 
 
+@pytest.mark.slow
 def test_a_closed_result_pipe_reads_as_the_submission_dying(tmp_path):
     sub = _file(tmp_path, "os.close(int(os.environ['SUBMITGEN_RESULT_FD']))\n\n\n"
                           "def custom_kernel(data):\n    return data[0] + data[1]\n")
@@ -109,6 +114,7 @@ def test_a_closed_result_pipe_reads_as_the_submission_dying(tmp_path):
     assert _first_lines(report) == [died, died]
 
 
+@pytest.mark.slow
 def test_what_the_submission_leaves_running_ends_with_it(tmp_path):
     pidfile = tmp_path / "child.pid"
     sub = _file(tmp_path, (
@@ -135,6 +141,7 @@ def test_what_the_submission_leaves_running_ends_with_it(tmp_path):
     assert state in ("gone", "Z", "X"), f"the submission's child {pid} is still running ({state})"
 
 
+@pytest.mark.slow
 def test_inputs_changed_by_custom_kernel_fail_where_the_evaluator_does_not_clone(tmp_path):
     header = TOY.replace("amd-toy-add", "amd-toy-noclone")
     sub = _file(tmp_path, "def custom_kernel(data):\n    a, b = data\n    out = a + b\n    a.zero_()\n"
@@ -156,6 +163,7 @@ def test_inputs_changed_by_custom_kernel_fail_where_the_evaluator_does_not_clone
     assert f"lint warning: {report.lint_warnings[0]}" in text
 
 
+@pytest.mark.slow
 def test_wrong_dtype_fails_mxfp4_mm(tmp_path):
     fallback = get_problem("mxfp4-mm").fallback_source
     sub = _file(tmp_path, fallback + "\n\ndef custom_kernel(data):\n    return _sg_fallback(data).float()\n",

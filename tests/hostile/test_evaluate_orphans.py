@@ -25,6 +25,7 @@ def _state(pid: int) -> str:
         return "gone"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_the_worker_dies_with_submitgen(tmp_path, sig):
     pidfile = tmp_path / "pids"

@@ -384,6 +384,7 @@ def _finish(pid: int, read: int) -> dict:
     return out["ok"]
 
 
+@pytest.mark.slow
 def test_fuzz_cli(seeds, tmp_path):
     """The cases in two forked workers (one per core of the CI machine), each in a folder of its own."""
     start = cpu()

@@ -89,6 +89,7 @@ def test_storing_the_inputs_in_a_container_does_not_make_it_an_input():
     ]
 
 
+@pytest.mark.slow
 def test_the_default_moe_build_has_no_input_write_warning(tmp_path):
     from submitgen.pipeline import BuildOptions, build
 

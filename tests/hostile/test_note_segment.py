@@ -77,6 +77,7 @@ def test_a_section_copy_that_is_not_msgpack_is_an_error(real):
     assert errors(forged) == [("note-mismatch", PREFIX + "the section's copy is not msgpack")]
 
 
+@pytest.mark.slow
 def test_inspect_exits_1_and_build_refuses(real, tmp_path):
     co = tmp_path / "forged.co"
     co.write_bytes(with_metadata(real, forge, only="section"))

@@ -44,6 +44,7 @@ def test_plan_defect_is_one_error_line(case: Case, tmp_path, monkeypatch):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_utf8_bom_is_accepted_and_not_embedded(tmp_path, monkeypatch):
     good = (PROJECT / "launch.py").read_text()
     make_project(tmp_path, "bom", "\ufeff" + good)

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,6 +34,7 @@ def _pids_running(argv: list[str]) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_the_plan_group_is_killed_and_the_callers_pipes_close_at_the_timeout(tmp_path):
     tag = f"{random.randrange(10**6)}"
     grouped = ["sleep", f"300.{tag}1"]

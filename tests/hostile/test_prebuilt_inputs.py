@@ -37,6 +37,7 @@ def run(*args: str):
     return CliRunner().invoke(cli, list(args))
 
 
+@pytest.mark.slow
 def test_cuda_co_fifo_is_refused_at_once(proj, tmp_path):
     os.mkfifo(tmp_path / "k.cubin")
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -50,6 +51,7 @@ def test_cuda_co_fifo_is_refused_at_once(proj, tmp_path):
            "Python file\n")
 
 
+@pytest.mark.slow
 def test_a_plain_float_for_an_untyped_prebuilt_argument_is_refused(proj):
     """The project's own source types a --co object's arguments when the folder has it; here it does not."""
     assert run("compile", "proj/mm.hip", "-o", "mm.co").exit_code == 0

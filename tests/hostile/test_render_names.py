@@ -113,6 +113,7 @@ def run_dry(sub: Path, fakehip: Path, tmp: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(NAMES))
 def test_a_hostile_kernel_name_stays_data(case, placeholder_co, clean, fakehip, tmp_path):
     name = named(NAMES[case])
@@ -134,6 +135,7 @@ def test_a_hostile_kernel_name_stays_data(case, placeholder_co, clean, fakehip, 
     assert [(c["name"], c["found"]) for c in got] == [(name, True)]
 
 
+@pytest.mark.slow
 def test_hostile_project_and_file_names_stay_in_their_comments(placeholder_co, clean, tmp_path):
     folder = named('p"r\to\nj\\ \u00e9')
     proj, co = project(tmp_path, PLACEHOLDER, placeholder_co, folder=folder)

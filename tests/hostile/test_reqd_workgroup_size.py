@@ -54,6 +54,7 @@ def test_inspect_shows_it(co):
     assert k["reqd_workgroup_size"] == [64, 2, 1] and k["occupancy"]["block_size"] == 128
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block,error", [((64, 2, 1), None), ((128, 1, 1), "(128, 1, 1)")])
 def test_the_build_holds_the_plan_block_to_it(co, tmp_path, block, error):
     proj = tmp_path / "proj"

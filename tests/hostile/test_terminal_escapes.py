@@ -86,6 +86,7 @@ def test_diff_shows_a_hostile_name_escaped(hostile_co):
     assert_escaped(r.stdout)
 
 
+@pytest.mark.slow
 def test_the_build_summary_shows_a_hostile_name_escaped(hostile_co, tmp_path):
     proj = tmp_path / "proj"
     proj.mkdir()

@@ -41,6 +41,7 @@ def spec(tmp_path: Path, prefix: str) -> TritonSpec:
     )
 
 
+@pytest.mark.slow
 def test_a_file_that_loops_at_load_time_ends_at_the_time_limit(tmp_path):
     t0 = time.monotonic()
     with pytest.raises(ToolchainError) as e:

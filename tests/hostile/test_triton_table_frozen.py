@@ -64,6 +64,7 @@ def test_a_plan_that_rebinds_triton_is_refused(tmp_path, monkeypatch, new, error
     assert (r.exit_code, r.output) == (1, f"Error: {error}\n")
 
 
+@pytest.mark.slow
 def test_the_emitted_file_holds_the_table_read_only(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = build(tmp_path, project(tmp_path))
