@@ -441,7 +441,11 @@ def _run_options(fn):
 
 
 @cli.command("test")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(dir_okay=False), required=False, metavar="FILE")
+@click.option("--interpret", default=None, metavar="PROJECT_DIR", type=click.Path(file_okay=False),
+              help="Instead of FILE: run this Triton kernel project's own plan and kernels on the CPU under "
+                   "Triton's interpreter and check them against the reference (default: the problem's "
+                   "smallest or a small shape; --timeout default 300 s).")
 @click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--shapes", default="test", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
@@ -454,18 +458,31 @@ def _run_options(fn):
 @click.pass_context
 def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
              seed: int | None, reference_kernels: str | None, mode: str, timeout: float,
-             no_lint: bool, require_kernel: bool, as_json: bool) -> None:
+             no_lint: bool, require_kernel: bool, as_json: bool, interpret: str | None) -> None:
     """Lint FILE, then run its custom_kernel on every shape in a fresh process, the way the
     leaderboard's evaluator does, and check each output against the local reference at the
     leaderboard's tolerance (and that the inputs were not changed). Says which backend ran.
     Exits 1 on any failure, 3 when the file needs a module this machine lacks. With
     --reference-kernels DIR: runs DIR's own eval.py instead; exits 3 when its reference cannot
-    run on this machine."""
+    run on this machine. With --interpret PROJECT_DIR instead of FILE: runs a Triton project's own
+    plan and kernels under Triton's interpreter on the CPU, checked the same way (docs/evaluate.md)."""
     from submitgen.errors import EvaluateError
     from submitgen.evaluate import format_test_report, run_test
     from submitgen.evaluate.jsonfmt import test_fields
 
+    if interpret is not None and file is not None:
+        raise click.UsageError("give FILE or --interpret PROJECT_DIR, not both")
+    if interpret is None and file is None:
+        raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == "file"))
     with _json_errors("test", as_json):
+        if interpret is not None and (reference_kernels is not None or no_lint):
+            raise EvaluateError("--interpret runs a kernel project, not a file: --reference-kernels and "
+                                "--no-lint do not apply")
+        if interpret is not None:
+            return _run_and_report(interpret, problem, False, format_test_report, lambda: run_test(
+                interpret, problem=problem, shapes=shapes if _given(ctx, "shapes") else None, custom=custom,
+                seed=seed, timeout_s=timeout if _given(ctx, "timeout") else None, progress=_progress,
+                announce=_announce, interpret=True), require_kernel, test_fields if as_json else None)
         if reference_kernels is not None:
             _no_json_with_reference(as_json)
             return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from submitgen.evaluate.results import (
     KERNEL_DRY_RUN,
     KERNEL_FALLBACK,
+    KERNEL_INTERPRETED,
     KERNEL_NO_GPU,
     TIMING_SKIPPED,
     BenchReport,
@@ -20,6 +21,7 @@ from submitgen.evaluate.results import (
 
 FALLBACK_ONLY = "kernel not run: fallback only"
 DRY_RUN = "launches checked, outputs not checked"
+INTERPRETED = "kernel checked under the Triton interpreter"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -63,13 +65,16 @@ def test_verdict(report: TestReport | BenchReport) -> str:
     failed = sum(not r.passed for r in report.results)
     n = len(report.results)
     kernel = report.backend.kernel
-    note = {KERNEL_FALLBACK: FALLBACK_ONLY, KERNEL_DRY_RUN: DRY_RUN}.get(kernel)
+    notes = {KERNEL_FALLBACK: FALLBACK_ONLY, KERNEL_DRY_RUN: DRY_RUN, KERNEL_INTERPRETED: INTERPRETED}
+    note = notes.get(kernel)
     if failed:
         return f"FAILED: {failed} of {n} shapes failed" + (f" ({note})" if note else "")
     if kernel == KERNEL_FALLBACK:
         return f"{FALLBACK_ONLY} (the pure-torch fallback passed all {n} shapes)"
     if kernel == KERNEL_DRY_RUN:
         return f"{DRY_RUN}: all {n} shapes launched against the stand-in library"
+    if kernel == KERNEL_INTERPRETED:
+        return f"{INTERPRETED}: all {n} shapes passed"
     return f"all {n} shapes passed"
 
 
