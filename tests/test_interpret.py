@@ -94,3 +94,18 @@ def test_each_default_triton_project_passes_under_the_interpreter(project):
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == ("kernel checked under the Triton interpreter: all 1 shapes "
                                                "passed")
+
+
+def test_interpret_json_is_the_documented_envelope(toy):
+    import json
+
+    from test_json_output import valid
+
+    result = _run("test", "--interpret", str(TOY_TRITON), "--problem", "toy-add", "--json")
+    doc = json.loads(result.stdout)
+    assert valid(doc) == [], doc
+    assert result.exit_code == 0 and doc["ok"] is True and doc["exit_code"] == 0
+    assert (doc["file"], doc["backend"]["kernel"], doc["backend"]["value"]) == (
+        str(TOY_TRITON), "interpreted", "triton-interpreter")
+    assert doc["verdict"] == "kernel checked under the Triton interpreter: all 1 shapes passed"
+    assert [(s["label"], s["result"]) for s in doc["shapes"]] == [("n=256", "pass")]
