@@ -293,8 +293,12 @@ def _lint_failed(e) -> None:
     """The failed rules, then one Error: line saying that the file was not run and how to run it."""
     for line in e.lines:
         click.echo(line)
-    raise click.ClickException(f"{e}: not run, because it fails lint (the leaderboard would refuse it); "
-                               "pass --no-lint to run it anyway for a local experiment")
+    raise click.ClickException(_lint_failed_text(e))
+
+
+def _lint_failed_text(e) -> str:
+    return (f"{e}: not run, because it fails lint (the leaderboard would refuse it); pass --no-lint to run "
+            "it anyway for a local experiment")
 
 
 def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
@@ -308,18 +312,32 @@ def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
 
 
 def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
-                    require_kernel: bool = False) -> None:
-    """``test`` and ``bench``: warn (--no-lint) or stop on lint, ``run()``, print ``fmt(report)``,
-    exit with the report's code (0 passed, 1 failed or, with --require-kernel, kernel not run,
-    3 cannot run here)."""
+                    require_kernel: bool = False, json_fields=None) -> None:
+    """``test`` and ``bench``: warn (--no-lint) or stop on lint, ``run()``, print ``fmt(report)``
+    (with --json, the envelope of ``json_fields(report, require_kernel)``), exit with the report's
+    code (0 passed, 1 failed or, with --require-kernel, kernel not run, 3 cannot run here)."""
     from submitgen.errors import LintFailed
     from submitgen.evaluate import require_kernel_line
 
-    try:
-        _warn_lint(file, problem, no_lint)
-        report = run()
-    except LintFailed as e:
-        _lint_failed(e)
+    command = click.get_current_context().command.name
+    with _json_errors(command, json_fields is not None):
+        try:
+            _warn_lint(file, problem, no_lint)
+            report = run()
+        except LintFailed as e:
+            if json_fields is None:
+                _lint_failed(e)
+            for line in e.lines:  # --json: the failed rules on stderr, the Error: line's text in "error"
+                click.echo(line, err=True)
+            raise SubmitgenError(_lint_failed_text(e)) from None
+    if json_fields is not None:
+        from submitgen.jsonout import dumps, envelope
+
+        fields = json_fields(report, require_kernel)
+        click.echo(dumps(envelope(command, fields["exit_code"] == 0, fields)))
+        if fields["exit_code"]:
+            raise SystemExit(fields["exit_code"])
+        return
     for line in fmt(report):
         click.echo(line)
     why = require_kernel_line(report) if require_kernel and report.cannot_run is None else None
@@ -376,6 +394,14 @@ def _run_reference(ctx: click.Context, file: str, folder: str, mode: str, proble
         progress=_progress_text))
 
 
+def _no_json_with_reference(as_json: bool) -> None:
+    from submitgen.errors import EvaluateError
+
+    if as_json:
+        raise EvaluateError("--json does not apply with --reference-kernels: eval.py's own report is "
+                            "printed as it gives it")
+
+
 @cli.command("lint")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
@@ -402,7 +428,9 @@ def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
 
 
 def _run_options(fn):
-    """Options that `test` and `bench` share: the per-shape timeout, --no-lint, --require-kernel."""
+    """Options that `test` and `bench` share: the per-shape timeout, --no-lint, --require-kernel, --json."""
+    fn = click.option("--json", "as_json", is_flag=True, help="Print the results as JSON (docs/json.md) "
+                      "instead of the table; progress stays on stderr.")(fn)
     fn = click.option("--require-kernel", is_flag=True, help="Exit 1 unless the kernel itself ran (not "
                       "the pure-torch fallback, not a dry run, not a CPU-only run).")(fn)
     fn = click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, "
@@ -413,7 +441,11 @@ def _run_options(fn):
 
 
 @cli.command("test")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(dir_okay=False), required=False, metavar="FILE")
+@click.option("--interpret", default=None, metavar="PROJECT_DIR", type=click.Path(file_okay=False),
+              help="Instead of FILE: run this Triton kernel project's own plan and kernels on the CPU under "
+                   "Triton's interpreter and check them against the reference (default: the problem's "
+                   "smallest or a small shape; --timeout default 300 s).")
 @click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--shapes", default="test", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
@@ -426,27 +458,44 @@ def _run_options(fn):
 @click.pass_context
 def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
              seed: int | None, reference_kernels: str | None, mode: str, timeout: float,
-             no_lint: bool, require_kernel: bool) -> None:
+             no_lint: bool, require_kernel: bool, as_json: bool, interpret: str | None) -> None:
     """Lint FILE, then run its custom_kernel on every shape in a fresh process, the way the
     leaderboard's evaluator does, and check each output against the local reference at the
     leaderboard's tolerance (and that the inputs were not changed). Says which backend ran.
     Exits 1 on any failure, 3 when the file needs a module this machine lacks. With
     --reference-kernels DIR: runs DIR's own eval.py instead; exits 3 when its reference cannot
-    run on this machine."""
+    run on this machine. With --interpret PROJECT_DIR instead of FILE: runs a Triton project's own
+    plan and kernels under Triton's interpreter on the CPU, checked the same way (docs/evaluate.md)."""
     from submitgen.errors import EvaluateError
     from submitgen.evaluate import format_test_report, run_test
+    from submitgen.evaluate.jsonfmt import test_fields
 
-    if reference_kernels is not None:
-        return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
-                              ("shapes", "custom", "require_kernel"))
-    if mode != "test":
-        raise EvaluateError(f"test --mode {mode} needs --reference-kernels DIR; the built-in harness times "
-                            f"with `submitgen bench --mode {mode}`" if mode == "leaderboard" else
-                            f"test --mode {mode} needs --reference-kernels DIR; the built-in harness times "
-                            "with `submitgen bench`")
-    _run_and_report(file, problem, no_lint, format_test_report, lambda: run_test(
-        file, problem=problem, shapes=shapes, custom=custom, seed=seed, timeout_s=timeout,
-        lint=not no_lint, progress=_progress, announce=_announce), require_kernel)
+    if interpret is not None and file is not None:
+        raise click.UsageError("give FILE or --interpret PROJECT_DIR, not both")
+    if interpret is None and file is None:
+        raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == "file"))
+    with _json_errors("test", as_json):
+        if interpret is not None and (reference_kernels is not None or no_lint):
+            raise EvaluateError("--interpret runs a kernel project, not a file: --reference-kernels and "
+                                "--no-lint do not apply")
+        if interpret is not None:
+            return _run_and_report(interpret, problem, False, format_test_report, lambda: run_test(
+                interpret, problem=problem, shapes=shapes if _given(ctx, "shapes") else None, custom=custom,
+                seed=seed, timeout_s=timeout if _given(ctx, "timeout") else None, progress=_progress,
+                announce=_announce, interpret=True), require_kernel, test_fields if as_json else None)
+        if reference_kernels is not None:
+            _no_json_with_reference(as_json)
+            return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
+                                  ("shapes", "custom", "require_kernel"))
+        if mode != "test":
+            raise EvaluateError(f"test --mode {mode} needs --reference-kernels DIR; the built-in harness "
+                                f"times with `submitgen bench --mode {mode}`" if mode == "leaderboard" else
+                                f"test --mode {mode} needs --reference-kernels DIR; the built-in harness "
+                                "times with `submitgen bench`")
+        _run_and_report(file, problem, no_lint, format_test_report, lambda: run_test(
+            file, problem=problem, shapes=shapes, custom=custom, seed=seed, timeout_s=timeout,
+            lint=not no_lint, progress=_progress, announce=_announce), require_kernel,
+            test_fields if as_json else None)
 
 
 @cli.command("bench")
@@ -473,7 +522,7 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
 def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
               iters: int | None, max_time: float, flush_mib: int, seed: int | None,
               reference_kernels: str | None, mode: str, force: bool, timeout: float, no_lint: bool,
-              require_kernel: bool) -> None:
+              require_kernel: bool, as_json: bool) -> None:
     """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: runs,
     mean, std, err, best and worst, stopping as eval.py does (at least 3 runs, until the error of
     the mean is below 0.1 %, the time budget or 120 s is spent). With a GPU: device events,
@@ -484,18 +533,22 @@ def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, c
     exits 3 when its reference cannot run on this machine."""
     from submitgen.errors import EvaluateError
     from submitgen.evaluate import format_bench_report, run_bench
+    from submitgen.evaluate.jsonfmt import bench_fields
 
-    if reference_kernels is not None:
-        return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
-                              ("shapes", "custom", "iters", "max_time", "flush_mib", "force",
-                               "require_kernel"))
-    if mode == "test":
-        raise EvaluateError("bench --mode test needs --reference-kernels DIR; the built-in harness "
-                            "checks with `submitgen test`")
-    _run_and_report(file, problem, no_lint, format_bench_report, lambda: run_bench(
-        file, problem=problem, shapes=shapes, custom=custom, seed=seed, iters=iters, max_time_s=max_time,
-        flush_mib=flush_mib, mode=mode, timeout_s=timeout, lint=not no_lint, force=force,
-        progress=_progress, announce=_announce), require_kernel)
+    with _json_errors("bench", as_json):
+        if reference_kernels is not None:
+            _no_json_with_reference(as_json)
+            return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
+                                  ("shapes", "custom", "iters", "max_time", "flush_mib", "force",
+                                   "require_kernel"))
+        if mode == "test":
+            raise EvaluateError("bench --mode test needs --reference-kernels DIR; the built-in harness "
+                                "checks with `submitgen test`")
+        _run_and_report(file, problem, no_lint, format_bench_report, lambda: run_bench(
+            file, problem=problem, shapes=shapes, custom=custom, seed=seed, iters=iters,
+            max_time_s=max_time, flush_mib=flush_mib, mode=mode, timeout_s=timeout, lint=not no_lint,
+            force=force, progress=_progress, announce=_announce), require_kernel,
+            bench_fields if as_json else None)
 
 
 @cli.command("problems")

@@ -1,6 +1,8 @@
 """Run the default amd-moe-mxfp4 Triton project on the CPU with Triton's interpreter, through its own
 launch plan, on one shape given as JSON (and optional overrides of the plan's TRITON entries, as
-a second JSON argument); print one JSON line comparing it with the reference.
+a second JSON argument); print one JSON line comparing it with the reference. The kernels are
+imported and launched by `submitgen test --interpret`'s machinery (submitgen/evaluate/interpret.py);
+the plan is loaded here as a plain module, so that the overrides can change it.
 
 Triton reads TRITON_INTERPRET when it is imported (its own library functions are decorated then),
 so this runs in a process of its own: ``TRITON_INTERPRET=1 python tests/moe_interpret.py '{...}'``."""
@@ -13,6 +15,7 @@ import sys
 
 import torch
 
+from submitgen.evaluate.interpret import byte_view, kernel_modules, launch_all
 from submitgen.problems import moe_mxfp4 as moe
 from submitgen.resources import kernels_dir
 
@@ -24,13 +27,6 @@ def _load(name: str, file: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _bytes(arg):
-    """The interpreter reads fp4x2 / e8m0 tensors as the uint8 the kernels declare."""
-    if isinstance(arg, torch.Tensor) and arg.dtype in (torch.float4_e2m1fn_x2, torch.float8_e8m0fnu):
-        return arg.view(torch.uint8)
-    return arg
 
 
 def _override(launch, overrides: dict) -> None:
@@ -51,21 +47,20 @@ def _override(launch, overrides: dict) -> None:
 
 def main(spec: dict, overrides: dict | None = None) -> dict:
     torch.set_num_threads(1)
-    launch, kernels = _load("moe_launch", "launch.py"), _load("moe_kernels", "moe_mxfp4.py")
+    launch = _load("moe_launch", "launch.py")
+    kernels = kernel_modules(PROJECT, (entry["source"] for entry in launch.TRITON.values()))
     _override(launch, overrides or {})
     data = moe.generate_input(spec)
-    before = [_bytes(t).clone() for t in data[:11]]
+    before = [byte_view(t).clone() for t in data[:11]]
     out, launches = launch.plan(data)
-    for name, grid, block, lds, args in launches:
-        triton_spec = launch.TRITON[name]
-        assert block is None and lds is None, (name, block, lds)
-        getattr(kernels, triton_spec["kernel"])[grid](*map(_bytes, args), **triton_spec["constexprs"])
+    assert all(block is None and lds is None for _name, _grid, block, lds, _args in launches), launches
+    launch_all(launch.TRITON, kernels, launches, out.device)
     ref = moe.reference(data)
     return {
         "launches": [name for name, *_ in launches],
         "equal": bool(torch.equal(out, ref)),
         "max_abs_err": float((out.float() - ref.float()).abs().max()),
-        "inputs_unchanged": all(torch.equal(_bytes(a), b) for a, b in zip(data[:11], before)),
+        "inputs_unchanged": all(torch.equal(byte_view(a), b) for a, b in zip(data[:11], before)),
     }
 
 

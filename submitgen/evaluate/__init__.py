@@ -165,14 +165,17 @@ STAND_IN_LIBRARIES = ("SUBMITGEN_HIP_LIBRARY", "SUBMITGEN_CUDA_LIBRARY", "SUBMIT
 
 
 def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[str, Any], timeout_s: float,
-             on_result: Callable[[int, dict[str, Any], Path], None], tmp: Path, state: RunState) -> None:
-    """Lay out the run folder, run the compile pass, then all ``shapes``, starting a new worker
-    after one dies, until every shape has a result."""
+             on_result: Callable[[int, dict[str, Any], Path], None], tmp: Path, state: RunState,
+             compile_first: bool = True) -> None:
+    """Lay out the run folder, run the compile pass (unless ``compile_first`` is false: test
+    --interpret's driver is no submission), then all ``shapes``, starting a new worker after one
+    dies, until every shape has a result."""
     from submitgen.problems.registry import import_root
 
     root = import_root(prep.problem)
     lay_out(tmp / "run", prep.text, prep.problem, root)
-    state.compile = compile_pass(tmp)
+    if compile_first:
+        state.compile = compile_pass(tmp)
     cfg = {"mode": mode, "problem": prep.problem.leaderboard, "problem_module": prep.problem.module,
            "problem_root": root, **options}
     todo = list(range(len(shapes)))
@@ -190,14 +193,14 @@ def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[s
         attempt += 1
 
 
-def _backend_of(state: RunState, tmp: Path) -> Backend:
+def _backend_of(state: RunState, tmp: Path, interpreted: bool = False) -> Backend:
     ready = state.ready or {}
     import torch
 
     return Backend(
         state.backend, torch.cuda.is_available(), str(ready.get("device", "cpu"))[:200],
         _first_output(tmp / "worker-0.log"), stand_in=any(os.environ.get(v) for v in STAND_IN_LIBRARIES),
-        compile_note=state.compile.describe() if state.compile else None,
+        compile_note=state.compile.describe() if state.compile else None, interpreted=interpreted,
     )
 
 
@@ -244,7 +247,7 @@ def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: d
                 timeout_s: float, result: Callable[..., R], missing: Callable[[Shape], R],
                 report: Callable[[tuple[R, ...], Backend], Any],
                 progress: Callable[[R, int, int], None] | None,
-                announce: Callable[[str], None] | None = None) -> Any:
+                announce: Callable[[str], None] | None = None, interpreted: bool = False) -> Any:
     """Run ``kind`` on every selected shape in a fresh process: ``result(shape, assessment, ev)``
     makes each shape's result as it finishes (``missing(shape)`` one that never ran),
     ``report(results, backend)`` the report. The outputs of a dry run against a stand-in library
@@ -267,7 +270,7 @@ def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: d
 
     with private_dir("run") as folder, signals_end_the_run():
         tmp = Path(folder)
-        _execute(prep, kind, selected, options, timeout_s, on, tmp, state)
+        _execute(prep, kind, selected, options, timeout_s, on, tmp, state, compile_first=not interpreted)
         if state.import_error is not None:
             for pos in range(len(selected)):
                 if pos not in done:
@@ -279,21 +282,65 @@ def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: d
                     done[pos] = result(selected[pos], Assessment(None, f"{state.tampered} during this run, "
                                                                        "so no result of the run stands"), {})
         results = tuple(done.get(pos) or missing(s) for pos, s in enumerate(selected))
-        return report(results, _backend_of(state, tmp))
+        return report(results, _backend_of(state, tmp, interpreted))
 
 
-def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "test",
+def _prepare_interpret(root: str | Path, problem: str | None, shapes: str | None,
+                       custom: Sequence[Mapping[str, Any] | str], seed: int | None
+                       ) -> tuple[Prepared, list[Shape], str]:
+    """``test --interpret ROOT``: the driver as the file to run, the shapes, what will run."""
+    from submitgen.evaluate import interpret
+
+    root = Path(root)
+    if not root.is_dir():
+        raise EvaluateError(f"--interpret {root}: not a folder (name a Triton kernel project: launch.py "
+                            "and its kernels)")
+    prob = interpret.project_problem(root, problem)
+    from submitgen.project.load import load_project
+
+    if not load_project(root, arch=prob.arch).triton:  # the plan's checks and TRITON's, before any run
+        raise EvaluateError(f"kernel project {root} has no TRITON kernels: --interpret runs Triton kernels "
+                            "only")
+    default = shapes is None and not custom
+    if default:
+        selected, what = interpret.default_shapes(prob, seed)
+        what += ": "
+    else:
+        selected, what = select_shapes(prob, shapes or "test", custom=custom, seed=seed), ""
+    own = prob.kernel_project is not None and Path(prob.kernel_project).resolve() == root.resolve()
+    expected = interpret.EXPECTED.get(prob.leaderboard) if default and own else None
+    labels = "; ".join(s.label for s in selected)
+    line = (f"submitgen test --interpret: {len(selected)} shape(s) of {prob.leaderboard} ({what}{labels}); "
+            f"one worker process runs {root}'s own plan and Triton kernels under Triton's interpreter on the "
+            "CPU, every program instance in Python")
+    line += (f": {expected} for this default project (2-core machine, 2026-12-02)" if expected else
+             ": seconds to minutes a shape")
+    prep = Prepared(str(root), interpret.driver_source(root.resolve(), prob.arch), prob)
+    return prep, selected, line
+
+
+def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None = "test",
              custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
-             timeout_s: float = DEFAULT_TIMEOUT_S, lint: bool = True,
+             timeout_s: float | None = DEFAULT_TIMEOUT_S, lint: bool = True,
              progress: Callable[[ShapeResult, int, int], None] | None = None,
-             announce: Callable[[str], None] | None = None) -> TestReport:
+             announce: Callable[[str], None] | None = None, interpret: bool = False) -> TestReport:
     """Lint, then run ``custom_kernel`` on every selected shape in a fresh process and judge each
     output here. ``progress(result, finished, count)`` is called as each shape finishes;
     ``announce(line)`` with what will run before anything does, and with an estimate of the
-    time left after the first shape."""
-    timeout_s = check_timeout(timeout_s)
-    prep = prepare(path, problem, lint=lint)
-    selected = select_shapes(prep.problem, shapes, custom=custom, seed=seed)
+    time left after the first shape. With ``interpret``, ``path`` is a Triton kernel project run
+    under Triton's interpreter (:mod:`.interpret`; ``shapes`` None: its default shapes, and
+    ``timeout_s`` None: ``interpret.TIMEOUT_S`` a shape)."""
+    if interpret:
+        from submitgen.evaluate.interpret import TIMEOUT_S
+
+        timeout_s = check_timeout(TIMEOUT_S if timeout_s is None else timeout_s)
+        prep, selected, line = _prepare_interpret(path, problem, shapes, custom, seed)
+        line += f"; at most {timeout_s:g} s a shape (--timeout)"
+    else:
+        timeout_s = check_timeout(DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s)
+        prep = prepare(path, problem, lint=lint)
+        selected = select_shapes(prep.problem, shapes or "test", custom=custom, seed=seed)
+        line = plan_line("test", prep, selected)
 
     def result(shape: Shape, a: Assessment, ev: Mapping[str, Any]) -> ShapeResult:
         f = a.fields or {}
@@ -314,9 +361,10 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str = "tes
                           prep.lint_warnings, prep.problem.eval_clones_inputs)
 
     if announce:
-        announce(plan_line("test", prep, selected))
+        announce(line)
     return _run_shapes(prep, "test", selected, {}, timeout_s, result,
-                       lambda s: ShapeResult(s, False, error="not run"), report, progress, announce)
+                       lambda s: ShapeResult(s, False, error="not run"), report, progress, announce,
+                       interpreted=interpret)
 
 
 def run_bench(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from submitgen.evaluate.results import (
     KERNEL_DRY_RUN,
     KERNEL_FALLBACK,
+    KERNEL_INTERPRETED,
     KERNEL_NO_GPU,
     TIMING_SKIPPED,
     BenchReport,
@@ -19,6 +21,7 @@ from submitgen.evaluate.results import (
 
 FALLBACK_ONLY = "kernel not run: fallback only"
 DRY_RUN = "launches checked, outputs not checked"
+INTERPRETED = "kernel checked under the Triton interpreter"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -62,13 +65,16 @@ def test_verdict(report: TestReport | BenchReport) -> str:
     failed = sum(not r.passed for r in report.results)
     n = len(report.results)
     kernel = report.backend.kernel
-    note = {KERNEL_FALLBACK: FALLBACK_ONLY, KERNEL_DRY_RUN: DRY_RUN}.get(kernel)
+    notes = {KERNEL_FALLBACK: FALLBACK_ONLY, KERNEL_DRY_RUN: DRY_RUN, KERNEL_INTERPRETED: INTERPRETED}
+    note = notes.get(kernel)
     if failed:
         return f"FAILED: {failed} of {n} shapes failed" + (f" ({note})" if note else "")
     if kernel == KERNEL_FALLBACK:
         return f"{FALLBACK_ONLY} (the pure-torch fallback passed all {n} shapes)"
     if kernel == KERNEL_DRY_RUN:
         return f"{DRY_RUN}: all {n} shapes launched against the stand-in library"
+    if kernel == KERNEL_INTERPRETED:
+        return f"{INTERPRETED}: all {n} shapes passed"
     return f"all {n} shapes passed"
 
 
@@ -80,6 +86,23 @@ def require_kernel_line(report: TestReport | BenchReport) -> str | None:
     return None if why is None else f"--require-kernel: the kernel did not run ({why})"
 
 
+def shape_verdict(r: ShapeResult) -> str:
+    """The result column of ``test``'s table: pass, FAIL, ERROR, MUTATED or launched (a dry run)."""
+    if r.mutated:
+        return "MUTATED"
+    if r.passed and not r.checked:
+        return "launched"
+    return "pass" if r.passed else ("ERROR" if r.error else "FAIL")
+
+
+def score_ns(report: BenchReport) -> float | None:
+    """The score: the geometric mean of the shapes' means, None unless every shape was timed."""
+    means = [r.timing.mean_ns for r in report.results if r.timing and r.timing.mean_ns]
+    if not means or len(means) != len(report.results):
+        return None
+    return math.exp(sum(math.log(m) for m in means) / len(means))
+
+
 def format_test_report(report: TestReport) -> list[str]:
     """The final table, each distinct failure's details once, and the verdict."""
     if report.cannot_run is not None:
@@ -89,11 +112,7 @@ def format_test_report(report: TestReport) -> list[str]:
         g = r.figures
         ratio = "-" if g is None else f"{g.mismatch_ratio:.3%}"
         mism = "-" if g is None else f"{g.mismatches:,}/{g.total:,}"
-        verdict = "pass" if r.passed else ("ERROR" if r.error else "FAIL")
-        if r.passed and not r.checked:
-            verdict = "launched"
-        if r.mutated:
-            verdict = "MUTATED"
+        verdict = shape_verdict(r)
         errs = [_num(g.max_abs_err), _num(g.max_rel_err)] if g else ["-", "-"]
         seconds = "-" if r.seconds is None else f"{r.seconds:.2f}s"
         rows.append([r.shape.label, verdict, *errs, mism, ratio, seconds])
@@ -139,11 +158,8 @@ def format_bench_report(report: BenchReport) -> list[str]:
             lines.append(f"{r.shape.label}: wrong output: {r.check_message}")
     if any(r.skipped for r in report.results):
         lines.append(TIMING_SKIPPED)
-    means = [r.timing.mean_ns for r in report.results if r.timing and r.timing.mean_ns]
-    if means and len(means) == len(report.results):
-        import math
-
-        geo = math.exp(sum(math.log(m) for m in means) / len(means))
+    geo = score_ns(report)
+    if geo is not None:
         lines.append(f"geometric mean of the means: {format_ns(geo)} ({report.timing} time)")
     lines.append(test_verdict(report))
     return lines

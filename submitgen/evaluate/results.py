@@ -43,6 +43,8 @@ _BACKEND_TEXT = {
     "hip": "backend: hip - ran the kernel {where}",
     "cuda": "backend: cuda - ran the CUDA build of the kernel {where}",
     "fallback": "backend: fallback - ran the torch fallback, not the kernel, {where}",
+    "triton-interpreter": ("backend: triton-interpreter - ran the project's own plan and Triton kernels "
+                           "under Triton's interpreter (TRITON_INTERPRET=1) on the CPU"),
     "dry-run": ("backend: dry-run - kernels were 'launched' against the stand-in HIP library "
                 "(SUBMITGEN_HIP_LIBRARY): no kernel ran, outputs are not meaningful"),
 }
@@ -53,6 +55,7 @@ EXIT_CANNOT_RUN = 3
 needs a module that is not installed here (``cannot run here: needs aiter``)."""
 
 KERNEL_RAN, KERNEL_FALLBACK, KERNEL_DRY_RUN, KERNEL_NO_GPU = "ran", "fallback", "dry-run", "no-gpu"
+KERNEL_INTERPRETED = "interpreted"
 
 
 @dataclass(frozen=True)
@@ -67,12 +70,17 @@ class Backend:
     output: tuple[str, ...] = ()  # first lines the file printed (a fallback notice, say)
     stand_in: bool = False
     compile_note: str | None = None
+    interpreted: bool = False  # submitgen wrote the file: test --interpret's driver
+
 
     @property
     def kernel(self) -> str:
         """Whether the kernel ran: ``ran`` (a GPU, and the file did not report its fallback),
         ``fallback`` (the file reports its pure-torch fallback), ``dry-run`` (launched against
-        the stand-in library: no kernel ran) or ``no-gpu`` (no GPU here, a hand-written file)."""
+        the stand-in library: no kernel ran), ``no-gpu`` (no GPU here, a hand-written file) or
+        ``interpreted`` (test --interpret: the kernel ran under Triton's interpreter)."""
+        if self.value == "triton-interpreter" and self.interpreted:
+            return KERNEL_INTERPRETED
         if self.value == "dry-run" and self.stand_in:
             return KERNEL_DRY_RUN
         if self.value == "fallback":
@@ -81,7 +89,7 @@ class Backend:
 
     def describe(self) -> str:
         where = f"on {self.device}" if self.gpu else "on this machine without a GPU (CPU only)"
-        if self.value in _BACKEND_TEXT:
+        if self.value in _BACKEND_TEXT and (self.value != "triton-interpreter" or self.interpreted):
             return _BACKEND_TEXT[self.value].format(where=where)
         if self.value is not None:
             return f"backend: {self.value!r} (as the file reports it), {where}"
@@ -230,7 +238,8 @@ class _Report(Generic[R]):
 
     @property
     def kernel_ran(self) -> bool:
-        return self.backend.kernel == KERNEL_RAN
+        """The kernel ran: on a GPU, or under Triton's interpreter (test --interpret)."""
+        return self.backend.kernel in (KERNEL_RAN, KERNEL_INTERPRETED)
 
     def exit_code(self, require_kernel: bool = False) -> int:
         """0 when every shape passed (and, with ``require_kernel``, the kernel ran), 1 on a

@@ -1,0 +1,178 @@
+"""``submitgen test --interpret PROJECT``: a Triton kernel project's own plan (launch.py) and its
+``@triton.jit`` kernels run on the CPU under Triton's interpreter (``TRITON_INTERPRET=1``), each
+output judged against the problem's reference like any submission's (docs/evaluate.md).
+
+The run reuses test's machinery whole: the run folder's ``submission.py`` is a driver
+(:func:`driver_source`) whose ``custom_kernel`` runs ``plan(data)`` and then every launch through
+the interpreter (:func:`custom_kernel_for`), so the worker process, the input fingerprints, the
+reference check in the parent, the timeouts and the tracebacks from the user's frames are those of
+``submitgen test``. The plan is loaded as the build loads it (``project.load``: the same checks,
+TRITON specialized for the problem's arch and read-only); the kernels are the project's own
+source files, not the compiled objects a build embeds.
+
+Triton decides at import whether its JIT functions (its own library's too) are interpreted, so
+the driver sets ``TRITON_INTERPRET=1`` before anything imports triton, and
+:func:`kernel_modules` refuses kernels that did not come out interpreted."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from submitgen.errors import EvaluateError
+
+BACKEND = "triton-interpreter"
+"""The driver's ``SUBMITGEN_BACKEND``."""
+TIMEOUT_S = 300.0
+"""``test --interpret``'s limit per shape unless ``--timeout`` says otherwise."""
+
+_BYTE_DTYPES = ("float4_e2m1fn_x2", "float8_e8m0fnu")
+
+
+def byte_view(arg: Any) -> Any:
+    """fp4x2 / e8m0 tensors as the uint8 bytes the kernels declare (``*u8``); anything else as is."""
+    import torch
+
+    if isinstance(arg, torch.Tensor) and str(arg.dtype).removeprefix("torch.") in _BYTE_DTYPES:
+        return arg.view(torch.uint8)
+    return arg
+
+
+def kernel_modules(root: Path, sources: Iterable[str]) -> dict[str, ModuleType]:
+    """Each Triton source of the project (``TRITON[...]["source"]``) imported as a module of its own,
+    keyed by its name in TRITON; EvaluateError if its kernels are not interpreted."""
+    modules: dict[str, ModuleType] = {}
+    for source in sorted(set(sources)):
+        path = Path(root) / source
+        name = f"_submitgen_interpret_{abs(hash(str(path)))}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise EvaluateError(f"{path}: cannot import it as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # triton's jit reads the source through inspect
+        spec.loader.exec_module(module)
+        modules[source] = module
+    return modules
+
+
+def _kernel(table: Mapping[str, Any], modules: Mapping[str, ModuleType], name: str) -> Any:
+    entry = table.get(name)
+    if not isinstance(entry, Mapping):
+        raise EvaluateError(f"the plan launches {name!r}, which is not a TRITON entry: only Triton kernels "
+                            "run under the interpreter")
+    fn = getattr(modules[entry["source"]], entry["kernel"], None)
+    if type(fn).__name__ != "InterpretedFunction":
+        raise EvaluateError(f"{entry['source']}: {entry['kernel']} is {type(fn).__name__}, not a Triton "
+                            "kernel under the interpreter (TRITON_INTERPRET=1 must be set before triton is "
+                            "imported)")
+    return fn
+
+
+def launch_all(table: Mapping[str, Any], modules: Mapping[str, ModuleType],
+               launches: Sequence[Sequence[Any]], device: Any) -> None:
+    """Run the plan's launches in order, each ``(name, grid, block, lds, args)`` through its
+    interpreted kernel with its TRITON constexprs. A None pointer becomes an empty tensor (Triton
+    would make None a constexpr); fp4/e8m0 tensors go as their bytes."""
+    import torch
+
+    for launch in launches:
+        name, grid, _block, _lds, args = launch
+        fn = _kernel(table, modules, name)
+        args = tuple(torch.empty(0, device=device) if a is None else byte_view(a) for a in args)
+        fn[tuple(grid)](*args, **dict(table[name]["constexprs"]))
+
+
+def custom_kernel_for(root: str, arch: str) -> Callable[[Any], Any]:
+    """``custom_kernel(data)`` of the driver: the project's plan, then its launches interpreted."""
+    from submitgen.project.load import load_plan_module, load_project
+
+    project = load_project(Path(root), arch=arch)
+    if not project.triton:
+        raise EvaluateError(f"kernel project {root} has no TRITON kernels: --interpret runs Triton kernels "
+                            "only")
+    plan = load_plan_module(project)
+    table = plan.TRITON
+    modules = kernel_modules(project.root, (table[s.name]["source"] for s in project.triton))
+    for s in project.triton:
+        _kernel(table, modules, s.name)
+
+    def custom_kernel(data: Any) -> Any:
+        out, launches = plan.plan(data)
+        launch_all(table, modules, launches, out.device)
+        return out
+
+    return custom_kernel
+
+
+DRIVER = '''"""Written by `submitgen test --interpret`: runs the kernel project below (its launch.py
+plan and Triton kernels, specialized as the build for the arch below does) under Triton's
+interpreter on the CPU; not a submission."""
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+
+from submitgen.evaluate.interpret import custom_kernel_for  # noqa: E402
+
+SUBMITGEN_BACKEND = {backend!r}
+custom_kernel = custom_kernel_for({root!r}, {arch!r})
+'''
+
+
+def driver_source(root: Path, arch: str) -> str:
+    return DRIVER.format(root=str(root), arch=arch, backend=BACKEND)
+
+
+SMALL_SHAPES: dict[str, tuple[dict[str, int], ...]] = {
+    # every test shape is too large for the interpreter (the smallest, 256 experts of 4096 x 1024,
+    # ran past 5 min and 3.5 GB on the 2-core build machine, 2026-12-02): a shape of the same form
+    "amd-moe-mxfp4": ({"dhidden": 256, "dexpert": 256, "nroutedexperts": 8, "nexpertspertoken": 2,
+                       "nsharedexperts": 1, "bs": 8, "seed": 17},),
+}
+"""Problems whose test shapes are all too large for the interpreter: the shapes run instead."""
+
+EXPECTED = {
+    "amd-mxfp4-mm": "20 to 50 s",
+    "amd-mixed-mla": "about 10 s",
+    "amd-moe-mxfp4": "about 15 s",
+}
+"""Roughly how long the default project's check takes on its default shape (the shape itself; the
+worker's start and the reference add 20 to 30 s), as measured on the 2-core build machine on
+2026-12-02 (docs/evaluate.md)."""
+
+
+def _elements(problem: Any, spec: Mapping[str, Any]) -> int:
+    return sum(t.numel() for t in problem.leaves(problem.meta_input(spec)))
+
+
+def default_shapes(problem: Any, seed: int | None) -> tuple[list[Any], str]:
+    """The shapes ``test --interpret`` runs without ``--shapes``/``--shape``, and what they are: the
+    problem's small shapes (:data:`SMALL_SHAPES`), else its smallest test shape (fewest input
+    elements)."""
+    from submitgen.evaluate.shapes import select_shapes
+
+    small = SMALL_SHAPES.get(problem.leaderboard)
+    if small:
+        return (select_shapes(problem, custom=small, seed=seed),
+                "a small shape: the test shapes are too large for the interpreter")
+    index = min(range(len(problem.tests)), key=lambda i: (_elements(problem, problem.tests[i]), i))
+    return select_shapes(problem, f"test:{index}", seed=seed), "the smallest test shape"
+
+
+def project_problem(root: Path, problem: str | None) -> Any:
+    """The problem of ``test --interpret ROOT``: ``problem``, else the problem whose default kernel
+    project ROOT is."""
+    from submitgen.problems.registry import get_problem, problems
+
+    if problem is not None:
+        return get_problem(problem)
+    mine = [p for p in problems() if p.kernel_project is not None
+            and Path(p.kernel_project).resolve() == root.resolve()]
+    if len(mine) != 1:
+        raise EvaluateError(f"{root}: which problem is this kernel project for? pass --problem NAME "
+                            "(a project has no #!POPCORN header to say)")
+    return mine[0]
