@@ -166,7 +166,17 @@ class Assessor:
             return Assessment(None, "custom_kernel was given other inputs than submitgen generates for this "
                                     f"shape ({', '.join(other)}): something in the submission's process "
                                     "changed how the inputs are made")
-        mutated = changed(ev["digests"], want, names)
+        after = ev.get(AFTER_KEY)
+        if isinstance(after, str):
+            return Assessment(None, f"the inputs could not be read back from the worker after the call "
+                                    f"({after}), so whether custom_kernel changed them is unknown")
+        worker_after = ev["digests"]
+        if isinstance(after, list):  # read here from the worker's memory; the worker's only for GPU tensors
+            theirs = worker_after["tensors"]
+            worker_after = {**worker_after, "tensors": [
+                mine if mine is not None else theirs[i] if i < len(theirs) else ""
+                for i, mine in enumerate(after)]}
+        mutated = changed(worker_after, want, names)
         if ev.get("timed_digests") is not None:
             mutated += [m for m in changed(ev["timed_digests"], want, names) if m not in mutated]
         try:
@@ -179,6 +189,10 @@ class Assessor:
             return Assessment(None, f"checking the output failed: {type(e).__name__}: {e}", tuple(mutated))
 
 
+AFTER_KEY = "_inputs_after"
+"""Where :mod:`.process` puts what it read itself of the inputs after the call: the SHA-256 of each
+CPU tensor's bytes, from the worker's memory (None for a tensor on a GPU, whose fingerprint is the
+worker's), or a string saying why it could not read them."""
 BEFORE_KEY = "_inputs_before"
 """Where :mod:`.process` puts the fingerprint the worker sent before the call (it overwrites
 whatever the event carried under that key)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.evaluate import digest, group
-from submitgen.evaluate.check import BEFORE_KEY, TIMED_BEFORE_KEY
+from submitgen.evaluate.check import AFTER_KEY, BEFORE_KEY, TIMED_BEFORE_KEY
 from submitgen.evaluate.results import Shape
 
 IMPORT_TIMEOUT_S = 300.0
@@ -64,6 +64,8 @@ class _Worker:
     shapes: Sequence[Shape]
     reported: set[int] = field(default_factory=set)
     inputs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    regions: dict[int, list[Any]] = field(default_factory=dict)
+    ack_fd: int | None = None
     timed_inputs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # leaderboard mode
     current: int | None = None
     ready: bool = False
@@ -137,16 +139,20 @@ def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Sh
     log = workdir / f"worker-{attempt}.log"
     env = run_env(workdir)
     rfd, wfd = os.pipe()
+    ack_r, ack_w = os.pipe()
     env["SUBMITGEN_RESULT_FD"] = str(wfd)
+    env["SUBMITGEN_ACK_FD"] = str(ack_r)
     try:
         with open(log, "wb") as logf:
             g = group.start([sys.executable, "-m", "submitgen.evaluate.worker", str(cfg_path)],
-                            cwd=workdir / "run", env=env, stdout=logf, pass_fds=(wfd,))
+                            cwd=workdir / "run", env=env, stdout=logf, pass_fds=(wfd, ack_r))
     except BaseException:
         os.close(rfd)
+        os.close(ack_w)
         raise
     finally:
         os.close(wfd)
+        os.close(ack_r)
     events: queue.Queue = queue.Queue()
 
     def reader() -> None:
@@ -156,7 +162,7 @@ def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Sh
         events.put(None)
 
     threading.Thread(target=reader, daemon=True).start()
-    return _Worker(g, events, log, outputs, shapes)
+    return _Worker(g, events, log, outputs, shapes, ack_fd=ack_w)
 
 
 def run_env(workdir: Path) -> dict[str, str]:
@@ -211,6 +217,9 @@ def compile_pass(workdir: Path, timeout_s: float = COMPILE_TIMEOUT_S) -> Compile
 def kill_group(w: _Worker) -> None:
     """End the worker and everything it started (its session's process group)."""
     group.end(w.group)
+    if w.ack_fd is not None:
+        os.close(w.ack_fd)
+        w.ack_fd = None
 
 
 def _next_line(w: _Worker, deadline: float) -> str | None | bool:
@@ -300,16 +309,35 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     if kind == "inputs":
         if index in w.inputs:
             raise Malformed(f"a second 'inputs' event for shape {index}")
+        if not digest.valid_regions(ev.get("regions"), len(ev["digests"]["tensors"])):
+            raise Malformed(f"an 'inputs' event with regions {str(ev.get('regions'))[:120]!r}")
         w.inputs[index] = ev["digests"]
+        w.regions[index] = ev["regions"]
         return False
     ev[BEFORE_KEY] = w.inputs.get(index)
+    ev[AFTER_KEY] = _read_back(w, index) if kind in ("output", "bench") else None
     ev[TIMED_BEFORE_KEY] = w.timed_inputs.get(index, [])
     if kind == "error" and not isinstance(ev.get("error"), str):
         raise Malformed("an 'error' event without an error text")
     on_result(index, ev, w.outputs / f"out-{index}.bin")
     w.reported.add(index)
     w.current = None
+    if kind in ("output", "bench") and w.ack_fd is not None:
+        with contextlib.suppress(OSError):  # the worker may be gone: its shape is judged already
+            os.write(w.ack_fd, b"1")
     return False
+
+
+def _read_back(w: _Worker, index: int) -> list[str | None] | str:
+    """The SHA-256 of each CPU input tensor of shape ``index``, read here from the worker's memory
+    after the call (None for a tensor the parent cannot read: on a GPU), or why it could not be."""
+    regions = w.regions.get(index)
+    if regions is None:
+        return "the worker sent no inputs event"
+    try:
+        return digest.read_regions(w.proc.pid, regions)
+    except OSError as e:
+        return str(e.strerror or e)
 
 
 def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> None:

@@ -11,9 +11,7 @@ is wrong; nothing here runs anything."""
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,20 +74,21 @@ def cases_text(cases: Sequence[Case]) -> str:
 
 
 def read_bytes(path: Path, what: str) -> bytes:
-    """A regular file of at most MAX_FILE_BYTES; EvaluateError naming ``what`` otherwise."""
+    """A regular file of at most MAX_FILE_BYTES; EvaluateError naming ``what`` otherwise (the one
+    bounded reader, :func:`submitgen.readers.regular.read_regular`)."""
+    from submitgen.readers.regular import Refused, read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as e:
-        raise EvaluateError(f"{what} {str(path)!r} cannot be read: {e.strerror or e}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise EvaluateError(f"{what} {str(path)!r} is not a regular file")
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if info.st_size > MAX_FILE_BYTES:
-            raise EvaluateError(f"{what} {str(path)!r} is {info.st_size:,} bytes, more than "
-                                f"the {MAX_FILE_BYTES:,} read")
-        return f.read(MAX_FILE_BYTES + 1)
+        return read_regular(path, MAX_FILE_BYTES)
+    except Refused as r:
+        if r.reason in ("missing", "unreadable"):
+            raise EvaluateError(f"{what} {str(path)!r} cannot be read: "
+                                f"{r.detail or 'No such file or directory'}") from None
+        if r.reason == "not-regular":
+            raise EvaluateError(f"{what} {str(path)!r} is not a regular file") from None
+        size = f"{r.size:,} bytes" if r.reason == "too-large" else "growing while read and"
+        raise EvaluateError(f"{what} {str(path)!r} is {size}, more than the {MAX_FILE_BYTES:,} "
+                            "read") from None
 
 
 def _load_yaml(path: Path) -> Mapping[str, Any]:

@@ -9,9 +9,11 @@ which belongs to the submission):
 - ``{"event": "ready", "gpu": bool, "device": str, "backend": str|null, "import_s": float}``
 - ``{"event": "import-error", "error": str, "missing": str|null}``
 - ``{"event": "shape-start", "index": i}``
-- ``{"event": "inputs", "index": i, "digests": FINGERPRINT}``: the inputs custom_kernel is about
-  to receive, sent BEFORE the call; with ``"call": j`` the inputs of timed call ``j`` (from 0) in
-  leaderboard mode
+- ``{"event": "inputs", "index": i, "digests": FINGERPRINT, "regions": [[address, nbytes]|null]}``:
+  the inputs custom_kernel is about to receive, sent BEFORE the call, and where each CPU tensor's
+  bytes lie; with ``"call": j`` the inputs of timed call ``j`` (from 0) in leaderboard mode. After
+  an ``output`` or ``bench`` event the worker keeps those inputs alive until the parent, having
+  read their bytes itself from ``/proc/PID/mem``, writes one byte to ``SUBMITGEN_ACK_FD``
 - ``{"event": "output", "index": i, "output": {"dtype": str, "shape": [int]} | {"type": str},
   "seconds": float, "digests": FINGERPRINT, "backend": str|null}`` (test; digests after the call)
 - ``{"event": "bench", "index": i, "output": ..., "digests": ..., "runs": int, "mean_ns": float,
@@ -75,7 +77,7 @@ from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
 
-from submitgen.evaluate.digest import make_fingerprint  # noqa: E402
+from submitgen.evaluate.digest import make_fingerprint, make_regions  # noqa: E402
 from submitgen.evaluate.stoprule import stats  # noqa: E402
 from submitgen.evaluate.timing import make_timer  # noqa: E402
 
@@ -170,7 +172,20 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
     """``run(index, spec, kernel, backend)``: one shape of ``cfg["mode"]``, its events emitted. Every
     function it calls is bound here, before the submission is imported."""
     fingerprint = make_fingerprint()
+    regions = make_regions()
     write_output = make_output_writer()
+    ack_fd = int(os.environ.get("SUBMITGEN_ACK_FD", "-1"))
+    read_, exit_ = os.read, os._exit
+
+    def wait_ack() -> None:
+        """Keep the inputs alive until the parent has read them back (:func:`digest.read_regions`)."""
+        if ack_fd >= 0:
+            try:
+                if read_(ack_fd, 1) != b"1":
+                    exit_(PIPE_LOST_EXIT)
+            except OSError:
+                exit_(PIPE_LOST_EXIT)
+
     generate, clones = problem.generate_input, bool(problem.eval_clones_inputs)
     clone = clone_data
     sync = torch.cuda.synchronize if gpu else (lambda: None)
@@ -186,7 +201,7 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
         """custom_kernel on a clone (or on the inputs themselves where the problem's evaluator
         does not clone), the fingerprint of what it receives sent up first."""
         arg = clone(data) if clones else data
-        emit({"event": "inputs", "index": index, "digests": fingerprint(arg)})
+        emit({"event": "inputs", "index": index, "digests": fingerprint(arg), "regions": regions(arg)})
         output = kernel(arg)
         sync()
         return output, arg
@@ -220,11 +235,13 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
         if mode == "test":
             emit({"event": "output", "index": index, "output": written, "seconds": seconds,
                   "digests": after, "backend": backend})
+            wait_ack()
             return
         if backend == "fallback" and not gpu and not time_fallback:
             emit({"event": "bench", "index": index, "output": written, "digests": after,
                   "timed_digests": None, "skipped": "fallback-on-cpu", "seconds": seconds,
                   "backend": backend})
+            wait_ack()
             return
         try:
             durations, rechecks = time_calls(kernel, data, spec, index, out_path)
@@ -237,6 +254,8 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
               "mean_ns": s.mean, "std_ns": s.std, "best_ns": s.best, "worst_ns": s.worst,
               "timed_digests": timed, "skipped": None, "backend": backend,
               "rechecks": rechecks if recheck else None})
+        wait_ack()
+        del arg
 
     return run
 

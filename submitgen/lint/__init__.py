@@ -72,8 +72,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,23 +229,26 @@ def lint_text(text: str, *, path: str = "<text>", problem: str | None = None,
 
 def _read_bytes(path: str | Path) -> bytes:
     """The bytes of a submission file; LintError when it cannot be read, is not a regular file (a
-    FIFO or a device would block or never end) or is larger than READ_LIMIT."""
+    FIFO or a device would block or never end) or is larger than READ_LIMIT (the one bounded
+    reader, :func:`submitgen.readers.regular.read_regular`)."""
+    from submitgen.readers.regular import Refused, read_regular
+
     p = Path(path)
+    head = f"cannot read submission {str(p)!r}"
     try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as e:
-        raise LintError(f"cannot read submission {str(p)!r}: {e.strerror or e}") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise LintError(f"cannot read submission {str(p)!r}: not a regular file")
-        if info.st_size > READ_LIMIT:
-            raise LintError(f"cannot read submission {str(p)!r}: it is {info.st_size:,} bytes, more than "
-                            f"the {READ_LIMIT:,} lint reads (the limit for a submission is {SIZE_LIMIT:,})")
-        try:
-            return f.read(READ_LIMIT + 1)
-        except OSError as e:
-            raise LintError(f"cannot read submission {str(p)!r}: {e.strerror or e}") from None
+        return read_regular(p, READ_LIMIT)
+    except Refused as r:
+        if r.reason == "missing":
+            raise LintError(f"{head}: No such file or directory") from None
+        if r.reason == "unreadable":
+            raise LintError(f"{head}: {r.detail}") from None
+        if r.reason == "not-regular":
+            raise LintError(f"{head}: not a regular file") from None
+        if r.reason == "too-large":
+            raise LintError(f"{head}: it is {r.size:,} bytes, more than the {READ_LIMIT:,} lint reads (the "
+                            f"limit for a submission is {SIZE_LIMIT:,})") from None
+        raise LintError(f"{head}: it grew past the {READ_LIMIT:,} bytes lint reads while being "
+                        "read") from None
 
 
 _CODING_FIX = "save the file as UTF-8 and remove the coding line"

@@ -6,7 +6,15 @@ one line; the build's own process never runs the plan.
 The child leads a session (and process group) of its own, and holds no descriptor of the build
 but the pipe its result goes back on: its stdin, stdout and stderr are /dev/null. At the end (a
 result, an exit or the timeout) the whole group is killed, so nothing the plan started outlives
-it in the group, and nothing it started anywhere holds the caller's stdout or stderr open."""
+it in the group, and nothing it started anywhere holds the caller's stdout or stderr open.
+
+The group also dies with the build however the build ends (``kill -9`` included): the child asks
+for SIGKILL when the build exits (``PR_SET_PDEATHSIG``, which reaches the child only), and a
+watchdog, forked from the build before the child and in a session of its own, blocks reading a
+pipe whose only writer is the build; when that pipe closes (the kernel closes it when the build
+dies) the watchdog kills the plan's whole group, the processes the plan started included. The
+plan does not run until the watchdog knows the group: a build that dies before then ends the
+child unrun."""
 
 from __future__ import annotations
 
@@ -28,14 +36,17 @@ DEFAULT_TIMEOUT_S = 60.0
 _HEADER = struct.Struct("<Q")  # the pickled result's length, ahead of it on the pipe
 
 
-def _isolate(keep: int) -> None:
+def _isolate(*keep: int) -> None:
     """In the child: a session of its own; fds 0-2 on /dev/null; every other fd but ``keep`` closed."""
     os.setsid()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    os.closerange(3, keep)
-    os.closerange(keep + 1, max(keep + 1, os.sysconf("SC_OPEN_MAX")))
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, max(low, os.sysconf("SC_OPEN_MAX")))
 
 
 def _result(fn: Callable[..., Any], args: tuple) -> bytes:
@@ -52,9 +63,42 @@ def _result(fn: Callable[..., Any], args: tuple) -> bytes:
             f"the plan's result cannot be returned: {type(e).__name__}: {e}")))
 
 
-def _child(fd: int, fn: Callable[..., Any], args: tuple) -> None:
+def _watchdog(watch: int) -> None:
+    """In the watchdog (never returns): a session of its own, the terminal's signals ignored, no
+    descriptor but ``watch``; read the group id, wait for the end of the pipe, kill the group."""
     try:
-        _isolate(fd)
+        os.setsid()
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(s, signal.SIG_IGN)
+        os.closerange(0, watch)
+        os.closerange(watch + 1, max(watch + 1, os.sysconf("SC_OPEN_MAX")))
+        data = b""
+        while chunk := os.read(watch, 64):
+            data += chunk
+        if data.strip().isdigit():
+            with contextlib.suppress(OSError):
+                os.killpg(int(data), signal.SIGKILL)
+    finally:
+        os._exit(0)
+
+
+def _start_watchdog() -> tuple[int, int]:
+    """(pid, write end) of a watchdog of the plan's group (:func:`_watchdog`)."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the watchdog; it never returns
+        os.close(wfd)
+        _watchdog(rfd)
+    os.close(rfd)
+    return pid, wfd
+
+
+def _child(fd: int, go: int, fn: Callable[..., Any], args: tuple) -> None:
+    try:
+        _isolate(fd, go)
+        if os.read(go, 1) != b"1":  # the build died before its watchdog knew this group
+            return
+        os.close(go)
         data = _result(fn, args)
         view = memoryview(_HEADER.pack(len(data)) + data)
         while view:
@@ -80,10 +124,14 @@ def _receive(fd: int, deadline: float) -> bytes | None:
     return bytes(buf[_HEADER.size:want])
 
 
-def _end(pid: int) -> int:
-    """Kill the child's whole process group; its exit code (-N for signal N)."""
+def _end(pid: int, watchdog: int, watch: int) -> int:
+    """Kill the child's whole process group and let its watchdog go; the child's exit code (-N for
+    signal N). The child is reaped last, so its group id cannot be reused while the watchdog
+    may still kill it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+    os.close(watch)
+    os.waitpid(watchdog, 0)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
 
@@ -97,19 +145,26 @@ def run_plan(
     if not timeout > 0 or timeout != timeout:
         raise PlanError(f"--plan-timeout must be a positive number of seconds, got {timeout}")
     deadline = time.monotonic() + timeout
-    recv, send = os.pipe()  # both close on exec: a program the plan runs does not get them
+    watchdog, watch = _start_watchdog()
+    recv, send = os.pipe()  # all close on exec: a program the plan runs does not get them
+    go_r, go_w = os.pipe()
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; it never returns
         die_with_parent(parent)  # its own session: a kill of the build's group does not reach it
-        os.close(recv)
-        _child(send, fn, args)
+        _child(send, go_r, fn, args)
     os.close(send)
+    os.close(go_r)
     try:
+        try:
+            os.write(watch, str(pid).encode())
+            os.write(go_w, b"1")
+        finally:
+            os.close(go_w)
         message = _receive(recv, deadline)
     finally:
         os.close(recv)
-        code = _end(pid)
+        code = _end(pid, watchdog, watch)
     if message is None:
         raise PlanError(f"{plan_path}: the plan did not finish within {timeout:g} s (--plan-timeout); "
                         "a plan looks at shapes only and returns at once")

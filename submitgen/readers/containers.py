@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import os
-import stat
 import struct
 import zlib
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from submitgen.readers.pysource import (
     is_container,
     python_literals,
 )
+from submitgen.readers.regular import Refused, read_regular
 
 ELF_MAGIC = elf.ELF_MAGIC
 MAX_FILE_SIZE = 256 * 1024 * 1024
@@ -42,8 +42,6 @@ MAX_PY_FILE_SIZE = 4 * rules.SIZE_LIMIT
 # All blobs of one .py together: a 1 MB file holds at most ~750 KB of base64 payload, which real
 # code objects (lzma, zlib: 3-6x) decode to a few MB; each blob alone is bounded by pysource.
 MAX_TOTAL_DECODED = 64 * 1024 * 1024
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 # e_machine -> (header reader, object reader); anything else is read as an AMD code object,
 # whose reader names the machine it expected.
@@ -261,32 +259,22 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict) -> list[Lo
 
 
 def read_input(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` (checked before reading). A FIFO,
-    a device (``/dev/zero``, ``/dev/stdin``), a socket or a folder is refused, never read: the file
-    is opened without blocking and checked with ``fstat`` on that very descriptor."""
+    """The bytes of the regular file ``path``, at most ``limit`` (checked before reading), through
+    the one bounded reader (:func:`submitgen.readers.regular.read_regular`)."""
     limit = MAX_FILE_SIZE if limit is None else limit
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise ContainerError(f"{path}: no such file") from None
-    except OSError as e:
-        raise ContainerError(f"{path}: cannot read: {e.strerror or e}") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-        os.close(fd)
-        if st.st_size > limit and stat.S_ISREG(st.st_mode):
-            raise ContainerError(f"{path}: {st.st_size} bytes is larger than the {limit}-byte limit")
-        kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a plain file")
-        raise ContainerError(f"{path}: not a regular file ({kind}): expected a code object, an offload "
-                             "bundle or a Python file")
-    with os.fdopen(fd, "rb") as f:
-        try:
-            data = f.read(limit + 1)
-        except OSError as e:
-            raise ContainerError(f"{path}: cannot read: {e.strerror or e}") from None
-    if len(data) > limit:
-        raise ContainerError(f"{path}: grew past the {limit}-byte limit while being read")
-    return data
+        return read_regular(path, limit)
+    except Refused as r:
+        if r.reason == "missing":
+            raise ContainerError(f"{path}: no such file") from None
+        if r.reason == "unreadable":
+            raise ContainerError(f"{path}: cannot read: {r.detail}") from None
+        if r.reason == "too-large":
+            raise ContainerError(f"{path}: {r.size} bytes is larger than the {limit}-byte limit") from None
+        if r.reason == "grew":
+            raise ContainerError(f"{path}: grew past the {limit}-byte limit while being read") from None
+        raise ContainerError(f"{path}: not a regular file ({r.detail}): expected a code object, an offload "
+                             "bundle or a Python file") from None
 
 
 def load_code_objects(

@@ -6,56 +6,34 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from submitgen.errors import CompileError
+from submitgen.readers.regular import Refused, read_regular
 
 MAX_SOURCE_BYTES = 64 << 20  # a source or header larger than this is not a kernel source
 _MAX_SCANNED_FILES = 512
 _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include(?:_next)?[ \t]*([<"])([^>"\r\n]+)[>"]', re.MULTILINE)
 
 
-def _open_regular(path: Path, what: str) -> int:
-    """An fd of ``path`` opened without blocking (a FIFO would block in open) and checked to be a
-    regular file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise CompileError(f"{what} {path}: cannot read it ({e.strerror or e})") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise CompileError(f"{what} {path}: not a regular file ({_kind(st.st_mode)}); sources and headers "
-                           "must be regular files")
-    if st.st_size > MAX_SOURCE_BYTES:
-        os.close(fd)
-        raise CompileError(f"{what} {path}: {st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit")
-    return fd
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISDIR, "a folder"),
-    ):
-        if test(mode):
-            return name
-    return "not a plain file"
-
-
 def read_input(path: Path, what: str = "source") -> bytes:
-    """The bytes of one regular file, at most MAX_SOURCE_BYTES (checked before reading)."""
-    fd = _open_regular(path, what)
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(MAX_SOURCE_BYTES + 1)
-    if len(data) > MAX_SOURCE_BYTES:
-        raise CompileError(f"{what} {path}: grew past the {MAX_SOURCE_BYTES} byte limit while being read")
-    return data
+    """The bytes of one regular file, at most MAX_SOURCE_BYTES (checked before reading), through
+    the one bounded reader (:func:`submitgen.readers.regular.read_regular`)."""
+    try:
+        return read_regular(path, MAX_SOURCE_BYTES)
+    except Refused as r:
+        if r.reason in ("missing", "unreadable"):
+            why = r.detail or "No such file or directory"
+            raise CompileError(f"{what} {path}: cannot read it ({why})") from None
+        if r.reason == "not-regular":
+            raise CompileError(f"{what} {path}: not a regular file ({r.detail}); sources and headers "
+                               "must be regular files") from None
+        if r.reason == "too-large":
+            raise CompileError(f"{what} {path}: {r.size} bytes, over the {MAX_SOURCE_BYTES} byte "
+                               "limit") from None
+        raise CompileError(f"{what} {path}: grew past the {MAX_SOURCE_BYTES} byte limit while being "
+                           "read") from None
 
 
 def file_sha(path: Path) -> str | None:

@@ -16,6 +16,12 @@ Each category is a function ``(seeds, n) -> Case``: the n-th case of that catego
               and provenance lines
 ``bomb``      decompression bombs of every codec a reader accepts: zlib, gzip, xz, lzma-alone and
               bz2 literals, and a compressed offload bundle (CCOB, zlib)
+``storage``   launch plans (build --co) whose output or workspace has no storage behind it: stride 0,
+              an expand of one element, a hard-coded meta or cpu device, a set_ onto an input's
+              storage, an output no launch receives, a column-major output; each must be refused
+``bounds``    sizes at and just past every bound of the readers: the kernarg segment (metadata),
+              the metadata note, a kernel's argument count, a .py's size and its blobs' decoded
+              total; at the bound the command reads it, past it the command refuses it
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ class Case:
     command: str  # one of COMMANDS
     options: tuple[str, ...] = ()  # extra CLI options (--arch ...)
     sidecar: bytes | None = None  # a Triton .json written beside the file
+    plan: tuple[str, str] | None = None  # build: (old, new), one edit of the project's launch.py
+    expect: int | None = None  # the exit status the case must end with (None: 0 or 1)
 
     @property
     def name(self) -> str:
@@ -1027,6 +1035,113 @@ def bomb_case(seeds: Seeds, n: int, rng: random.Random, command: str) -> Case:
     return Case("bomb", n, f"{codec} {size}; {form}", _template(rng, expr).encode(), ".py", command)
 
 
+# --------------------------------------------------------------------------- plan outputs by storage
+_OUT = "out = torch.empty((m, n), dtype=torch.bfloat16, device=a.device)"
+_PARTIAL = "partial = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)"
+_STORAGE = (
+    ("stride 0", _OUT,
+     "out = torch.empty((1,), dtype=torch.bfloat16, device=a.device).as_strided((m, n), {s})"),
+    ("expand", _OUT, "out = torch.empty({one}, dtype=torch.bfloat16, device=a.device).expand(m, n)"),
+    ("meta device", _OUT, 'out = torch.empty((m, n), dtype=torch.bfloat16, device="{dev}")'),
+    ("set_ onto an input", _OUT, "out = torch.empty(0, dtype=torch.bfloat16, device=a.device); "
+     "out.set_({src}.untyped_storage(), 0, (m, n), (n, 1))"),
+    ("unwritten", '"out": out,', '"out": {other},'),
+    ("column-major", _OUT, "out = torch.empty((n, m), dtype=torch.bfloat16, device=a.device).{t}"),
+    ("workspace stride 0", _PARTIAL,
+     "partial = torch.empty((1,), dtype=torch.float32, device=a.device)"
+     ".as_strided((splits, m, n), (0, 0, 0))"),
+    ("workspace device", _PARTIAL,
+     'partial = torch.empty((splits, m, n), dtype=torch.float32, device="{dev}")'),
+)
+
+
+def storage(seeds: Seeds, n: int, rng: random.Random, command: str) -> Case:
+    what, old, new = _STORAGE[n % len(_STORAGE)]
+    new = new.format(s=rng.choice(("(0, 0)", "(0, 1)", "(1, 0)")), one=rng.choice(("(1, 1)", "(1,)", "()")),
+                     dev=rng.choice(("meta", "cpu")), src=rng.choice(("b", "a")),
+                     other=rng.choice(("partial", "b", "a")), t=rng.choice(("t()", "T", "transpose(0, 1)")))
+    if what == "meta device" and '"meta"' in new or what == "workspace device" and '"meta"' in new:
+        what += " (hard-coded meta)"
+    return Case("storage", n, f"{what}: {new}", seeds.build_co, ".co", BUILD, plan=(old, new), expect=1)
+
+
+# --------------------------------------------------------------------------- sizes near every bound
+def _padded_note(base: bytes, size: int) -> bytes:
+    from elfedit import _metadata_note
+
+    doc = msgpack.unpackb(_metadata_note(base)[2], raw=False)
+    pad = size
+    while True:
+        doc["sg.pad"] = "x" * pad
+        packed = msgpack.packb(doc)
+        if len(packed) == size:
+            return packed
+        pad -= len(packed) - size
+
+
+def _args(count: int) -> Callable[[Any], None]:
+    def edit(doc: Any) -> None:
+        k = doc["amdhsa.kernels"][0]
+        k[".args"] = [{".offset": 4 * i, ".size": 4, ".value_kind": "by_value"} for i in range(count)]
+        k[".kernarg_segment_size"] = 4 * count
+    return edit
+
+
+def _kernarg(size: int) -> Callable[[Any], None]:
+    def edit(doc: Any) -> None:
+        doc["amdhsa.kernels"][0][".kernarg_segment_size"] = size
+    return edit
+
+
+def _py_of_size(size: int) -> bytes:
+    head = b"import torch\n"
+    return head + b"#" * (size - len(head) - 1) + b"\n"
+
+
+def _py_decoding_to(total: int) -> bytes:
+    half = MAX_DECODED_SIZE // 2
+    lines = ["import torch", ""]
+    for i, size in enumerate((half, total - half)):
+        blob = base64.b64encode(zlib.compress(b"\x7fELF" + bytes(size - 4), 9)).decode()
+        lines.append(f"_B{i} = {blob!r}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def bounds(seeds: Seeds, n: int, rng: random.Random, command: str) -> Case:
+    from elfedit import with_metadata
+
+    from submitgen.readers.amd.checks import MAX_KERNARG_SEGMENT_SIZE
+    from submitgen.readers.amd.metadata import MAX_ARGS, MAX_NOTE_SIZE
+    from submitgen.readers.containers import MAX_PY_FILE_SIZE, MAX_TOTAL_DECODED
+
+    over = n % 2 == 1  # even: at the bound; odd: one past it
+    kind = ("kernarg", "note", "args", "py size", "py decoded")[(n // 2) % 5]
+    base = seeds.build_co if rng.random() < 0.5 else seeds.objects[seeds.names[0]]
+    command = (INSPECT, INSPECT_JSON, DIFF)[n // 10 % 3]
+    expect = 1 if over else 0
+    if kind == "kernarg":
+        data, suffix = with_metadata(base, _kernarg(MAX_KERNARG_SEGMENT_SIZE + over)), ".co"
+        expect = 1 if over or command == DIFF else None  # at the bound: other findings may remain
+    elif kind == "note":
+        data, suffix = with_desc(base, _padded_note(base, MAX_NOTE_SIZE + over)), ".co"
+        expect = 1 if over else None
+    elif kind == "args":
+        data, suffix = with_metadata(base, _args(MAX_ARGS + over)), ".co"
+        expect = 1 if over else None
+    elif kind == "py size":
+        data, suffix = _py_of_size(MAX_PY_FILE_SIZE + over), ".py"
+        command, expect = (LINT, INSPECT)[n // 10 % 2], 1  # no code object in it: inspect refuses it too
+        if command == LINT and not over:
+            expect = 1  # over the leaderboard's 1 MB: a lint error, not a refusal
+    else:
+        data, suffix = _py_decoding_to(MAX_TOTAL_DECODED + over * 1024), ".py"
+        expect = 1 if over else None
+    if command == DIFF:
+        expect = 1 if over else None
+    return Case("bounds", n, f"{kind} {'past' if over else 'at'} the bound", data, suffix, command,
+                expect=expect)
+
+
 # --------------------------------------------------------------------------- the plan of cases
 
 CATEGORIES: dict[str, Callable[[Seeds, int, random.Random, str], Case]] = {
@@ -1035,16 +1150,22 @@ CATEGORIES: dict[str, Callable[[Seeds, int, random.Random, str], Case]] = {
     "bundle": bundle,
     "pyliteral": pyliteral,
     "bomb": bomb_case,
+    "storage": storage,
+    "bounds": bounds,
 }
 # Cases per category, and the command each case runs: a cycle, with `build --co` every BUILD_EVERY-th.
-COUNTS = {"meta": 6500, "elf": 8000, "bundle": 4500, "pyliteral": 1500, "bomb": 36}
-BUILD_EVERY = {"meta": 80, "elf": 150, "bundle": 100, "pyliteral": 60, "bomb": 6}
+COUNTS = {"meta": 6500, "elf": 8000, "bundle": 4500, "pyliteral": 1500, "bomb": 36, "storage": 16,
+          "bounds": 20}
+BUILD_EVERY = {"meta": 80, "elf": 150, "bundle": 100, "pyliteral": 60, "bomb": 6, "storage": 1,
+               "bounds": 10**9}
 _CYCLE = {
     "meta": (INSPECT, INSPECT_JSON, DIFF, INSPECT_JSON, INSPECT),
     "elf": (INSPECT, INSPECT_JSON, DIFF, INSPECT, INSPECT_JSON, LINT),
     "bundle": (INSPECT, INSPECT_JSON, DIFF),
     "pyliteral": (INSPECT, INSPECT_JSON, DIFF, LINT),
     "bomb": (INSPECT, INSPECT_JSON, DIFF, LINT),
+    "storage": (BUILD,),
+    "bounds": (INSPECT,),  # bounds() picks the command
 }
 
 

@@ -72,8 +72,10 @@ def test_every_patch_at_once_still_fails_a_write_into_an_input(tmp_path):
     sub.write_text(NOCLONE + PATCHES + "def custom_kernel(data):\n    a, b = data\n    out = a + b\n"
                    "    b.mul_(2)\n    return out\n")
     report = run_test(sub, custom=("n=64,seed=1", "n=96,seed=2"), lint=False)
-    assert [(r.passed, r.error, r.mutated) for r in report.results] == [(False, None, ("b",))] * 2, \
-        format_test_report(report)
+    first, second = report.results
+    assert (first.passed, first.error, first.mutated) == (False, None, ("b",)), format_test_report(report)
+    # the patched cell also serves the fingerprint sent before the next call: other inputs, seen
+    assert not second.passed and second.error.startswith("custom_kernel was given other inputs")
 
 
 @pytest.mark.slow
@@ -139,3 +141,25 @@ def test_a_forged_result_event_fails_the_whole_run(tmp_path):
     assert r.error == ("the result pipe carried a malformed event (a 'output' event for shape 0, which "
                        "already has its result): something in the submission's process wrote to it during "
                        "this run, so no result of the run stands")
+
+
+def test_replacing_the_workers_after_call_fingerprint_still_fails_a_write(tmp_path):
+    """The worker's own functions are bound before the import, but a closure cell can be reassigned
+    from inside custom_kernel: here the fingerprint the worker takes after the call is replaced by
+    one of the inputs before the write. The parent reads the CPU inputs' bytes itself, from the
+    worker's memory, after the call, so the write into b is still seen."""
+    sub = tmp_path / "sub.py"
+    sub.write_text(NOCLONE + "import gc\nimport sys\n\n\n"
+                   "def custom_kernel(data):\n"
+                   "    call = next(f for f in gc.get_referrers(sys._getframe(1).f_code) if callable(f))\n"
+                   "    cells = dict(zip(call.__code__.co_freevars, call.__closure__))\n"
+                   "    clean = cells['fingerprint'].cell_contents(data)\n"
+                   "    out = data[0] + data[1]\n"
+                   "    data[1].mul_(2)\n"
+                   "    cells['fingerprint'].cell_contents = lambda d: clean\n"
+                   "    return out\n")
+    report = run_test(sub, custom=("n=64,seed=1", "n=96,seed=2"), lint=False)
+    first, second = report.results
+    assert (first.passed, first.error, first.mutated) == (False, None, ("b",)), format_test_report(report)
+    # the patched cell also serves the fingerprint sent before the next call: other inputs, seen
+    assert not second.passed and second.error.startswith("custom_kernel was given other inputs")

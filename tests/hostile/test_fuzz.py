@@ -10,7 +10,8 @@ may stall one run) with exit status 0 or 1 and either its report or one ``Error:
 traceback; JSON output must be strict JSON; a failing ``build --co`` writes no file and leaves an
 existing good output byte for byte. A failure names the case (``fuzzgen.make(category, n,
 seeds)`` makes it again) and the failing inputs are kept under the test's tmp folder.
-``SUBMITGEN_FUZZ_CASES=N`` runs only the first N cases of each category (a quick look)."""
+``SUBMITGEN_FUZZ_CASES=N`` runs only the first N cases of each category (a quick look), and
+``SUBMITGEN_FUZZ_CATEGORIES=storage,bounds`` only those categories."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from submitgen.readers.containers import load_code_objects
 
 PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
 LIMIT = int(os.environ.get("SUBMITGEN_FUZZ_CASES", "0")) or None
+ONLY = tuple(c for c in os.environ.get("SUBMITGEN_FUZZ_CATEGORIES", "").split(",") if c)  # "storage,..."
 # Every FORK_EVERY-th case also runs through cli.main in a forked child, and every EXEC_EVERY-th of
 # those through `python -m submitgen` (prime strides: the samples cut across the command cycles).
 FORK_EVERY, EXEC_EVERY = 101, 7
@@ -45,7 +47,7 @@ FORK_EVERY, EXEC_EVERY = 101, 7
 # fuzzed object is read in 5-40 ms; a bomb decompresses 64 MiB in about 0.3 s; a build that passes
 # runs the plan on every shape in a child process in about 0.3 s). The slowest case of each
 # category and command is printed.
-BOUND_S = {"case": 5.0, "bomb": 10.0, BUILD: 10.0}
+BOUND_S = {"case": 5.0, "bomb": 10.0, BUILD: 10.0, "bounds": 10.0}
 SUBPROCESS_BOUND_S = 30.0
 
 
@@ -60,7 +62,7 @@ def cpu() -> float:
 
 
 def bound_of(case: Case) -> float:
-    return BOUND_S[BUILD] if case.command == BUILD else BOUND_S["bomb" if case.category == "bomb" else "case"]
+    return BOUND_S[BUILD] if case.command == BUILD else BOUND_S.get(case.category, BOUND_S["case"])
 
 
 def _alarm(signum, frame):
@@ -90,7 +92,8 @@ class Workspace:
         """The CLI arguments of ``case`` on ``path``, and the output a build writes to."""
         if case.command == BUILD:
             out = "out/s.py" if case.n % 2 else "out/new.py"
-            return ["build", "mxfp4-mm", "--kernels", "proj", "--co", path, "-o", out], out
+            proj = "planproj" if case.plan is not None else "proj"
+            return ["build", "mxfp4-mm", "--kernels", proj, "--co", path, "-o", out], out
         if case.command in (INSPECT, INSPECT_JSON):
             flags = ["--json"] if case.command == INSPECT_JSON else []
             return ["inspect", *flags, "--no-disasm", *case.options, path], None
@@ -104,6 +107,13 @@ class Workspace:
         """Write the case's file (and sidecar) into ``folder``; its name there."""
         path = folder / f"case{case.suffix}"
         path.write_bytes(case.data)
+        if case.plan is not None:  # the project with the case's one edit of its plan
+            plan_old, plan_new = case.plan
+            launch = (PROJECT / "launch.py").read_text()
+            assert launch.count(plan_old) == 1, plan_old
+            if not (folder / "planproj").exists():
+                shutil.copytree(PROJECT, folder / "planproj")
+            (folder / "planproj" / "launch.py").write_text(launch.replace(plan_old, plan_new))
         side = path.with_suffix(".json")
         if case.sidecar is not None:
             side.write_bytes(case.sidecar)
@@ -136,6 +146,8 @@ class Workspace:
 def judge(case: Case, argv: list[str], code: int, output: str, stdout: str | None = None) -> list[str]:
     """What is wrong with a case's result (nothing: an empty list)."""
     problems = []
+    if case.expect is not None and code != case.expect:
+        problems.append(f"exit status {code}, expected {case.expect}: {output[-300:]!r}")
     if "Traceback (most recent call last)" in output:
         problems.append("traceback in the output")
     if code not in (0, 1):
@@ -167,7 +179,7 @@ def run_in_process(ws: Workspace, case: Case, runner: CliRunner) -> tuple[list[s
     path = ws.write(case, ws.root)
     argv, out = ws.argv(case, path)
     bound = (
-        BOUND_S[BUILD] if case.command == BUILD else BOUND_S["bomb" if case.category == "bomb" else "case"]
+        BOUND_S[BUILD] if case.command == BUILD else BOUND_S.get(case.category, BOUND_S["case"])
     )
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, bound)
@@ -235,7 +247,7 @@ def run_forked(ws: Workspace, case: Case) -> list[str]:
     """The case through ``cli.main`` in a forked child process (the in-process run left its file)."""
     argv, out = ws.argv(case, f"case{case.suffix}")
     bound = (
-        BOUND_S[BUILD] if case.command == BUILD else BOUND_S["bomb" if case.category == "bomb" else "case"]
+        BOUND_S[BUILD] if case.command == BUILD else BOUND_S.get(case.category, BOUND_S["case"])
     )
     code, stdout, stderr = _main_in_fork(argv, ws.root, bound)
     if code is None:
@@ -334,6 +346,8 @@ def run_shard(ws: Workspace, shard: int, shards: int) -> dict:
     }
     index = 0
     for category, count in fuzzgen.COUNTS.items():
+        if ONLY and category not in ONLY:
+            continue
         for n in range(min(count, LIMIT or count)):
             index += 1
             if index % shards != shard:
@@ -431,7 +445,7 @@ def test_fuzz_cli(seeds, tmp_path):
     assert not failures, (
         f"{len(failures)} failing cases (inputs in {tmp_path}/shard*/failures):\n" + "\n".join(failures[:40])
     )
-    assert LIMIT or total >= 20_000
+    assert LIMIT or ONLY or total >= 20_000
 
 
 def test_a_kernel_name_with_a_line_break_stays_on_the_error_line(workspace, tmp_path, monkeypatch):

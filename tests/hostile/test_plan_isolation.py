@@ -71,3 +71,40 @@ def test_the_plan_group_is_killed_and_the_callers_pipes_close_at_the_timeout(tmp
         for argv in (grouped, detached):
             for pid in _pids_running(argv):  # only this test's own sleeps, by their unique argument
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_what_the_plan_started_dies_with_a_killed_build(tmp_path):
+    """kill -9 of the build, while its plan runs: the plan's child had PR_SET_PDEATHSIG, but a
+    process the plan started did not, and lived on; the plan's watchdog now kills the group."""
+    tag = f"{random.randrange(10**6)}"
+    grouped = ["sleep", f"300.{tag}3"]
+    shutil.copytree(PROJECT, tmp_path / "spawns")
+    plan = tmp_path / "spawns" / "launch.py"
+    plan.write_text(plan.read_text().replace(
+        "    m, k = a.shape\n",
+        f'    torch.os.system("{" ".join(grouped)} &")\n'
+        "    while True:\n        pass\n",
+    ))
+    env = dict(os.environ, PYTHONPATH=str(REPO), SUBMITGEN_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "submitgen", "build", "mxfp4-mm", "--kernels", "spawns", "-o", "s.py",
+         "--plan-timeout", "120"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not _pids_running(grouped):
+            assert proc.poll() is None and time.monotonic() < deadline, "the plan never started its sleep"
+            time.sleep(0.1)
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while _pids_running(grouped) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _pids_running(grouped) == []
+        assert not (tmp_path / "s.py").exists()
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in _pids_running(grouped):  # only this test's own sleep, by its unique argument
+            os.kill(pid, signal.SIGKILL)

@@ -22,9 +22,10 @@ EXPLICIT_VALUE_KINDS = frozenset(
 )
 
 Add = Callable[[str, str, str], None]
-# The largest kernarg segment accepted. AMD documents no hardware limit (the segment is memory the
-# runtime fills); this is CUDA's long-standing 4 KiB limit on a kernel's parameters, which
-# portable HIP code keeps to. The aiter corpus's largest is 704 bytes (docs/readers.md, "Bounds").
+# The largest kernarg segment accepted: submitgen's bound, not the hardware's. AMD documents no
+# hardware limit (the segment is memory the runtime fills, read through a 64-bit pointer; the
+# descriptor's kernarg_size is a u32); 4 KiB is CUDA's __global__ parameter limit before CUDA 12.1
+# (which raised it to 32,764 B on Volta+). The aiter corpus's largest is 704 bytes (docs/readers.md).
 MAX_KERNARG_SEGMENT_SIZE = 4096
 
 
