@@ -114,22 +114,21 @@ def _cfg(bm, bn, bk, warps, stages, target=None, split=None):
     return c
 
 
-# (gate_up config, down config) per variant (one BM for both); a class's shapes run every variant
+# (gate_up config, down config) per variant (one BM for both); a class's shapes run every variant.
+# sm_90 resolves LUT (the e2m1 -> bf16 byte-permute widening) on; s0 / l0 are the shipped tiles.
 SMALL = [
-    (_cfg(16, 64, 128, 4, 3, 1056), _cfg(16, 128, 128, 4, 3)),
-    (_cfg(16, 64, 128, 4, 3, 2112), _cfg(16, 256, 128, 4, 3)),
-    (_cfg(16, 64, 128, 4, 4, 1056), _cfg(16, 64, 128, 4, 2)),
-    (_cfg(16, 64, 64, 4, 4, 1056), _cfg(16, 128, 64, 4, 3)),
-    (_cfg(32, 64, 128, 4, 3, 1056), _cfg(32, 128, 128, 4, 3)),
+    (_cfg(16, 64, 128, 4, 3, 1056, False), _cfg(16, 64, 128, 4, 3)),
+    (_cfg(16, 64, 64, 4, 4, 1056, True), _cfg(16, 64, 64, 4, 3)),
+    (_cfg(16, 64, 128, 4, 3, 1056, True), _cfg(16, 64, 128, 4, 3)),
+    (_cfg(16, 128, 64, 4, 4, 1056, True), _cfg(16, 128, 64, 4, 3)),
+    (_cfg(32, 64, 64, 4, 4, 1056, True), _cfg(32, 64, 64, 4, 4)),
 ]
 LARGE = [
-    (_cfg(64, 64, 128, 4, 3), _cfg(64, 128, 128, 4, 3)),
-    (_cfg(64, 64, 128, 4, 4), _cfg(64, 128, 128, 4, 4)),
-    (_cfg(32, 64, 128, 4, 3), _cfg(32, 128, 128, 4, 3)),
-    (_cfg(64, 64, 128, 4, 3, 1056, True), _cfg(64, 128, 128, 4, 3)),
-    (_cfg(32, 64, 128, 4, 3, 1056, True), _cfg(32, 128, 128, 4, 3)),
-    (_cfg(64, 64, 64, 4, 4), _cfg(64, 128, 64, 4, 4)),
-    (_cfg(128, 64, 128, 4, 3), _cfg(128, 128, 128, 4, 3)),
+    (_cfg(64, 64, 128, 4, 3), _cfg(64, 64, 128, 4, 3)),
+    (_cfg(64, 64, 64, 4, 4), _cfg(64, 64, 64, 4, 4)),
+    (_cfg(64, 128, 64, 8, 4), _cfg(64, 128, 64, 8, 4)),
+    (_cfg(128, 64, 64, 8, 4), _cfg(128, 64, 64, 8, 4)),
+    (_cfg(32, 64, 64, 4, 4), _cfg(32, 64, 64, 4, 4)),
 ]
 CLASS_SHAPES = {"s": (1, 2, 3, 4, 5), "l": (3, 5, 6, 7)}
 

@@ -1,8 +1,9 @@
 # amd-moe-mxfp4: route -> gate_up -> down -> to_bf16. Row tiles are (expert, BM slots) pairs that
 # hold slots; "s" (BM 16) below min_rows slots per expert, else "l" (BM 64); k split to "target".
-# gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values (A_BF16). H200 us (docs/default-kernels.md):
-# BM 16 vs 32 at bs16/E257 263/347; "l" vs "s" at bs128/E33 348/397; BK 64 on sm_90 and no
-# stage-1 split there keep the file under the payload limit; route >= ROUTE_PROGRAMS: 252 -> 23.
+# gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values (A_BF16), B widened by LUT (byte
+# permutes; H200 geomean 575 -> 474 us) with BK 128 (474 vs 505 for BK 64) and no stage-1 split.
+# H200 us (docs/default-kernels.md): BM 16 vs 32 at bs16/E257 263/347; "l" vs "s" at bs128/E33
+# 348/397; route >= ROUTE_PROGRAMS: 252 -> 23.
 
 import torch
 
@@ -61,12 +62,17 @@ TRITON = {
             "E_POW2": "constexpr",
             "A_BF16": "constexpr",
             "SPLIT": "constexpr",
+            "LUT": "constexpr",
         },
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": True},
+        "constexprs": {
+            "BM": 16, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": True, "LUT": False
+        },
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1056, "min_rows": 24},
-        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True, "SPLIT": False}, "num_stages": 4}},
+        "arch": {
+            "sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "SPLIT": False, "LUT": True}, "num_stages": 3}
+        },
     },
     "gate_up_l": {
         "source": "moe_mxfp4.py",
@@ -95,12 +101,15 @@ TRITON = {
             "E_POW2": "constexpr",
             "A_BF16": "constexpr",
             "SPLIT": "constexpr",
+            "LUT": "constexpr",
         },
-        "constexprs": {"BM": 64, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": False},
+        "constexprs": {
+            "BM": 64, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": False, "LUT": False
+        },
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
-        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True}, "num_stages": 4}},
+        "arch": {"sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 3}},
     },
     "down_s": {
         "source": "moe_mxfp4.py",
@@ -123,12 +132,13 @@ TRITON = {
             "BN": "constexpr",
             "BK": "constexpr",
             "A_BF16": "constexpr",
+            "LUT": "constexpr",
         },
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_BF16": False},
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False},
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
-        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True}, "num_stages": 3}},
+        "arch": {"sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 3}},
     },
     "down_l": {
         "source": "moe_mxfp4.py",
@@ -151,12 +161,13 @@ TRITON = {
             "BN": "constexpr",
             "BK": "constexpr",
             "A_BF16": "constexpr",
+            "LUT": "constexpr",
         },
-        "constexprs": {"BM": 64, "BN": 64, "BK": 128, "A_BF16": False},
+        "constexprs": {"BM": 64, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False},
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
-        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True}, "num_stages": 4}},
+        "arch": {"sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 3}},
     },
     "to_bf16": {
         "source": "moe_mxfp4.py",
