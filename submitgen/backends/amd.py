@@ -8,15 +8,13 @@ from typing import Any
 
 from submitgen.backends.base import Image, compile_triton
 from submitgen.errors import ValidationError
-from submitgen.options import Launcher, Target
+from submitgen.options import Target
 
 
 class AmdBackend:
     target = Target.AMD
     default_arch = "gfx950"
-    runtime = "hip"
     triton_kind = "hsaco"
-    launchers = frozenset({Launcher.CTYPES, Launcher.CPP, Launcher.AQL})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from submitgen.errors import ValidationError
-from submitgen.options import Launcher
 from submitgen.pipeline.values import Checked, EmbeddedObject, KernelSummary, Prepared
 from submitgen.project.launches import (
     KernelLayout,
@@ -117,5 +116,5 @@ def check(p: Prepared, objects: tuple[EmbeddedObject, ...]) -> Checked:
     lds_limit = p.backend.lds_limit(code_objects[0])
     plan = run_plan(_run_plan, (p, code_objects, table, lds_limit), plan_path=p.project.plan_path,
                     timeout=p.options.plan_timeout)
-    aql = aql_layouts(code_objects, table) if p.options.launcher == Launcher.AQL else ()
+    aql = aql_layouts(code_objects, table) if p.launcher.kernarg_segments else ()
     return Checked(target_id, table, plan, aql, _summaries(p, objects, table, plan), object_warnings(objects))
