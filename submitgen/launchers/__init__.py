@@ -17,7 +17,7 @@ from submitgen.launchers.spec import ImportCost, LauncherSpec, OwnQueue, Runtime
 from submitgen.options import Target
 
 __all__ = ["DEFAULT", "REGISTRY", "ImportCost", "LauncherSpec", "OwnQueue", "Runtime", "comparable",
-           "get_launcher", "launcher_names", "register"]
+           "get_launcher", "is_default", "launcher_names", "register"]
 
 # name -> spec, in the order the CLI lists them
 REGISTRY: dict[str, LauncherSpec] = {spec.name: spec for spec in BUILTIN}
@@ -44,6 +44,11 @@ def get_launcher(name: str | LauncherSpec) -> LauncherSpec:
         return REGISTRY[name]
     except (KeyError, TypeError):
         raise OptionError(f"--launcher must be one of {', '.join(REGISTRY)}, got {name!r}") from None
+
+
+def is_default(launcher: LauncherSpec) -> bool:
+    """Whether ``launcher`` is the one a build without ``--launcher`` uses."""
+    return launcher == REGISTRY[DEFAULT]
 
 
 def comparable(launcher: LauncherSpec, target: Target) -> tuple[LauncherSpec, ...]:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from submitgen import __version__
-from submitgen.launchers import get_launcher
+from submitgen.launchers import is_default
 from submitgen.pipeline.values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
 from submitgen.render.embed import Blob, embed_images
 from submitgen.render.provenance import format_line, lds_item, seal
@@ -38,7 +38,7 @@ def rebuild_flags(p: Prepared) -> tuple[str, ...]:
         flags.append("--no-fallback")
     if opts.reuse_output:
         flags.append("--reuse-output")
-    if p.launcher != get_launcher(default.launcher):
+    if not is_default(p.launcher):
         flags += ["--launcher", p.launcher.name]
     if opts.allow_own_queue:
         flags.append("--allow-own-queue")
