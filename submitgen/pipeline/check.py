@@ -22,15 +22,13 @@ from submitgen.project.run import run_plan
 
 
 def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
-    """Every object is for ``arch`` and has no error finding; the first one's target ID."""
+    """Every object is for ``arch`` and has no error finding (the reader's ``require_loadable``, as
+    ``inspect`` sees it); the first one's target ID."""
     for obj in objects:
         co = obj.code_object
         if arch not in (co.processor, getattr(co.header, "family", co.processor)):  # sm_90a runs on sm_90
             raise ValidationError(f"{obj.source}: code object is for {co.processor}, the build is for {arch}")
-        errors = [f for f in co.findings if f.severity == "error"]
-        if errors:
-            f = errors[0]
-            raise ValidationError(f"{obj.source}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message}")
+        co.require_loadable(obj.source)
     return objects[0].code_object.target_id
 
 

@@ -132,11 +132,6 @@ class CubinObject(KernelLookup):
         }
 
 
-def is_cubin(data: bytes) -> bool:
-    """An ELF whose e_machine is EM_CUDA (the header is checked by ``read_cubin``)."""
-    return elf.e_machine(data) == EM_CUDA
-
-
 def parse_cubin_header(data: bytes, source: str = "<bytes>") -> CubinHeader:
     h = elf.read_header(data, source, EM_CUDA, "EM_CUDA")
     if h.e_type not in (elf.ET_REL, elf.ET_EXEC):
