@@ -112,8 +112,8 @@ class ObjectInfo(Protocol):
         """``code object v5`` or ``cubin``: what diff and inspect call the format."""
         ...
 
-    def target(self) -> Any:
-        """Occupancy facts (``targets.Target``) for this object's processor, or None."""
+    def processor_facts(self) -> Any:
+        """Occupancy facts (``processors.Processor``) for this object's processor, or None."""
         ...
 
     def occupancy_note(self) -> str | None:

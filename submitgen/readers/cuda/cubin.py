@@ -95,7 +95,7 @@ class CubinObject(KernelLookup):
     def version_label(self) -> str:
         return "cubin"
 
-    def target(self) -> None:
+    def processor_facts(self) -> None:
         """No AMD occupancy facts apply."""
         return None
 
