@@ -18,6 +18,7 @@ from pathlib import Path
 
 from _common import print_table
 
+from submitgen.options import Compress
 from submitgen.pipeline import BuildOptions, build
 from submitgen.problems import PROBLEMS
 from submitgen.project.load import load_project
@@ -35,7 +36,7 @@ def main() -> None:
         image = compile_sources(project.sources, arch="gfx950").code_object
         raw = len(base64.b64encode(image))
         rows.append([problem.name, "raw base64", len(image), raw, "1.00"])
-        for mode in ("zlib", "lzma"):
+        for mode in (Compress.ZLIB, Compress.LZMA):
             chars = embed(image, mode).chars
             rows.append([problem.name, f"{mode}+base64" + (" (default)" if mode == "lzma" else ""),
                          len(image), chars, f"{chars / raw:.2f}"])

@@ -21,7 +21,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # _common lives in benchma
 
 from _common import load_module as _module  # noqa: E402
 
-from submitgen.hardware import processors as targets  # noqa: E402
+from submitgen.hardware import processors  # noqa: E402
 from submitgen.readers.amd import read_code_object  # noqa: E402
 
 PROJECTS = (
@@ -55,7 +55,7 @@ def main() -> None:
                                 options={"num_warps": e["num_warps"], "num_stages": e["num_stages"],
                                          **e.get("options", {})})
             (k,) = read_code_object(ck.asm["hsaco"]).kernels
-            occ = targets.occupancy(k, "gfx950", e["num_warps"] * 64, dynamic_lds=ck.metadata.shared)
+            occ = processors.occupancy(k, "gfx950", e["num_warps"] * 64, dynamic_lds=ck.metadata.shared)
             mfma = collections.Counter(re.findall(r"^\s+(v_mfma\w*)", ck.asm["amdgcn"], re.MULTILINE))
             print(
                 f"{folder.name} {name}: {k.name} | {k.vgpr_count} ({k.agpr_count}) | {k.sgpr_count} | "

@@ -15,7 +15,9 @@ import click
 from submitgen import __version__
 from submitgen.errors import SubmitgenError
 from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
-from submitgen.options import Compress, Launcher, Mode, Target
+from submitgen.launchers import DEFAULT as DEFAULT_LAUNCHER
+from submitgen.launchers import REGISTRY as LAUNCHERS
+from submitgen.options import Compress, Mode, Target
 from submitgen.problems.cli_param import PROBLEM_NAME
 from submitgen.textfmt import printable
 
@@ -204,10 +206,8 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 @click.option("--reuse-output", is_flag=True,
               help="Opt-in: return one output tensor per shape instead of a fresh one per call (cheaper "
                    "calls; a caller that keeps an earlier result sees it overwritten).")
-@click.option("--launcher", type=_choice(Launcher), default=Launcher.CTYPES.value, show_default=True,
-              help="ctypes: load and launch through ctypes (fast import). cpp: a C++ extension built by "
-                   "load_inline at import (the common hand-written pattern; costs compile time). aql: AQL "
-                   "packets on an HSA queue of its own (local experiments only; needs --allow-own-queue).")
+@click.option("--launcher", type=click.Choice(tuple(LAUNCHERS)), default=DEFAULT_LAUNCHER, show_default=True,
+              help=" ".join(f"{s.name}: {s.summary}." for s in LAUNCHERS.values()))
 @click.option("--allow-own-queue", is_flag=True,
               help="Let --launcher aql build for a leaderboard problem. The file runs outside torch's timing "
                    "events (~4 us timing artefact) and must never be submitted.")
@@ -244,7 +244,7 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
             problem=problem, gpu=gpu, mode=Mode(mode), output=output_path(output), kernels=kernels,
             code_objects=tuple(code_objects), arch=arch, plan_timeout=plan_timeout, target=Target(target),
             compress=Compress(compress), allow_fallback=not no_fallback, reuse_output=reuse_output,
-            launcher=Launcher(launcher), allow_own_queue=allow_own_queue, compiler=compiler,
+            launcher=launcher, allow_own_queue=allow_own_queue, compiler=compiler,
             use_cache=not no_cache, force=force,
         ))
     if as_json:

@@ -110,3 +110,9 @@ class SourceCodingError(ContainerError):
         self.line = line
         self.detail = detail
         super().__init__(f"{source}: {detail}")
+
+
+# Launchers (submitgen/launchers/)
+class LauncherError(SubmitgenError):
+    """A launcher spec that says too little (no target runs it, a figure without its machine and
+    date) or a second launcher of one name."""

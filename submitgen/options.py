@@ -1,5 +1,6 @@
 """The build's option values, each defined and checked here once. The CLI turns these enums into
-its choices; the library accepts either the enum or its string value."""
+its choices; the library accepts either the enum or its string value. ``--launcher``'s values are
+the launchers' own names (submitgen/launchers/)."""
 
 from __future__ import annotations
 
@@ -25,14 +26,6 @@ class Target(StrEnum):
     AMD = "amd"
     CUDA = "cuda"
     HIP = "amd"  # alias (Target.HIP is Target.AMD): the runtime's name for the same target
-
-
-class Launcher(StrEnum):
-    """How the emitted file launches its kernels (``--launcher``)."""
-
-    CTYPES = "ctypes"
-    CPP = "cpp"
-    AQL = "aql"
 
 
 class Compress(StrEnum):

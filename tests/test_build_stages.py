@@ -17,7 +17,9 @@ from submitgen import pipeline as build_pkg
 from submitgen.backends import BACKENDS, AmdBackend, Backend, CudaBackend, get_backend
 from submitgen.cli import cli
 from submitgen.errors import OptionError
-from submitgen.options import Compress, Launcher, Target, choices, parse
+from submitgen.launchers import get_launcher, launcher_names
+from submitgen.launchers.builtin import CPP, CTYPES
+from submitgen.options import Compress, Target, choices
 from submitgen.pipeline import BuildOptions, build, check, prepare, produce_objects
 
 TESTS = Path(__file__).resolve().parent
@@ -25,11 +27,12 @@ PACKAGE = TESTS.parent / "submitgen"
 PROJECT = TESTS / "projects" / "mm_basic"
 
 
-def test_cli_choices_come_from_the_enums():
+def test_cli_choices_come_from_the_enums_and_the_launchers():
     params = {p.name: p for p in cli.commands["build"].params}
-    for name, enum in (("target", Target), ("launcher", Launcher), ("compress", Compress)):
+    for name, enum in (("target", Target), ("compress", Compress)):
         assert isinstance(params[name].type, click.Choice)
         assert tuple(params[name].type.choices) == choices(enum) == tuple(m.value for m in enum)
+    assert tuple(params["launcher"].type.choices) == launcher_names() == ("ctypes", "cpp", "aql")
     assert choices(Target) == ("amd", "cuda") and Target.HIP is Target.AMD
 
 
@@ -42,7 +45,7 @@ def test_library_values_are_checked_once(field, value, message):
     with pytest.raises(OptionError) as e:
         prepare(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, **{field: value}))
     assert str(e.value) == message
-    assert parse(Launcher, "cpp", "--launcher") is Launcher.CPP
+    assert get_launcher("cpp") is CPP
 
 
 @pytest.mark.parametrize(("launcher", "what"), [
@@ -105,7 +108,7 @@ def test_stages_pass_frozen_values(tmp_path):
         assert dataclasses.is_dataclass(value) and type(value).__dataclass_params__.frozen, type(value)
     assert isinstance(objects, tuple) and len(objects) == 1
     assert [b.name for b in objects[0].kernels] == ["mm_tile", "mm_reduce"]
-    assert p.options.launcher is Launcher.CTYPES and p.backend is BACKENDS[Target.AMD]
+    assert p.launcher is CTYPES and p.backend is BACKENDS[Target.AMD]
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ import msgpack
 import pytest
 
 from submitgen.errors import CodeObjectError
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.readers.amd import decode_descriptor, parse_header, parse_metadata, read_code_object
 
 EXPLICIT = [  # offset, size, value_kind of many_args(out, in, n, Params p, d, c, big, s)
@@ -73,17 +73,17 @@ def test_big_lds_and_high_vgpr(cos):
     assert big.group_segment_fixed_size == 160000 > 150 * 1024
     assert big.descriptor.group_segment_fixed_size == 160000
     assert not [f for f in co.findings if f.code == "lds-over-limit"]
-    occ = targets.occupancy(big, "gfx950", 256)
+    occ = processors.occupancy(big, "gfx950", 256)
     assert occ.launchable and occ.waves_per_simd == 1 and "lds" in occ.limited_by
-    occ942 = targets.occupancy(big, "gfx942", 256)
+    occ942 = processors.occupancy(big, "gfx942", 256)
     assert not occ942.launchable and "65536" in occ942.problems[0]
 
     hv = co.kernel("hi_vgpr")
     assert hv.vgpr_count == 288 and hv.agpr_count == 32  # 256 arch (v255 used) + 32 AGPRs, unified
     assert hv.descriptor.accum_offset == 256 and hv.descriptor.vgpr_alloc == 288
-    occ = targets.occupancy(hv, "gfx950", 64)
+    occ = processors.occupancy(hv, "gfx950", 64)
     assert occ.waves_per_simd == 1 and occ.limited_by == ("vgpr",)
-    assert not targets.occupancy(hv, "gfx950", 1024).launchable
+    assert not processors.occupancy(hv, "gfx950", 1024).launchable
 
 
 def test_lds_over_gfx942_limit_is_an_error_finding(cos):
@@ -226,20 +226,20 @@ class _K:
 @pytest.mark.parametrize("vgprs,waves", [(64, 8), (72, 7), (80, 6), (96, 5), (128, 4), (168, 3),
                                          (256, 2), (512, 1)])
 def test_vgpr_occupancy_table(vgprs, waves):
-    occ = targets.occupancy(_K(vgprs), "gfx950", 64)
+    occ = processors.occupancy(_K(vgprs), "gfx950", 64)
     assert occ.limit("vgpr").waves_per_simd == waves
 
 
 def test_occupancy_other_limits():
-    assert targets.occupancy(_K(8, sgpr_count=104), "gfx942", 64).limit("sgpr").waves_per_simd == 7
-    occ = targets.occupancy(_K(8, group_segment_fixed_size=32 * 1024), "gfx942", 256)
+    assert processors.occupancy(_K(8, sgpr_count=104), "gfx942", 64).limit("sgpr").waves_per_simd == 7
+    occ = processors.occupancy(_K(8, group_segment_fixed_size=32 * 1024), "gfx942", 256)
     assert occ.waves_per_simd == 2 and occ.limited_by == ("lds",)
-    occ = targets.occupancy(_K(8, group_segment_fixed_size=32 * 1024), "gfx950", 256)
+    occ = processors.occupancy(_K(8, group_segment_fixed_size=32 * 1024), "gfx950", 256)
     # LLVM counts LDS without a granule: 163840 // 32768 = 5 workgroups of 4 waves = 20 -> 5 per SIMD
     assert occ.waves_per_simd == 5 and occ.limited_by == ("lds",)
-    assert targets.occupancy(_K(8), "gfx950", 64).limited_by == ("hardware",)
-    assert not targets.occupancy(_K(200), "gfx950", 1024).launchable
+    assert processors.occupancy(_K(8), "gfx950", 64).limited_by == ("hardware",)
+    assert not processors.occupancy(_K(200), "gfx950", 1024).launchable
     with pytest.raises(
-        targets.UnknownTargetError, match="unknown target 'gfx1100': expected one of gfx942, gfx950"
+        processors.UnknownTargetError, match="unknown target 'gfx1100': expected one of gfx942, gfx950"
     ):
-        targets.get_target("gfx1100")
+        processors.get_processor("gfx1100")

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from submitgen.cli import cli
 from submitgen.diff.compare import diff_sides, load_side, plan_blocks
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.readers.amd import read_code_object
 
 # NACC independent accumulators stay live across the loop: more of them, more VGPRs.
@@ -115,8 +115,8 @@ def expected(builds):
     lo, hi = kernel_of(builds["bytes"]["lo"]), kernel_of(builds["bytes"]["hi"])
     occ = {
         b: (
-            targets.occupancy(lo, "gfx950", b).waves_per_simd,
-            targets.occupancy(hi, "gfx950", b).waves_per_simd,
+            processors.occupancy(lo, "gfx950", b).waves_per_simd,
+            processors.occupancy(hi, "gfx950", b).waves_per_simd,
         )
         for b in (128, 256)
     }

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from submitgen.evaluate import (
-    Backend,
     EvaluateError,
+    Execution,
     LintFailed,
     combine_seed,
     format_bench_report,
@@ -200,7 +200,7 @@ def test_bench_flags_wrong_output():
 
 
 def test_backend_descriptions():
-    assert Backend("hip", True, "AMD Instinct MI355X").describe() == \
+    assert Execution("hip", True, "AMD Instinct MI355X").describe() == \
         "backend: hip - ran the kernel on AMD Instinct MI355X"
-    assert "no kernel ran" in Backend("dry-run", False, "cpu").describe()
-    assert Backend(None, True, "NVIDIA H200").describe() == "backend: the file's own code, on NVIDIA H200"
+    assert "no kernel ran" in Execution("dry-run", False, "cpu").describe()
+    assert Execution(None, True, "NVIDIA H200").describe() == "backend: the file's own code, on NVIDIA H200"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from submitgen.options import Compress
 from submitgen.pipeline import BuildOptions, build
 from submitgen.render import embed
 
@@ -43,7 +44,7 @@ def test_rendered_submission_matches_golden(name, tmp_path):
 def test_banned_word_in_base64_is_re_encoded(monkeypatch):
     """A setting whose base64 happens to spell the banned word is never used, however short."""
     unlucky = base64.b64decode("xxSTREAMxxxx")  # shorter than any real compression
-    real = list(embed._attempts("lzma"))
+    real = list(embed._attempts(Compress.LZMA))
 
     def attempts(compress):
         yield "unlucky", lambda data: unlucky

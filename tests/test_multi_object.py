@@ -17,6 +17,9 @@ import pytest
 from conftest import build_stub
 
 from submitgen.joined import split_joined
+from submitgen.launchers import Runtime
+from submitgen.launchers.builtin import CTYPES
+from submitgen.options import Compress
 from submitgen.pipeline import BuildOptions, build
 from submitgen.problems import get_problem
 from submitgen.project.launches import kernel_layout
@@ -80,7 +83,7 @@ def run_dry(sub: Path, fakehip: Path, tmp: Path) -> tuple[list[dict], dict]:
 
 def test_embedding_keeps_the_shorter_of_one_text_and_one_each(compile_co):
     images = [GOLDEN_CO.read_bytes(), compile_co(SCALE)]
-    e = embed_images(images, "lzma")
+    e = embed_images(images, Compress.LZMA)
     assert e.chars == min(e.separate_chars, e.together_chars)
     assert e.images == tuple((__import__("hashlib").sha256(i).hexdigest(), len(i)) for i in images)
     if len(e.blobs) == 1:
@@ -217,7 +220,7 @@ def triton_context(
                 dynamic_shared=art.shared,
             )
         )
-    blobs = embed_images(images, "lzma").blobs
+    blobs = embed_images(images, Compress.LZMA).blobs
     ctx = RenderContext(
         header_lines=problem.header_lines(),
         provenance=provenance.format_line({"co": ()}),
@@ -227,9 +230,9 @@ def triton_context(
         leaderboard=problem.leaderboard,
         target_id=arch,
         arch=arch,
-        runtime="cuda" if arch == "sm_90" else "hip",
-        launcher="ctypes",
-        compress="lzma",
+        runtime=Runtime.CUDA if arch == "sm_90" else Runtime.HIP,
+        launcher=CTYPES,
+        compress=Compress.LZMA,
         blobs=blobs,
         kernels=tuple(kernels),
         pasted=Pasted(problem.leaves_source, problem.fallback_source, TRITON_PLAN, "t/p.py"),

@@ -12,7 +12,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from submitgen.errors import SubmitgenError
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.inspection.report import Inspected, render_text, to_json
 from submitgen.readers.containers import load_code_objects
 
@@ -67,8 +67,8 @@ def _mutate(rng: random.Random, data: bytes, regions: dict[str, tuple[int, int]]
 def _inspect(data: bytes) -> None:
     for lo in load_code_objects(data, arch=None):
         co = lo.read()
-        tgt = co.target()
-        occ = {k.name: targets.occupancy(k, tgt) for k in co.kernels} if tgt else {}
+        tgt = co.processor_facts()
+        occ = {k.name: processors.occupancy(k, tgt) for k in co.kernels} if tgt else {}
         item = Inspected(lo, co, co.kernels, tgt, occ, {k.name: k.name for k in co.kernels})
         to_json([item])
         render_text([item])

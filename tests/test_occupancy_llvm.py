@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.readers.amd import read_code_object
 
 LLC = shutil.which("llc-22")
@@ -45,20 +45,20 @@ class Spec:
     lds: int  # static LDS bytes
     block: int  # amdgpu-flat-work-group-size "block,block"
 
-    def unified(self, target: targets.Target) -> int:
+    def unified(self, target: processors.Processor) -> int:
         """VGPRs per lane allocated at least: ``unified_total`` rounded up to the granule."""
         total = unified_total(self.arch_vgprs, self.agprs)
         return -(-max(total, 1) // target.vgpr_granule) * target.vgpr_granule
 
 
-    def fits(self, target: targets.Target) -> bool:
+    def fits(self, target: processors.Processor) -> bool:
         """A block of this size can be resident at once (all its waves on one CU)."""
         waves = math.ceil(self.block / target.wavefront_size)
         need = math.ceil(waves / target.simds_per_cu)
         return target.vgprs_per_simd_lane // self.unified(target) >= need and self.lds <= target.lds_per_cu
 
 
-def _specs(target: targets.Target) -> list[Spec]:
+def _specs(target: processors.Processor) -> list[Spec]:
     """A deterministic spread: lists of co-prime lengths walked together, plus the edges."""
     vgprs = (1, 8, 24, 33, 64, 65, 72, 84, 100, 128, 129, 168, 200, 256)
     agprs = (0, 0, 1, 4, 32, 64, 100, 128, 256)
@@ -116,7 +116,7 @@ def compile_with_remarks(arch: str, ir: str, tmp: Path) -> tuple[bytes, dict[str
 @pytest.fixture(scope="module", params=["gfx942", "gfx950"])
 def compiled(request, tmp_path_factory):
     arch = request.param
-    target = targets.get_target(arch)
+    target = processors.get_processor(arch)
     specs = _specs(target)
     data, remarks = compile_with_remarks(
         arch, "".join(_kernel_ir(i, s) for i, s in enumerate(specs)), tmp_path_factory.mktemp(arch))
@@ -138,7 +138,7 @@ def test_occupancy_equals_llvm_remark(compiled):
         assert kernel.vgpr_count == unified_total(int(r["VGPRs"]), int(r["AGPRs"])), where
         # LLVM may allocate more than it counts (a kernel that LDS holds to 1 wave/SIMD gets more)
         assert kernel.descriptor.vgpr_alloc >= spec.unified(target), where
-        occ = targets.occupancy(kernel, target, spec.block)
+        occ = processors.occupancy(kernel, target, spec.block)
         assert occ.launchable, (where, occ.problems)
         assert occ.waves_per_simd == int(r["Occupancy [waves/SIMD]"]), (where, occ.limits)
         seen.update(occ.limited_by)
@@ -153,7 +153,7 @@ def test_blocks_llvm_cannot_hold_are_not_launchable(tmp_path):
     submitgen says the block cannot launch, and why; LLVM still prints 2."""
     spec = Spec(256, 0, 0, 0, 1024)
     data, remarks = compile_with_remarks("gfx950", _kernel_ir(0, spec), tmp_path)
-    occ = targets.occupancy(read_code_object(data).kernel("k0"), "gfx950", 1024)
+    occ = processors.occupancy(read_code_object(data).kernel("k0"), "gfx950", 1024)
     assert remarks["k0"]["Occupancy [waves/SIMD]"] == "2"
     assert not occ.launchable and occ.waves_per_simd == 0
     assert occ.problems == ("a block of 1024 threads (16 waves) needs 4 waves per SIMD; 256 VGPRs allow 2",)
@@ -170,7 +170,7 @@ count above 100 allows 7 waves), its static LDS, and its block."""
     kd = kernel.descriptor
     agprs = max(0, kd.vgpr_alloc - kd.accum_offset)
     arch_vgprs = kd.accum_offset if agprs else max(kd.vgpr_alloc, kernel.vgpr_count)
-    block = targets.occupancy(kernel, arch).block_size  # .reqd_workgroup_size, else the max flat size
+    block = processors.occupancy(kernel, arch).block_size  # .reqd_workgroup_size, else the max flat size
     sgprs = min(max(kernel.sgpr_count - 6, 0), 102)
     return Spec(arch_vgprs, agprs, sgprs, kernel.group_segment_fixed_size, block)
 
@@ -189,7 +189,7 @@ def test_corpus_occupancy_equals_llvm_on_twins(tmp_path):
         for i, ((name, kernel), twin) in enumerate(zip(kernels, twins)):
             r, where = remarks[f"k{i}"], f"{arch} {name} {twin}"
             assert int(r["TotalSGPRs"]) == min(max(kernel.sgpr_count, 6), 108), where
-            occ = targets.occupancy(kernel, arch, twin.block)
+            occ = processors.occupancy(kernel, arch, twin.block)
             assert occ.launchable, (where, occ.problems)
             assert occ.waves_per_simd == int(r["Occupancy [waves/SIMD]"]), (where, occ.limits)
             compared += 1

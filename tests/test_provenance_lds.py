@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from mixed_project import mixed_project
 
 from submitgen.cli import cli
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.inspection.report import exit_status, inspect_sources
 from submitgen.pipeline import BuildOptions, build
 from submitgen.render import provenance
@@ -56,7 +56,7 @@ def test_default_builds_record_each_kernels_lds_and_inspect_uses_it(default_buil
         assert prov.items("lds")[index] == lds_item(index, kernel.name, largest[name])
         assert item.dynamic_lds[kernel.name].bytes == largest[name]
         assert item.dynamic_lds[kernel.name].source == "provenance"
-        want = targets.occupancy(kernel, "gfx950", None, dynamic_lds=largest[name])
+        want = processors.occupancy(kernel, "gfx950", None, dynamic_lds=largest[name])
         assert item.occupancy[kernel.name] == want and want.launchable
     assert exit_status(items) == 0
 

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from submitgen.errors import RenderError
+from submitgen.launchers import Runtime
+from submitgen.launchers.builtin import CPP
+from submitgen.options import Compress
 from submitgen.render.template import RenderContext, comment_text, py_literal
 
 TESTS = Path(__file__).resolve().parent
@@ -56,9 +59,9 @@ def test_a_launcher_renders_only_with_its_runtimes():
             (),
             "# p",
             *(("",) * 6),
-            runtime="cuda",
-            launcher="cpp",
-            compress="lzma",
+            runtime=Runtime.CUDA,
+            launcher=CPP,
+            compress=Compress.LZMA,
             blobs=(),
             kernels=(),
             pasted=None,

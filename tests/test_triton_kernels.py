@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.problems import get_problem
 from submitgen.project.load import _for_arch
 from submitgen.readers.amd import read_code_object
@@ -89,7 +89,7 @@ def test_gfx950_specialization_resources(proj: str, name: str) -> None:
     assert kernel.name == entry["kernel"]
     assert (kernel.private_segment_fixed_size, kernel.vgpr_spill_count, kernel.sgpr_spill_count) == (0, 0, 0)
     block = entry["num_warps"] * 64
-    occ = targets.occupancy(kernel, "gfx950", block, dynamic_lds=compiled.metadata.shared)
+    occ = processors.occupancy(kernel, "gfx950", block, dynamic_lds=compiled.metadata.shared)
     assert occ.launchable and occ.waves_per_simd >= 2, (
         name,
         kernel.vgpr_count,

@@ -3,7 +3,8 @@
 The build asks the backend of ``BuildOptions.target`` to compile a project, load prebuilt
 objects, read them, and give limits and occupancy; nothing outside this package asks which
 target is active. Adding a backend: a module here with a class satisfying the protocol, a
-member of ``options.Target``, and an entry in ``BACKENDS``."""
+member of ``options.Target``, an entry in ``BACKENDS``, and the runtime each launcher that runs on
+it binds there (its ``LauncherSpec.runtimes``, submitgen/launchers/)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from types import MappingProxyType
 from submitgen.backends.amd import AmdBackend
 from submitgen.backends.base import Backend, Image
 from submitgen.backends.cuda import CudaBackend
-from submitgen.options import Launcher, Target, parse
+from submitgen.options import Target, parse
 
-__all__ = ["BACKENDS", "AmdBackend", "Backend", "CudaBackend", "Image", "get_backend", "targets_allowing"]
+__all__ = ["BACKENDS", "AmdBackend", "Backend", "CudaBackend", "Image", "get_backend"]
 
 
 BACKENDS: Mapping[Target, Backend] = MappingProxyType({
@@ -28,7 +29,3 @@ def get_backend(target: Target | str) -> Backend:
     """The backend of ``target`` (an OptionError names the choices for an unknown one)."""
     return BACKENDS[parse(Target, target, "--target")]
 
-
-def targets_allowing(launcher: Launcher) -> tuple[Target, ...]:
-    """The targets whose backend runs ``launcher``'s emitted code."""
-    return tuple(t for t, b in BACKENDS.items() if launcher in b.launchers)

@@ -1,5 +1,5 @@
 """AMD GPUs (HIP runtime): code objects built by clang/ROCm, read by the code-object reader,
-with the hardware facts of ``targets.py``."""
+with the hardware facts of ``processors.py``."""
 
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ from typing import Any
 
 from submitgen.backends.base import Image, compile_triton
 from submitgen.errors import ValidationError
-from submitgen.options import Launcher, Target
+from submitgen.options import Target
 
 
 class AmdBackend:
     target = Target.AMD
     default_arch = "gfx950"
-    runtime = "hip"
     triton_kind = "hsaco"
-    launchers = frozenset({Launcher.CTYPES, Launcher.CPP, Launcher.AQL})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
@@ -45,7 +43,7 @@ class AmdBackend:
         return read_code_object(image.data, source=image.source)
 
     def lds_limit(self, code_object: Any) -> int:
-        t = code_object.target()
+        t = code_object.processor_facts()
         if t is None:
             raise ValidationError(
                 f"{code_object.source}: no hardware facts for {code_object.processor}; cannot check LDS"

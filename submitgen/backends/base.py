@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from submitgen.options import Launcher, Target
+from submitgen.options import Target
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,6 @@ class Backend(Protocol):
 
     target: Target
     default_arch: str
-    runtime: str  # the runtime the emitted loader binds ("hip", "cuda")
-    launchers: frozenset[Launcher]  # launchers whose emitted code runs on this target
     triton_kind: str  # the image Triton makes for this target ("hsaco", "cubin")
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,

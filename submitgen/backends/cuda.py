@@ -7,15 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.backends.base import Image, compile_triton
-from submitgen.options import Launcher, Target
+from submitgen.options import Target
 
 
 class CudaBackend:
     target = Target.CUDA
     default_arch = "sm_90"
-    runtime = "cuda"
     triton_kind = "cubin"
-    launchers = frozenset({Launcher.CTYPES})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:

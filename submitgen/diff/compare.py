@@ -12,7 +12,7 @@ sizes, max workgroup size, wavefront, target; the dynamic LDS a submission recor
 explicit arguments (a Triton kernel's named from its signature), paired by name, else by offset
 and kind (insertions and removals shown as such).
 
-Occupancy is estimated (``targets.occupancy``) at one block size per side, chosen in this order:
+Occupancy is estimated (``processors.occupancy``) at one block size per side, chosen in this order:
 ``--block N``; else a Triton kernel's block (num_warps x wave size); else the block sizes the
 launch plan of a ``.py`` submission passes for that kernel, when they can be read statically (a
 5-tuple ``(name, grid, (x, y, z), lds, args)`` whose block entries are integer literals,
@@ -51,7 +51,7 @@ from submitgen.diff.pairing import ArgChange, KernelPair, pair_args, pair_kernel
 from submitgen.diff.plan_blocks import plan_blocks
 from submitgen.diff.text import JSON_FORMAT_VERSION, arg_label, fmt_arg, render_text, to_json
 from submitgen.errors import CodeObjectError, ContainerError, DiffError
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.hardware.occupancy import required_block
 from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
 from submitgen.readers.base import KernelInfo as Kernel
@@ -209,10 +209,10 @@ def _choose_block(old: Side, new: Side, pair: KernelPair, block: int | None) -> 
     return BlockChoice(bo, bn, "max workgroup size", f"{shown} (max workgroup size; no launch plan)")
 
 
-def _target_for(co: CodeObject, arch: str | None) -> targets.Target | None:
+def _target_for(co: CodeObject, arch: str | None) -> processors.Processor | None:
     if arch:
-        return targets.TARGETS.get(arch.split(":", 1)[0].strip().lower())
-    return co.target()
+        return processors.PROCESSORS.get(arch.split(":", 1)[0].strip().lower())
+    return co.processor_facts()
 
 
 def _dynamic_lds(side: Side, name: str) -> int | None:
@@ -220,8 +220,9 @@ def _dynamic_lds(side: Side, name: str) -> int | None:
     return la.dynamic_lds if la is not None else None
 
 
-def _fields(ko: Kernel, kn: Kernel, co_o: CodeObject, co_n: CodeObject, occ_o: targets.Occupancy | None,
-            occ_n: targets.Occupancy | None, lds: tuple[int | None, int | None]) -> tuple[FieldChange, ...]:
+def _fields(ko: Kernel, kn: Kernel, co_o: CodeObject, co_n: CodeObject,
+            occ_o: processors.Occupancy | None, occ_n: processors.Occupancy | None,
+            lds: tuple[int | None, int | None]) -> tuple[FieldChange, ...]:
     out = []
     for key, label, unit, rule, direction in FIELDS:
         if key == "target":
@@ -246,8 +247,8 @@ def _compare(old: Side, new: Side, pair: KernelPair, demangled: str, arch: str |
     choice = _choose_block(old, new, pair, block)
     to, tn = _target_for(co_o, arch), _target_for(co_n, arch)
     lds = (_dynamic_lds(old, pair.old), _dynamic_lds(new, pair.new))
-    occ_o = targets.occupancy(ko, to, choice.old, dynamic_lds=lds[0] or 0) if to is not None else None
-    occ_n = targets.occupancy(kn, tn, choice.new, dynamic_lds=lds[1] or 0) if tn is not None else None
+    occ_o = processors.occupancy(ko, to, choice.old, dynamic_lds=lds[0] or 0) if to is not None else None
+    occ_n = processors.occupancy(kn, tn, choice.new, dynamic_lds=lds[1] or 0) if tn is not None else None
     return KernelDiff(
         pair.new,
         demangled,

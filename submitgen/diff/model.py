@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from submitgen.diff.pairing import ArgChange
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.readers.base import KernelInfo as Kernel
 from submitgen.readers.base import ObjectInfo as CodeObject
 from submitgen.readers.containers import LoadedCodeObject
@@ -127,8 +127,8 @@ class KernelDiff:
     demangled: str
     block: BlockChoice
     occupancy_target: str | None  # NEW's facts
-    old_occupancy: targets.Occupancy | None
-    new_occupancy: targets.Occupancy | None
+    old_occupancy: processors.Occupancy | None
+    new_occupancy: processors.Occupancy | None
     fields: tuple[FieldChange, ...]
     args: tuple[ArgChange, ...]  # differing explicit args only
     old_name: str = ""  # OLD's kernel (the same name unless paired one-to-one or by --pair)

@@ -13,7 +13,7 @@ from submitgen.textfmt import WIDTH, fit_call, fit_middle, fit_pair, jsonable
 if TYPE_CHECKING:
     from submitgen.diff.model import DiffResult, FieldChange, KernelDiff, Side
     from submitgen.diff.pairing import ArgChange
-    from submitgen.hardware import processors as targets
+    from submitgen.hardware import processors
     from submitgen.readers.base import ArgInfo as KernelArg
 
 JSON_FORMAT_VERSION = 1
@@ -231,7 +231,7 @@ def _arg_json(a: KernelArg | None) -> dict[str, Any] | None:
     return {"name": a.name, "offset": a.offset, "size": a.size, "value_kind": a.value_kind}
 
 
-def _occ_json(o: targets.Occupancy | None) -> dict[str, Any] | None:
+def _occ_json(o: processors.Occupancy | None) -> dict[str, Any] | None:
     if o is None:
         return None
     return {"waves_per_simd": o.waves_per_simd, "limited_by": list(o.limited_by), "launchable": o.launchable,

@@ -55,9 +55,9 @@ from submitgen.evaluate.layout import lay_out
 from submitgen.evaluate.process import IMPORT_TIMEOUT_S, RunState, compile_pass, run_worker
 from submitgen.evaluate.results import (
     EXIT_CANNOT_RUN,
-    Backend,
     BenchReport,
     BenchResult,
+    Execution,
     Figures,
     Shape,
     ShapeResult,
@@ -74,7 +74,7 @@ R = TypeVar("R")
 __all__ = [
     "IMPORT_TIMEOUT_S",
     "EXIT_CANNOT_RUN",
-    "Backend",
+    "Execution",
     "BenchReport",
     "BenchResult",
     "EvaluateError",
@@ -193,11 +193,11 @@ def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[s
         attempt += 1
 
 
-def _backend_of(state: RunState, tmp: Path, interpreted: bool = False) -> Backend:
+def _backend_of(state: RunState, tmp: Path, interpreted: bool = False) -> Execution:
     ready = state.ready or {}
     import torch
 
-    return Backend(
+    return Execution(
         state.backend, torch.cuda.is_available(), str(ready.get("device", "cpu"))[:200],
         _first_output(tmp / "worker-0.log"), stand_in=any(os.environ.get(v) for v in STAND_IN_LIBRARIES),
         compile_note=state.compile.describe() if state.compile else None, interpreted=interpreted,
@@ -245,7 +245,7 @@ def format_seconds(s: float) -> str:
 
 def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: dict[str, Any],
                 timeout_s: float, result: Callable[..., R], missing: Callable[[Shape], R],
-                report: Callable[[tuple[R, ...], Backend], Any],
+                report: Callable[[tuple[R, ...], Execution], Any],
                 progress: Callable[[R, int, int], None] | None,
                 announce: Callable[[str], None] | None = None, interpreted: bool = False) -> Any:
     """Run ``kind`` on every selected shape in a fresh process: ``result(shape, assessment, ev)``
@@ -356,7 +356,7 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
             checked="max_abs_err" in f,
         )
 
-    def report(results: tuple[ShapeResult, ...], backend: Backend) -> TestReport:
+    def report(results: tuple[ShapeResult, ...], backend: Execution) -> TestReport:
         return TestReport(str(path), prep.problem.leaderboard, backend, results,
                           prep.lint_warnings, prep.problem.eval_clones_inputs)
 
@@ -414,7 +414,7 @@ def run_bench(
 
     rule = rule_for(mode, iters, max_time_s)
 
-    def report(results: tuple[BenchResult, ...], backend: Backend) -> BenchReport:
+    def report(results: tuple[BenchResult, ...], backend: Execution) -> BenchReport:
         return BenchReport(str(path), prep.problem.leaderboard, backend, results,
                            "device" if backend.gpu else "host", flush_mib, prep.lint_warnings,
                            mode=mode, stop=rule.describe())

@@ -239,9 +239,6 @@ def _next_line(w: _Worker, deadline: float) -> str | None | bool:
                     return None
 
 
-Handler = Callable[[int, dict[str, Any]], None]
-
-
 def _died(w: _Worker, state: RunState | None = None) -> str:
     code = w.proc.returncode
     if code == PIPE_LOST_EXIT:

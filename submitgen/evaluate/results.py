@@ -59,7 +59,7 @@ KERNEL_INTERPRETED = "interpreted"
 
 
 @dataclass(frozen=True)
-class Backend:
+class Execution:
     """What ran: the file's ``SUBMITGEN_BACKEND`` (None for hand-written files), whether this
     machine has a GPU (as ``submitgen`` itself sees it), the device the worker named, and whether
     ``submitgen``'s own environment names a stand-in GPU library (``SUBMITGEN_HIP_LIBRARY``...)."""
@@ -220,7 +220,7 @@ class _Report(Generic[R]):
 
     path: str
     problem: str
-    backend: Backend
+    backend: Execution
     results: tuple[R, ...]
 
     @property

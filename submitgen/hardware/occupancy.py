@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from submitgen.errors import SubmitgenError
 
 if TYPE_CHECKING:
-    from submitgen.hardware.processors import Target
+    from submitgen.hardware.processors import Processor
 
 
 class KernelResources(Protocol):
@@ -74,7 +74,7 @@ def _sgpr_waves(sgprs: int) -> int:
 
 @dataclass(frozen=True)
 class _Launch:
-    t: Target
+    t: Processor
     block: int
     wpw: int  # waves per workgroup
 
@@ -148,7 +148,7 @@ def required_block(kernel: KernelResources) -> int | None:
     return math.prod(reqd) if reqd else None
 
 
-def _block_problems(kernel: KernelResources, t: Target, block_size: int) -> list[str]:
+def _block_problems(kernel: KernelResources, t: Processor, block_size: int) -> list[str]:
     problems = []
     if block_size > t.max_workgroup_size:
         problems.append(f"block of {block_size} threads exceeds {t.name}'s maximum of {t.max_workgroup_size}")
@@ -159,14 +159,14 @@ def _block_problems(kernel: KernelResources, t: Target, block_size: int) -> list
 
 
 def occupancy(
-    kernel: KernelResources, target: Target | str, block_size: int | None = None, *, dynamic_lds: int = 0
+    kernel: KernelResources, target: Processor | str, block_size: int | None = None, *, dynamic_lds: int = 0
 ) -> Occupancy:
     """Waves per SIMD for ``kernel`` launched with ``block_size`` threads (default: the block its
     ``.reqd_workgroup_size`` fixes, else its ``max_flat_workgroup_size`` capped at the target's
     1024) and ``dynamic_lds`` extra LDS bytes."""
-    from submitgen.hardware.processors import get_target  # noqa: PLC0415  (targets imports this module)
+    from submitgen.hardware.processors import get_processor  # noqa: PLC0415  (processors imports this module)
 
-    t = get_target(target) if isinstance(target, str) else target
+    t = get_processor(target) if isinstance(target, str) else target
     if block_size is None:
         cap = min(kernel.max_flat_workgroup_size or t.max_workgroup_size, t.max_workgroup_size)
         block_size = required_block(kernel) or cap

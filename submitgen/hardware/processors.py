@@ -51,7 +51,7 @@ GENERIC_COVERS: dict[str, frozenset[str]] = {
 
 
 @dataclass(frozen=True)
-class Target:
+class Processor:
     """Facts of one processor. Sizes in bytes, register counts per lane (VGPR) or per wave (SGPR)."""
 
     name: str
@@ -91,9 +91,9 @@ _COMMON = dict(
     max_workgroups_per_cu=16,  # workgroup barriers per CU (LLVM getMaxWorkGroupsPerCU)
 )
 
-def _cdna(name: str, marketing_name: str, compute_units: int, lds: int) -> Target:
+def _cdna(name: str, marketing_name: str, compute_units: int, lds: int) -> Processor:
     """A CDNA processor: ``lds`` bytes of LDS per CU, all of which one workgroup may use."""
-    return Target(
+    return Processor(
         name=name,
         marketing_name=marketing_name,
         mach=MACH_NUMBERS[name],
@@ -104,21 +104,21 @@ def _cdna(name: str, marketing_name: str, compute_units: int, lds: int) -> Targe
     )
 
 
-TARGETS: dict[str, Target] = {
+PROCESSORS: dict[str, Processor] = {
     "gfx942": _cdna("gfx942", "MI300X/MI300A/MI325X (CDNA3)", compute_units=304, lds=64 * 1024),
     "gfx950": _cdna("gfx950", "MI350X/MI355X (CDNA4)", compute_units=256, lds=160 * 1024),
 }
 
 
-def get_target(name: str) -> Target:
+def get_processor(name: str) -> Processor:
     """The facts of ``name`` (``gfx950``, or a target ID such as ``gfx950:sramecc+``)."""
     proc = name.split(":", 1)[0].strip().lower()
     try:
-        return TARGETS[proc]
+        return PROCESSORS[proc]
     except KeyError:
         raise UnknownTargetError(
-            f"unknown target {name!r}: expected one of {', '.join(sorted(TARGETS))}"
+            f"unknown target {name!r}: expected one of {', '.join(sorted(PROCESSORS))}"
         ) from None
 
-__all__ = ["MACH_NAMES", "MACH_NUMBERS", "MAX_WORKGROUP_SIZE", "TARGETS", "KernelResources", "Occupancy",
-           "OccupancyLimit", "Target", "UnknownTargetError", "get_target", "occupancy"]
+__all__ = ["MACH_NAMES", "MACH_NUMBERS", "MAX_WORKGROUP_SIZE", "PROCESSORS", "KernelResources", "Occupancy",
+           "OccupancyLimit", "Processor", "UnknownTargetError", "get_processor", "occupancy"]

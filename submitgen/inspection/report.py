@@ -13,7 +13,7 @@ from typing import Any
 
 from submitgen import textfmt
 from submitgen.errors import CodeObjectError
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.hardware.occupancy import required_block
 from submitgen.inspection.source import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
 from submitgen.readers.base import Finding, KernelInfo, ObjectInfo
@@ -40,8 +40,8 @@ class Inspected:
     loaded: LoadedCodeObject
     code_object: ObjectInfo
     kernels: tuple[KernelInfo, ...]  # after --kernel filtering
-    target: targets.Target | None  # facts used for occupancy (--arch, else the object's processor)
-    occupancy: Mapping[str, targets.Occupancy]  # kernel name -> estimate
+    target: processors.Processor | None  # facts used for occupancy (--arch, else the object's processor)
+    occupancy: Mapping[str, processors.Occupancy]  # kernel name -> estimate
     demangled: Mapping[str, str]
     submission: SubmissionInfo | None = None  # for code objects found in a .py submission
     dynamic_lds: Mapping[str, DynamicLds] = field(default_factory=lambda: MappingProxyType({}))
@@ -135,9 +135,10 @@ def inspect_sources(
     mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
     out: list[Inspected] = []
     for (p, loaded, co), picked, sub, (mix, note) in zip(read, picks, subs, mixes):
-        tgt = targets.TARGETS.get(arch.split(":", 1)[0].lower()) if arch else co.target()
+        tgt = processors.PROCESSORS.get(arch.split(":", 1)[0].lower()) if arch else co.processor_facts()
         dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
-        occ = {k.name: targets.occupancy(k, tgt, block, dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
+        occ = {k.name: processors.occupancy(k, tgt, block,
+                                            dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
                for k in picked} if tgt is not None else {}
         out.append(Inspected(loaded, co, tuple(picked), tgt, occ, {k.name: dem[k.name] for k in picked}, sub,
                              MappingProxyType(dyn), MappingProxyType(mix), note))
@@ -169,7 +170,7 @@ def _mixes(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], picks: Sequ
 # --------------------------------------------------------------------------- JSON
 
 
-def _occupancy(o: targets.Occupancy) -> dict[str, Any]:
+def _occupancy(o: processors.Occupancy) -> dict[str, Any]:
     return {
         "target": o.target,
         "block_size": o.block_size,
@@ -186,7 +187,7 @@ def _occupancy(o: targets.Occupancy) -> dict[str, Any]:
     }
 
 
-def _kernel_findings(k: KernelInfo, occ: targets.Occupancy | None) -> list[Finding]:
+def _kernel_findings(k: KernelInfo, occ: processors.Occupancy | None) -> list[Finding]:
     fs = list(k.findings)
     need = required_block(k)
     if occ is not None and need is not None and occ.block_size != need:
@@ -215,7 +216,7 @@ def _kernel_findings(k: KernelInfo, occ: targets.Occupancy | None) -> list[Findi
     return fs
 
 
-def kernel_to_json(k: KernelInfo, occ: targets.Occupancy | None = None, demangled: str | None = None,
+def kernel_to_json(k: KernelInfo, occ: processors.Occupancy | None = None, demangled: str | None = None,
                    dyn: DynamicLds | None = None) -> dict[str, Any]:
     d = k.to_json(demangled if demangled is not None else k.demangled_name)
     d["occupancy"] = _occupancy(occ) if occ else None
@@ -269,7 +270,7 @@ def json_text(items: Sequence[Inspected]) -> str:
 # --------------------------------------------------------------------------- text
 
 
-def _occupancy_lines(item: Inspected, k: KernelInfo, occ: targets.Occupancy | None) -> list[str]:
+def _occupancy_lines(item: Inspected, k: KernelInfo, occ: processors.Occupancy | None) -> list[str]:
     if occ is None:
         note = item.code_object.occupancy_note() if item.target is None else None
         return textfmt.wrap(note) if note else []

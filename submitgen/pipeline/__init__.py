@@ -16,12 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from submitgen.files import write_output
+from submitgen.launchers import comparable
 from submitgen.pipeline.check import check
 from submitgen.pipeline.emit import render_submission
 from submitgen.pipeline.prepare import build_inputs, prepare
 from submitgen.pipeline.produce import produce_objects
 from submitgen.pipeline.summary import (
-    SUBMITTABLE,
     aql_zeroed_warnings,
     build_warnings,
     format_summary,
@@ -61,8 +61,8 @@ def build(opts: BuildOptions) -> BuildResult:
     images = tuple(o.image for o in objects)
     verified = verify(p, rendered, images)
     plan = checked.plan
-    warnings = build_warnings(p.options.launcher, p.backend.launchers, p.problem.leaderboard, checked.aql,
-                              p.options.reuse_output, len(objects)) + checked.warnings
+    warnings = build_warnings(p.launcher, comparable(p.launcher, p.backend.target), p.problem.leaderboard,
+                              checked.aql, p.options.reuse_output, len(objects)) + checked.warnings
     output = write(p, verified)
     return BuildResult(
         output=output, text=rendered.text, problem=p.problem, target_id=checked.target_id,
@@ -71,6 +71,6 @@ def build(opts: BuildOptions) -> BuildResult:
         checks=(f"plan: {len(plan.launches)} launches over {plan.shapes} shapes match the metadata and "
                 "limits", *verified.checks),
         warnings=warnings,
-        submit=submit_command(p.problem.leaderboard, p.problem.gpu, str(p.options.mode), output)
-        if p.options.launcher in SUBMITTABLE else "",
+        submit=submit_command(p.problem.leaderboard, p.problem.gpu, str(p.mode), output)
+        if p.launcher.submittable else "",
     )

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from submitgen.errors import ValidationError
-from submitgen.options import Launcher
 from submitgen.pipeline.values import Checked, EmbeddedObject, KernelSummary, Prepared
 from submitgen.project.launches import (
     KernelLayout,
@@ -23,15 +22,13 @@ from submitgen.project.run import run_plan
 
 
 def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
-    """Every object is for ``arch`` and has no error finding; the first one's target ID."""
+    """Every object is for ``arch`` and has no error finding (the reader's ``require_loadable``, as
+    ``inspect`` sees it); the first one's target ID."""
     for obj in objects:
         co = obj.code_object
         if arch not in (co.processor, getattr(co.header, "family", co.processor)):  # sm_90a runs on sm_90
             raise ValidationError(f"{obj.source}: code object is for {co.processor}, the build is for {arch}")
-        errors = [f for f in co.findings if f.severity == "error"]
-        if errors:
-            f = errors[0]
-            raise ValidationError(f"{obj.source}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message}")
+        co.require_loadable(obj.source)
     return objects[0].code_object.target_id
 
 
@@ -117,5 +114,5 @@ def check(p: Prepared, objects: tuple[EmbeddedObject, ...]) -> Checked:
     lds_limit = p.backend.lds_limit(code_objects[0])
     plan = run_plan(_run_plan, (p, code_objects, table, lds_limit), plan_path=p.project.plan_path,
                     timeout=p.options.plan_timeout)
-    aql = aql_layouts(code_objects, table) if p.options.launcher == Launcher.AQL else ()
+    aql = aql_layouts(code_objects, table) if p.launcher.kernarg_segments else ()
     return Checked(target_id, table, plan, aql, _summaries(p, objects, table, plan), object_warnings(objects))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from submitgen import __version__
-from submitgen.options import Launcher
+from submitgen.launchers import is_default
 from submitgen.pipeline.values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
 from submitgen.render.embed import Blob, embed_images
 from submitgen.render.provenance import format_line, lds_item, seal
@@ -18,27 +18,28 @@ NOT_REBUILT = frozenset({"problem", "output", "use_cache", "gpu", "mode", "force
 
 
 def rebuild_flags(p: Prepared) -> tuple[str, ...]:
-    """The options of the build, as resolved by ``prepare`` (the values the provenance records),
-    written as the command line's flags: each option not at its default, paths by their name only
-    (never paths on this machine). Every field of BuildOptions but ``NOT_REBUILT`` is here."""
+    """The options of the build, as resolved by ``prepare`` (the target, launcher and compressor are
+    the very values the provenance records), written as the command line's flags: each option not
+    at its default, paths by their name only (never paths on this machine). Every field of
+    BuildOptions but ``NOT_REBUILT`` is here."""
     opts, default = p.options, BuildOptions(problem=p.problem.name)
     flags: list[str] = []
     if opts.kernels:
         flags += ["--kernels", Path(opts.kernels).name]
     for co in opts.code_objects:
         flags += ["--co", Path(co).name]
-    if opts.target != default.target:
-        flags += ["--target", str(opts.target)]
+    if p.backend.target != default.target:
+        flags += ["--target", str(p.backend.target)]
     if opts.arch:
         flags += ["--arch", p.arch]
-    if opts.compress != default.compress:
-        flags += ["--compress", str(opts.compress)]
+    if p.compress != default.compress:
+        flags += ["--compress", str(p.compress)]
     if not opts.allow_fallback:
         flags.append("--no-fallback")
     if opts.reuse_output:
         flags.append("--reuse-output")
-    if opts.launcher != default.launcher:
-        flags += ["--launcher", str(opts.launcher)]
+    if not is_default(p.launcher):
+        flags += ["--launcher", p.launcher.name]
     if opts.allow_own_queue:
         flags.append("--allow-own-queue")
     if opts.compiler:
@@ -55,7 +56,6 @@ def command_line(p: Prepared) -> str:
 
 def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked,
                     blobs: Sequence[Blob]) -> str:
-    opts = p.options
     fields = {
         "version": __version__,
         "arch": p.arch,
@@ -63,8 +63,8 @@ def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Che
         "kernels": tuple(k.name for k in checked.layouts),
         "sources": p.project.digest(),
         "co": tuple(sha for b in blobs for sha, _ in b.images),
-        "compress": str(opts.compress),
-        "launcher": str(opts.launcher),
+        "compress": str(p.compress),
+        "launcher": p.launcher.name,
     }
     if any(o.triton_version for o in objects):  # per object, in "co" order; "-" for objects not from Triton
         fields["triton"] = tuple(o.triton_version or "-" for o in objects)
@@ -100,7 +100,7 @@ def kernel_entries(checked: Checked) -> tuple[KernelEntry, ...]:
 
 def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked) -> Rendered:
     opts = p.options
-    blobs = embed_images([o.image for o in objects], str(opts.compress)).blobs
+    blobs = embed_images([o.image for o in objects], p.compress).blobs
     ctx = RenderContext(
         header_lines=tuple(p.problem.header_lines()),
         provenance=provenance_line(p, objects, checked, blobs),
@@ -110,9 +110,9 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
         leaderboard=p.problem.leaderboard,
         target_id=checked.target_id,
         arch=p.arch,
-        runtime="hsa" if opts.launcher == Launcher.AQL else p.backend.runtime,
-        launcher=str(opts.launcher),
-        compress=str(opts.compress),
+        runtime=p.runtime,
+        launcher=p.launcher,
+        compress=p.compress,
         blobs=blobs,
         kernels=kernel_entries(checked),
         pasted=Pasted(

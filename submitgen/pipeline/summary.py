@@ -3,32 +3,12 @@ queue warning, --reuse-output) and the summary text the CLI prints."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from submitgen import textfmt
-from submitgen.options import Launcher
+from submitgen.launchers import LauncherSpec
 from submitgen.project.launches import AqlLayout
 
-# What each launcher costs at import, beyond `import torch`. Measured with
-# `python benchmarks/bench_import.py --cpp` on a 2-core machine against the stand-in HIP library
-# (the README has the latest figures); the build summary prints them side by side, with {objects}
-# naming what the file embeds ("the code object", "the 5 code objects").
-LAUNCHER_IMPORT_COST = {
-    Launcher.CTYPES: "ctypes: decodes and loads {objects}, nothing compiled (~7 ms on a 2-core x86 machine, "
-                     "2026-11-29)",
-    Launcher.CPP: "cpp: compiles a C++ extension with load_inline (~34 s on first import on a 2-core x86 "
-                  "machine, 2026-11-29; ~0.16 s once torch's extension cache holds it; 10-90 s reported on "
-                  "the runner)",
-    Launcher.AQL: "aql: loads {objects} with the HSA executable API and creates a queue, kernarg "
-                  "memory and a completion signal; each call then waits for its kernels",
-}
-# Launchers a leaderboard file may use, compared side by side in the summary.
-SUBMITTABLE = (Launcher.CTYPES, Launcher.CPP)
-OWN_QUEUE_WARNING = (
-    "!!! NOT FOR LEADERBOARD SUBMISSION (--allow-own-queue): this file dispatches on an HSA queue of "
-    "its own, outside torch's timing events (~4 us whatever the kernel computes); the organizers "
-    "disqualify such entries. Do not submit it to {leaderboard}."
-)
 REUSE_OUTPUT_WARNING = (
     "--reuse-output: custom_kernel returns the same tensor for every call of a shape; "
     "an earlier result is overwritten by the next call"
@@ -44,17 +24,17 @@ def aql_zeroed_warnings(aql: Sequence[AqlLayout]) -> list[str]:
     ]
 
 
-def build_warnings(launcher: Launcher, available: Iterable[Launcher], leaderboard: str,
+def build_warnings(launcher: LauncherSpec, others: Sequence[LauncherSpec], leaderboard: str,
                    aql: Sequence[AqlLayout], reuse_output: bool, objects: int = 1) -> tuple[str, ...]:
     """The notes a build prints: its launcher's import cost (for ``objects`` embedded code objects)
-    beside the other submittable launchers the target has, and the warnings of the options chosen."""
-    others = [n for n in SUBMITTABLE if n != launcher and n in set(available)]
+    beside the ``others`` (the other submittable launchers the target runs), and the warnings of the
+    options chosen."""
     what = "the code object" if objects == 1 else f"the {objects} code objects"
-    warnings = [f"import cost of this file's launcher: {LAUNCHER_IMPORT_COST[launcher].format(objects=what)}"]
-    warnings += [f"for comparison, --launcher {LAUNCHER_IMPORT_COST[n].format(objects=what)}" for n in others]
-    if launcher == Launcher.AQL:
-        warnings.insert(0, OWN_QUEUE_WARNING.format(leaderboard=leaderboard))
-        warnings += aql_zeroed_warnings(aql)
+    warnings = [f"import cost of this file's launcher: {launcher.name}: {launcher.import_cost.text(what)}"]
+    warnings += [f"for comparison, --launcher {n.name}: {n.import_cost.text(what)}" for n in others]
+    if launcher.own_queue is not None:
+        warnings.insert(0, launcher.own_queue.warning.format(leaderboard=leaderboard))
+    warnings += aql_zeroed_warnings(aql)
     if reuse_output:
         warnings.append(REUSE_OUTPUT_WARNING)
     return tuple(warnings)

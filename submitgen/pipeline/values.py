@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.backends import Backend
+from submitgen.launchers import DEFAULT, LauncherSpec, Runtime
 from submitgen.lint.payload import PayloadEstimate
-from submitgen.options import Compress, Launcher, Mode, Target
+from submitgen.options import Compress, Mode, Target
 from submitgen.problems import Problem
 from submitgen.project.launches import AqlLayout, KernelLayout, PlanCheck
 from submitgen.project.load import KernelProject
@@ -28,7 +29,7 @@ class BuildOptions:
     compress: Compress = Compress.LZMA
     allow_fallback: bool = True
     reuse_output: bool = False  # return one output tensor per shape instead of a fresh one per call
-    launcher: Launcher = Launcher.CTYPES
+    launcher: str = DEFAULT  # a name in launchers.REGISTRY
     allow_own_queue: bool = False  # --launcher aql for a leaderboard problem: build it anyway, warn loudly
     compiler: str | None = None
     use_cache: bool = True
@@ -40,11 +41,18 @@ class BuildOptions:
 
 @dataclass(frozen=True)
 class Prepared:
-    """Options checked and resolved: the problem, the backend, the arch and the kernel project."""
+    """Options checked and resolved once: the problem, the backend, the launcher, the compressor, the
+    arch and the kernel project. Later stages read these values, never the option strings of
+    ``options`` (its target, launcher, compress and mode), which keeps its plain values: paths,
+    flags and limits."""
 
-    options: BuildOptions  # with target, launcher and compress as enum members
+    options: BuildOptions
     problem: Problem
     backend: Backend
+    launcher: LauncherSpec
+    runtime: Runtime  # the one the launcher binds on the backend's target
+    compress: Compress
+    mode: Mode
     arch: str
     project: KernelProject
 

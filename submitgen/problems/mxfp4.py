@@ -81,6 +81,11 @@ _SCALE_RULES = {"dynamic": scale_exponents, "per_1x32": per_1x32_scale_exponents
 
 
 def _magnitude_codes(a: torch.Tensor, ties: str) -> torch.Tensor:
+    """e2m1 codes (uint8) of the magnitudes ``a``, already divided by their scale: the number of
+    grid midpoints below each; a value exactly on a midpoint counts it (rounds up) when
+    ``ties="up"``, or when the code above is even with ``ties="even"`` (midpoints 0.75, 1.75, 3.5
+    lie below the even codes 2, 4, 6). Everything above the last midpoint, 6 and beyond included,
+    gets code 7 (6.0): saturation."""
     if ties not in ("even", "up"):
         raise ProblemError(f"mxfp4 rounding: ties must be 'even' or 'up', got {ties!r}")
     codes = torch.zeros(a.shape, dtype=torch.uint8, device=a.device)
@@ -89,16 +94,6 @@ def _magnitude_codes(a: torch.Tensor, ties: str) -> torch.Tensor:
         (torch.ge if ties == "up" or i % 2 == 1 else torch.gt)(a, mid, out=above)
         codes.add_(above.view(torch.uint8))
     return codes
-
-
-def round_to_e2m1(q: torch.Tensor, ties: str = "even") -> torch.Tensor:
-    """Codes (uint8, sign in bit 3) of the float32 values ``q`` already divided by their scale.
-
-    The code of |q| is the number of grid midpoints below it; a value exactly on a midpoint
-    counts it (rounds up) when ``ties="up"``, or when the code above is even with ``ties="even"``
-    (midpoints 0.75, 1.75, 3.5 lie below the even codes 2, 4, 6). Everything above the last
-    midpoint, 6 and beyond included, gets code 7 (6.0): saturation."""
-    return _magnitude_codes(q.abs(), ties) | (torch.signbit(q).to(torch.uint8) << 3)
 
 
 def pack_nibbles(codes: torch.Tensor) -> torch.Tensor:

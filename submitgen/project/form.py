@@ -131,7 +131,7 @@ def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def check_output(out: Any, expected: Any, leaves: Sequence[Any], label: str) -> None:
+def check_output_tensor(out: Any, expected: Any, leaves: Sequence[Any], label: str) -> None:
     """The output has storage of its own (no input's, by storage: a view or ``set_`` of an input
     is one), the problem's dtype, shape and device, and a contiguous row-major layout with a
     storage that holds every element (stride 0 or an ``expand`` of one element does not)."""

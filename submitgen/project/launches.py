@@ -16,7 +16,7 @@ from submitgen.errors import ValidationError
 from submitgen.hardware.processors import MAX_GLOBAL_X, MAX_GRID_X, MAX_GRID_YZ, MAX_WORKGROUP_SIZE
 from submitgen.project.form import (
     check_launch_form,
-    check_output,
+    check_output_tensor,
     check_result,
     check_workspaces,
     check_writes_output,
@@ -233,7 +233,7 @@ def check_plan(
         label = problem.shape_label(spec)
         data, out, launches = _run_shape(plan_module, problem, spec, label)
         leaves = problem.leaves(data)
-        check_output(out, expected_output(problem, spec), leaves, label)
+        check_output_tensor(out, expected_output(problem, spec), leaves, label)
         shape_packed = []
         for launch in launches:
             check_launch_form(launch, label, defaults, param_kinds, names)

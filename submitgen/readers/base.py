@@ -112,8 +112,8 @@ class ObjectInfo(Protocol):
         """``code object v5`` or ``cubin``: what diff and inspect call the format."""
         ...
 
-    def target(self) -> Any:
-        """Occupancy facts (``targets.Target``) for this object's processor, or None."""
+    def processor_facts(self) -> Any:
+        """Occupancy facts (``processors.Processor``) for this object's processor, or None."""
         ...
 
     def occupancy_note(self) -> str | None:
@@ -159,9 +159,10 @@ class KernelLookup:
         names = ", ".join(repr(k.name) for k in self.kernels) or "none"
         raise CodeObjectError(f"{self.source}: no kernel named {name!r}; it has {names}")
 
-    def require_loadable(self) -> None:
-        """Raise ``CodeObjectError`` with the first error finding, if any."""
+    def require_loadable(self, label: str | None = None) -> None:
+        """Raise ``CodeObjectError`` with the first error finding, if any, naming the object by
+        ``label`` (default: its ``source``). The build's one check of the findings."""
         if self.errors:
             f = self.errors[0]
             where = f"kernel {f.kernel!r}: " if f.kernel else ""
-            raise CodeObjectError(f"{self.source}: {where}{f.message}")
+            raise CodeObjectError(f"{label or self.source}: {where}{f.message}")

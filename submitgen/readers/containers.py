@@ -16,7 +16,7 @@ from pathlib import Path
 
 from submitgen import rules
 from submitgen.errors import CodeObjectError, ContainerError
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.joined import split_joined
 from submitgen.readers import elf
 from submitgen.readers.amd import EM_AMDGPU, parse_header, read_code_object
@@ -114,7 +114,7 @@ class LoadedCodeObject:
 def arch_matches(processor: str, arch: str) -> bool:
     """Does code for ``processor`` (maybe generic) run on ``arch`` (``gfx950`` or a target ID)?"""
     want = arch.split(":", 1)[0].strip().lower()
-    return processor == want or want in targets.GENERIC_COVERS.get(processor, ())
+    return processor == want or want in processors.GENERIC_COVERS.get(processor, ())
 
 
 # --------------------------------------------------------------------------- bundles

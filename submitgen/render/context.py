@@ -7,13 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from submitgen.errors import RenderError
-from submitgen.render.embed import COMPRESSORS, Blob
+from submitgen.launchers import LauncherSpec, Runtime
+from submitgen.options import Compress
+from submitgen.render.embed import Blob
 
 # Dynamic shared memory a CUDA kernel gets without opting in (cuFuncSetAttribute), bytes.
 CUDA_DEFAULT_DYNAMIC_SHARED = 48 * 1024
-
-# Which runtime templates each launcher can be rendered with.
-LAUNCHER_RUNTIMES = {"ctypes": ("hip", "cuda"), "cpp": ("hip",), "aql": ("hsa",)}
 
 
 @dataclass(frozen=True)
@@ -68,9 +67,9 @@ class RenderContext:
     leaderboard: str
     target_id: str
     arch: str
-    runtime: str  # "hip" | "cuda" | "hsa"
-    launcher: str  # "ctypes" | "cpp" | "aql"
-    compress: str
+    runtime: Runtime  # one of the launcher's runtimes
+    launcher: LauncherSpec
+    compress: Compress
     blobs: tuple[Blob, ...]
     kernels: tuple[KernelEntry, ...]
     pasted: Pasted
@@ -82,17 +81,14 @@ class RenderContext:
         for line in (*self.header_lines, self.provenance):
             if not (line.startswith("#") and line.isprintable()):
                 raise RenderError(f"a header line must be one printable comment line, got {line!r:.120}")
-        if self.compress not in COMPRESSORS:
-            raise RenderError(f"compress must be one of {', '.join(COMPRESSORS)}, got {self.compress!r}")
-        allowed = LAUNCHER_RUNTIMES.get(self.launcher)
-        if allowed is None:
-            raise RenderError(
-                f"launcher must be one of {', '.join(LAUNCHER_RUNTIMES)}, got {self.launcher!r}"
-            )
-        if self.runtime not in allowed:
-            raise RenderError(
-                f"launcher {self.launcher} renders with runtime {' or '.join(allowed)}, got {self.runtime!r}"
-            )
+        if not isinstance(self.compress, Compress):
+            raise RenderError(f"compress must be a Compress ({', '.join(Compress)}), got {self.compress!r}")
+        if not isinstance(self.launcher, LauncherSpec):
+            raise RenderError(f"launcher must be a LauncherSpec, got {self.launcher!r}")
+        allowed = tuple(dict.fromkeys(self.launcher.runtimes.values()))
+        if not isinstance(self.runtime, Runtime) or self.runtime not in allowed:
+            raise RenderError(f"launcher {self.launcher.name} renders with runtime {' or '.join(allowed)}, "
+                              f"got {str(self.runtime)!r}")
 
     @property
     def images(self) -> tuple[tuple[str, int], ...]:
@@ -110,4 +106,4 @@ class RenderContext:
 
     @property
     def runtime_name(self) -> str:
-        return {"hip": "HIP", "cuda": "CUDA driver", "hsa": "HSA"}[self.runtime]
+        return self.runtime.label

@@ -5,7 +5,6 @@ match on the whole file, base64 included)."""
 from __future__ import annotations
 
 import base64
-import bz2
 import hashlib
 import lzma
 import zlib
@@ -14,9 +13,9 @@ from dataclasses import dataclass
 
 from submitgen.errors import RenderError
 from submitgen.joined import join_images
+from submitgen.options import Compress
 from submitgen.rules import BANNED_RE
 
-COMPRESSORS = ("lzma", "zlib")
 LINE_CHARS = 100
 BANNED = BANNED_RE
 
@@ -27,7 +26,7 @@ class Blob:
 
     sha256: str  # of the decoded bytes
     size: int  # bytes decoded
-    compress: str  # "lzma" | "zlib"
+    compress: Compress
     setting: str  # the compressor setting that produced a text free of the banned word
     text: str  # base64 of the compressed bytes
     parts: tuple[tuple[str, int], ...] = ()  # (sha256, size) of each code object when there are several
@@ -58,12 +57,12 @@ def _lzma_alone(data: bytes, lc: int, lp: int, pb: int) -> bytes:
 _LZMA_SETTINGS = tuple((lc, lp, pb) for lc, lp in ((0, 0), (0, 2), (1, 0), (3, 0)) for pb in (0, 2))
 
 
-def _attempts(compress: str):
+def _attempts(compress: Compress):
     """Candidate settings, in a fixed order. Each gives different bytes, so a banned word that
     appears by chance in one base64 text almost surely does not appear in another. The .lzma
     ("alone") container is used because its header is 13 bytes (xz's is about 60) and
     ``lzma.decompress`` detects it without being told the settings."""
-    if compress == "lzma":
+    if compress is Compress.LZMA:
         for lc, lp, pb in _LZMA_SETTINGS:
             yield (
                 f"lzma-alone lc={lc} lp={lp} pb={pb}",
@@ -73,14 +72,14 @@ def _attempts(compress: str):
             "xz preset=9e",
             (lambda data: lzma.compress(data, preset=9 | lzma.PRESET_EXTREME, check=lzma.CHECK_NONE)),
         )
-    elif compress == "zlib":
+    elif compress is Compress.ZLIB:
         for level in (9, 8, 7, 6):
             for wbits in (15, 14, 13):
                 yield f"level={level},wbits={wbits}", (
                     lambda data, lv=level, wb=wbits: _zlib(data, lv, wb)
                 )
     else:
-        raise RenderError(f"--compress must be one of {', '.join(COMPRESSORS)}, got {compress!r}")
+        raise RenderError(f"compress must be a Compress ({', '.join(Compress)}), got {compress!r}")
 
 
 def _zlib(data: bytes, level: int, wbits: int) -> bytes:
@@ -88,11 +87,13 @@ def _zlib(data: bytes, level: int, wbits: int) -> bytes:
     return c.compress(data) + c.flush()
 
 
-def decompress(compress: str, data: bytes) -> bytes:
-    return {"lzma": lzma.decompress, "zlib": zlib.decompress, "bz2": bz2.decompress}[compress](data)
+def decompress(compress: Compress, data: bytes) -> bytes:
+    """The round-trip check's decoder (the readers of submissions decode every format on their own:
+    readers/pysource.py)."""
+    return {Compress.LZMA: lzma.decompress, Compress.ZLIB: zlib.decompress}[compress](data)
 
 
-def embed(image: bytes, compress: str = "lzma") -> Blob:
+def embed(image: bytes, compress: Compress = Compress.LZMA) -> Blob:
     """Encode ``image`` with the setting that gives the shortest base64 text free of the banned
     word (ties: the earlier setting), and check that it decodes back to the same sha256."""
     digest = hashlib.sha256(image).hexdigest()
@@ -127,7 +128,7 @@ class Embedded:
         return sum(b.chars for b in self.blobs)
 
 
-def embed_images(images: Sequence[bytes], compress: str = "lzma") -> Embedded:
+def embed_images(images: Sequence[bytes], compress: Compress = Compress.LZMA) -> Embedded:
     """Embed several code objects: one text each, or all back to back in one text, whichever
     costs fewer base64 characters (ties: one text each). A decoder splits the joined bytes by
     the sizes in ``Blob.parts``."""

@@ -27,7 +27,6 @@ _SAFE = ":+@/"  # kept as they are besides letters, digits and "_.-~" (target ID
 # each kernel is launched with (the largest over the shapes; Triton's ``shared`` for one the plan
 # never launches), one ``INDEX/NAME:BYTES`` item per kernel, INDEX its object's position in "co"
 # (Triton specializations of one kernel share its name, each in an object of its own).
-OPTIONAL_FIELDS = ("triton", "lds", "digest")
 # "digest" is the sha256 of the whole file as written, with this one item taken out of its line
 # (``content_digest``): it tells a file as the build wrote it from one changed since (by hand).
 DIGEST = "digest"

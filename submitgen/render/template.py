@@ -1,6 +1,7 @@
 """Rendering submissions from the Jinja templates in templates/.
 
-``launcher/<launcher>.py.j2`` extends ``skeleton.py.j2`` and includes ``runtime/<runtime>.py.j2``;
+A launcher's template (its ``LauncherSpec.template``, ``launcher/<name>.py.j2``) extends
+``skeleton.py.j2`` and includes ``runtime/<runtime>.py.j2``;
 the template gets the typed :class:`RenderContext` whole, and writes every value taken from an
 input through the ``py`` filter (a Python literal: a name is data, never code) or the ``comment``
 filter. The code pasted in (the packer, the problem's inputs and fallback, the plan) and the
@@ -21,9 +22,6 @@ from submitgen.resources import templates_dir
 from submitgen.runtime import pack
 
 __all__ = ["AqlEntry", "KernelEntry", "Pasted", "RenderContext", "render", "py_literal"]
-
-CPP_SOURCE = "launcher/cpp_host.cpp"
-
 
 def py_literal(value: object) -> str:
     """``value`` (str, int, float, bool, None, bytes or a tuple of these) as Python source that
@@ -72,22 +70,23 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _cpp_source(env: jinja2.Environment) -> str:
+def _pasted_source(env: jinja2.Environment, name: str) -> str:
+    """A launcher's extra source (under templates/), for pasting into a triple-quoted string."""
     assert env.loader is not None
-    source = env.loader.get_source(env, CPP_SOURCE)[0]
+    source = env.loader.get_source(env, name)[0]
     if '"""' in source:
-        raise RenderError(f'{CPP_SOURCE} holds """, which would end the Python string it is pasted into')
+        raise RenderError(f'{name} holds """, which would end the Python string it is pasted into')
     return source
 
 
 def render(ctx: RenderContext) -> str:
     env = _environment()
-    template = env.get_template(f"launcher/{ctx.launcher}.py.j2")
+    template = env.get_template(ctx.launcher.template)
     pasted = _PastedCode(
         pack=pack_source(),
         leaves=ctx.pasted.leaves.strip(),
         fallback=ctx.pasted.fallback.strip(),
         plan=ctx.pasted.plan.strip(),
     )
-    extra = {"cpp_source": _cpp_source(env)} if ctx.launcher == "cpp" else {}
+    extra = {name: _pasted_source(env, path) for name, path in ctx.launcher.extra_sources}
     return assemble(template.render(ctx=ctx, pasted=pasted, **extra), "rendered submission")

@@ -36,7 +36,7 @@ from submitgen.toolchain.process import DEFAULT_TIMEOUT_S
 
 INSTALL_HINT = "pip install 'submitgen[triton]'"
 # arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it
-TARGETS: dict[str, tuple[str, str | int, int, str]] = {
+ARCHES: dict[str, tuple[str, str | int, int, str]] = {
     "gfx950": ("hip", "gfx950", 64, "hsaco"),
     "gfx942": ("hip", "gfx942", 64, "hsaco"),
     "sm_90": ("cuda", 90, 32, "cubin"),
@@ -141,10 +141,10 @@ def compile_triton_many(specs: Sequence[TritonSpec], arch: str, *, cache: bool =
     """Compile several specializations for ``arch``: cache hits here, the rest in one child
     process (the kernels' files run there, under ``timeout`` seconds, and Triton's own output
     stays there)."""
-    if arch not in TARGETS:
+    if arch not in ARCHES:
         bad = specs[0] if specs else None
         where = f"{bad.source}: Triton kernel '{bad.kernel}': " if bad else ""
-        raise TritonCompileError(f"{where}arch {arch!r} is not one of {', '.join(TARGETS)}")
+        raise TritonCompileError(f"{where}arch {arch!r} is not one of {', '.join(ARCHES)}")
     version, where = triton_version()
     keys = [cache_key(s, arch, version, where) for s in specs]
     found: list[TritonArtifact | None] = [_lookup(k, s) if cache else None for k, s in zip(keys, specs)]
@@ -338,7 +338,7 @@ def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
     from triton.compiler.compiler import make_backend  # noqa: PLC0415
     from triton.runtime.jit import JITFunction  # noqa: PLC0415
 
-    backend_name, target_arch, warp, kind = TARGETS[arch]
+    backend_name, target_arch, warp, kind = ARCHES[arch]
     target = GPUTarget(backend_name, target_arch, warp)
     opts = {"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)}
     with _module_from_bytes(spec) as module, warnings.catch_warnings():

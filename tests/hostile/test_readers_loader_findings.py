@@ -1,9 +1,11 @@
 """Code objects a loader cannot run are error findings in ``inspect`` (exit status 1) and make
-``require_loadable`` (what the build uses) refuse them: no program headers or a table past the end
-of the file, a ``global_buffer`` of .size other than 8, 2^31 bytes of scratch, 200 SGPRs, and a
-``.kernarg_segment_align`` of 0 or 3."""
+``require_loadable`` (the build's own check, in pipeline/check.py) refuse them: no program headers
+or a table past the end of the file, a ``global_buffer`` of .size other than 8, 2^31 bytes of
+scratch, 200 SGPRs, and a ``.kernarg_segment_align`` of 0 or 3."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -11,6 +13,7 @@ from elfedit import E_PHNUM, E_PHOFF, kernel_edit, patch_header, with_metadata
 
 from submitgen.cli import cli
 from submitgen.errors import CodeObjectError
+from submitgen.pipeline import BuildOptions, build
 from submitgen.readers.amd import read_code_object
 
 SRC = r"""
@@ -98,3 +101,27 @@ def test_unloadable_object_is_an_error_finding(good, tmp_path, label, mutate, ke
     r = CliRunner().invoke(cli, ["inspect", str(path)], catch_exceptions=False)
     text = " ".join(r.output.split())
     assert r.exit_code == 1 and f"error: {found[0].message}" in text and message in text, r.output
+
+
+def test_the_build_refuses_what_require_loadable_refuses(good, tmp_path, monkeypatch):
+    """The build's check of the findings is ``require_loadable`` itself: an error finding stops a
+    --co build with the very error, naming the object by the path it was given as; nothing is written."""
+    path = tmp_path / "bad.co"
+    path.write_bytes(with_metadata(good, kernel_edit("k", sgpr_count=200)))
+    with pytest.raises(CodeObjectError) as want:
+        read_code_object(path.read_bytes(), source=str(path)).require_loadable()
+    calls = []
+    real = type(read_code_object(good)).require_loadable
+
+    def counted(self, label=None):
+        calls.append(label)
+        return real(self, label)
+
+    monkeypatch.setattr(type(read_code_object(good)), "require_loadable", counted)
+    out = tmp_path / "s.py"
+    project = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
+    with pytest.raises(CodeObjectError) as got:
+        build(BuildOptions(problem="mxfp4-mm", output=out, kernels=project, code_objects=(path,)))
+    assert str(got.value) == str(want.value) == (
+        f"{path}: kernel 'k': .sgpr_count is 200, expected at most 112 on gfx950")
+    assert calls == [str(path)] and not out.exists()

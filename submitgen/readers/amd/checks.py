@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.readers.amd.descriptor import (
     KCP_FLAT_SCRATCH_INIT,
     KCP_PRIVATE_SEGMENT_BUFFER,
@@ -133,7 +133,7 @@ def _descriptor_fields(kd: KernelDescriptor, header: ElfHeader, add: Add) -> Non
             "descriptor-field",
             f"rsrc2 GRANULATED_LDS_SIZE is {kd.granulated_lds_size}, expected 0",
         )
-    if proc in targets.ARCHITECTED_FLAT_SCRATCH and \
+    if proc in processors.ARCHITECTED_FLAT_SCRATCH and \
             kd.kernel_code_properties & (KCP_PRIVATE_SEGMENT_BUFFER | KCP_FLAT_SCRATCH_INIT):
         add("error", "descriptor-field", "private_segment_buffer/flat_scratch_init user SGPRs set; "
                                          f"{proc} has architected flat scratch (expected clear)")
@@ -163,20 +163,20 @@ def _resources(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
             "wavefront-size",
             f".wavefront_size is {meta.wavefront_size}, expected 64 on {header.processor}",
         )
-    if meta.max_flat_workgroup_size > targets.MAX_WORKGROUP_SIZE or meta.max_flat_workgroup_size == 0:
+    if meta.max_flat_workgroup_size > processors.MAX_WORKGROUP_SIZE or meta.max_flat_workgroup_size == 0:
         add("error", "workgroup-size", f".max_flat_workgroup_size is {meta.max_flat_workgroup_size}, "
-                                       f"expected 1..{targets.MAX_WORKGROUP_SIZE}")
-    tgt = targets.TARGETS.get(header.processor)
+                                       f"expected 1..{processors.MAX_WORKGROUP_SIZE}")
+    tgt = processors.PROCESSORS.get(header.processor)
     lds = meta.group_segment_fixed_size
     if tgt is not None and lds > tgt.lds_per_workgroup:
         add("error", "lds-over-limit",
             f"static LDS {lds} bytes exceeds {tgt.name}'s {tgt.lds_per_workgroup} bytes per workgroup")
-    if meta.private_segment_fixed_size > targets.MAX_SCRATCH_PER_LANE:
+    if meta.private_segment_fixed_size > processors.MAX_SCRATCH_PER_LANE:
         add(
             "error",
             "scratch-over-limit",
             f".private_segment_fixed_size is {meta.private_segment_fixed_size} bytes, "
-            f"expected at most {targets.MAX_SCRATCH_PER_LANE} per work-item",
+            f"expected at most {processors.MAX_SCRATCH_PER_LANE} per work-item",
         )
     elif meta.private_segment_fixed_size:
         add("warning", "scratch", f"uses {meta.private_segment_fixed_size} bytes of scratch per work-item")
@@ -190,9 +190,9 @@ def _resources(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
 
 
 def _registers_and_align(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
-    if header.processor.startswith("gfx9") and meta.sgpr_count > targets.MAX_SGPRS_PER_WAVE_GFX9:
+    if header.processor.startswith("gfx9") and meta.sgpr_count > processors.MAX_SGPRS_PER_WAVE_GFX9:
         add("error", "sgpr-over-limit", f".sgpr_count is {meta.sgpr_count}, expected at most "
-                                        f"{targets.MAX_SGPRS_PER_WAVE_GFX9} on {header.processor}")
+                                        f"{processors.MAX_SGPRS_PER_WAVE_GFX9} on {header.processor}")
     if meta.kernarg_segment_size > MAX_KERNARG_SEGMENT_SIZE:
         add("error", "kernarg-over-limit", f".kernarg_segment_size is {meta.kernarg_segment_size} bytes, "
                                            f"expected at most {MAX_KERNARG_SEGMENT_SIZE}")
@@ -215,7 +215,7 @@ def _arg_layout(meta: KernelMeta, add: Add) -> None:
                 add("warning", "arg-layout", f"{label} is an explicit argument after hidden ones")
             if a.value_kind not in EXPLICIT_VALUE_KINDS:
                 add("warning", "arg-kind", f"{label} has unknown .value_kind {a.value_kind!r}")
-            elif a.value_kind == "global_buffer" and a.size != targets.POINTER_SIZE:
+            elif a.value_kind == "global_buffer" and a.size != processors.POINTER_SIZE:
                 add("error", "arg-size", f"{label} is a global_buffer of .size {a.size}, expected "
-                                         f"{targets.POINTER_SIZE} (a 64-bit address)")
+                                         f"{processors.POINTER_SIZE} (a 64-bit address)")
         prev_end = max(prev_end, a.end)

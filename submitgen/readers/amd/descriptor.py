@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 
 KD_SIZE = 64
 _KD = struct.Struct("<IIIIq20sIIIHHI")
@@ -120,7 +120,7 @@ def vgpr_encoding_granule(processor: str, *, wave32: bool) -> int:
     """VGPRs per unit of rsrc1's GRANULATED_WORKITEM_VGPR_COUNT (AMDGPUUsage, compute_pgm_rsrc1):
     8 on the unified arch+acc file (gfx90a, gfx94x, gfx950), 4 on other GFX9, and on GFX10+ 8 in
     wave32 and 4 in wave64."""
-    if processor in targets.UNIFIED_VGPR:
+    if processor in processors.UNIFIED_VGPR:
         return 8
     if processor.startswith("gfx1"):
         return 8 if wave32 else 4
@@ -163,7 +163,7 @@ def _rsrc2(rsrc2: int) -> dict:
 def decode_descriptor(kd: bytes, address: int, processor: str) -> KernelDescriptor:
     """Decode 64 descriptor bytes (callers guarantee the length)."""
     (group, private, kernarg, res0, entry, res1, rsrc3, rsrc1, rsrc2, kcp, preload, res2) = _KD.unpack(kd)
-    unified = processor in targets.UNIFIED_VGPR
+    unified = processor in processors.UNIFIED_VGPR
     wave32 = bool(kcp & KCP_ENABLE_WAVEFRONT_SIZE32)
     vg = bits(rsrc1, RSRC1_VGPR_GRANULES)
     vgpr_alloc = (vg + 1) * vgpr_encoding_granule(processor, wave32=wave32)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from submitgen.errors import CodeObjectError
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.readers import elf
 
 EM_AMDGPU = 224
@@ -65,7 +65,7 @@ def parse_header(data: bytes, source: str = "<bytes>") -> ElfHeader:
     mach = flags & EF_AMDGPU_MACH
     return ElfHeader(
         elf_type=elf.ELF_TYPE_NAMES[h.e_type], abi_version=abiver, code_object_version=abiver + 2,
-        e_flags=flags, mach=mach, processor=targets.MACH_NAMES.get(mach, f"unknown-0x{mach:02x}"),
+        e_flags=flags, mach=mach, processor=processors.MACH_NAMES.get(mach, f"unknown-0x{mach:02x}"),
         xnack=FEATURE_STATES[(flags >> EF_AMDGPU_FEATURE_XNACK_SHIFT) & 3],
         sramecc=FEATURE_STATES[(flags >> EF_AMDGPU_FEATURE_SRAMECC_SHIFT) & 3],
         generic_version=(flags >> EF_AMDGPU_GENERIC_VERSION_SHIFT) & 0xFF if abiver >= 4 else 0,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from submitgen import textfmt
-from submitgen.hardware import processors as targets
+from submitgen.hardware import processors
 from submitgen.readers.amd.descriptor import KernelDescriptor
 from submitgen.readers.amd.header import ElfHeader
 from submitgen.readers.amd.metadata import ArgMeta, KernelMeta, Metadata
@@ -170,9 +170,9 @@ class CodeObject(KernelLookup):
     def version_label(self) -> str:
         return f"code object v{self.code_object_version}"
 
-    def target(self) -> targets.Target | None:
+    def processor_facts(self) -> processors.Processor | None:
         """Hardware facts for this object's processor, or None when submitgen has none."""
-        return targets.TARGETS.get(self.header.processor)
+        return processors.PROCESSORS.get(self.header.processor)
 
     def occupancy_note(self) -> str | None:
         return f"occupancy: no target facts for {self.processor} (try --arch gfx950)"

@@ -95,7 +95,7 @@ class CubinObject(KernelLookup):
     def version_label(self) -> str:
         return "cubin"
 
-    def target(self) -> None:
+    def processor_facts(self) -> None:
         """No AMD occupancy facts apply."""
         return None
 
@@ -130,11 +130,6 @@ class CubinObject(KernelLookup):
             "kernels": [{**k.to_json(), "findings": [f.to_json() for f in k.findings]} for k in self.kernels],
             "findings": [f.to_json() for f in self.findings if f.kernel is None],
         }
-
-
-def is_cubin(data: bytes) -> bool:
-    """An ELF whose e_machine is EM_CUDA (the header is checked by ``read_cubin``)."""
-    return elf.e_machine(data) == EM_CUDA
 
 
 def parse_cubin_header(data: bytes, source: str = "<bytes>") -> CubinHeader:

@@ -1,0 +1,57 @@
+"""Launchers: how an emitted file loads and launches its kernels (``--launcher``).
+
+Each launcher is one :class:`LauncherSpec` (``spec.py``): the runtime it binds on each target that
+runs it, whether a leaderboard file may use it, its import cost (with the machine and date it was
+measured on), its template and the sources pasted into it, and what it refuses. ``prepare``
+resolves ``--launcher`` to its spec once; every later stage reads the spec, never the name.
+
+Adding a launcher: one ``LauncherSpec`` in ``builtin.py`` (or :func:`register` from any module) and
+its template under ``templates/launcher/``. Nothing else changes: the CLI's choices and help, the
+target check, the render, the provenance, the rebuild line and the summary follow from the spec."""
+
+from __future__ import annotations
+
+from submitgen.errors import LauncherError, OptionError
+from submitgen.launchers.builtin import BUILTIN
+from submitgen.launchers.spec import ImportCost, LauncherSpec, OwnQueue, Runtime
+from submitgen.options import Target
+
+__all__ = ["DEFAULT", "REGISTRY", "ImportCost", "LauncherSpec", "OwnQueue", "Runtime", "comparable",
+           "get_launcher", "is_default", "launcher_names", "register"]
+
+# name -> spec, in the order the CLI lists them
+REGISTRY: dict[str, LauncherSpec] = {spec.name: spec for spec in BUILTIN}
+DEFAULT = BUILTIN[0].name
+
+
+def register(spec: LauncherSpec) -> LauncherSpec:
+    """Add ``spec`` to the registry (a LauncherError for a second launcher of its name)."""
+    if spec.name in REGISTRY:
+        raise LauncherError(f"launcher {spec.name!r} is registered twice")
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def launcher_names() -> tuple[str, ...]:
+    return tuple(REGISTRY)
+
+
+def get_launcher(name: str | LauncherSpec) -> LauncherSpec:
+    """The spec of ``--launcher name``; OptionError naming the choices for an unknown one."""
+    if isinstance(name, LauncherSpec):
+        return name
+    try:
+        return REGISTRY[name]
+    except (KeyError, TypeError):
+        raise OptionError(f"--launcher must be one of {', '.join(REGISTRY)}, got {name!r}") from None
+
+
+def is_default(launcher: LauncherSpec) -> bool:
+    """Whether ``launcher`` is the one a build without ``--launcher`` uses."""
+    return launcher == REGISTRY[DEFAULT]
+
+
+def comparable(launcher: LauncherSpec, target: Target) -> tuple[LauncherSpec, ...]:
+    """The other submittable launchers ``target`` runs, which the build summary compares with
+    ``launcher``."""
+    return tuple(s for s in REGISTRY.values() if s.submittable and s != launcher and target in s.runtimes)
