@@ -110,3 +110,8 @@ class SourceCodingError(ContainerError):
         self.line = line
         self.detail = detail
         super().__init__(f"{source}: {detail}")
+
+
+# budgets (submitgen/budgets.py)
+class BudgetError(SubmitgenError):
+    """A command went past its CPU-time or memory budget (README 'Bounds and budgets')."""
