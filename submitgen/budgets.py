@@ -100,3 +100,13 @@ def enforced(command: str, reading: Sequence[str]) -> Iterator[None]:
                           f"(README 'Bounds and budgets') reading {what}") from None
     finally:
         restore()
+
+
+def memory_budget_hit() -> bool:
+    """Whether a MemoryError just caught is most likely this process's memory budget (its peak
+    RSS reached half the data limit) rather than a parser's "too complex" MemoryError, which comes
+    with little memory in use: a reader that turns a MemoryError into a finding re-raises it then."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    if soft == resource.RLIM_INFINITY:
+        return False
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 >= soft // 2

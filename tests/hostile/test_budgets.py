@@ -82,3 +82,26 @@ def test_the_largest_legitimate_inputs_pass_under_the_real_budgets(tmp_path):
     # dispatch limit), not a budget
     assert (r.returncode, r.stdout.splitlines()[0].split(":")[:3]) == (1, ["big.py", "5", " payload"])
     assert "README 'Bounds and budgets'" not in r.stdout + r.stderr and "nests" not in r.stdout
+
+
+def test_a_parser_out_of_budget_memory_is_the_budget_not_a_nesting_finding(tmp_path):
+    """ast.parse's MemoryError at the budget was reported as "nests too deeply" by lint and as
+    "not valid Python" by inspect (a 3.9 MB file under the real 512 MB)."""
+    (tmp_path / "flat.py").write_text("#!POPCORN leaderboard amd-mxfp4-mm\n" + "a = (1, 2, 3)\n" * 100_000)
+    for command in ("lint", "inspect"):
+        r = submitgen(command, "flat.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="128")
+        assert (r.returncode, r.stdout, r.stderr) == (
+            1, "", f"Error: {command}: over its memory budget of 128 MB (README 'Bounds and budgets') "
+                   "reading flat.py\n")
+
+
+def test_no_room_for_lints_deep_parse_thread_is_the_budget(tmp_path):
+    """The deep parse runs in a thread with a 256 MiB stack; under a budget too small for it lint
+    printed a RuntimeError traceback ("can't start new thread")."""
+    (tmp_path / "deep.py").write_text("#!POPCORN leaderboard amd-mxfp4-mm\nx = " + "-" * 5000 + "1\n")
+    r = submitgen("lint", "deep.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="200")
+    assert (r.returncode, r.stdout, r.stderr) == (
+        1, "", "Error: lint: over its memory budget of 200 MB (README 'Bounds and budgets') "
+               "reading deep.py\n")
+    r = submitgen("lint", "deep.py", cwd=tmp_path)  # under the real 512 MB it is read, with a warning
+    assert "warning: nesting:" in r.stdout and r.stderr == "", r.stderr
