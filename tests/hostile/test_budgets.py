@@ -105,3 +105,15 @@ def test_no_room_for_lints_deep_parse_thread_is_the_budget(tmp_path):
                "reading deep.py\n")
     r = submitgen("lint", "deep.py", cwd=tmp_path)  # under the real 512 MB it is read, with a warning
     assert "warning: nesting:" in r.stdout and r.stderr == "", r.stderr
+
+
+def test_compile_is_held_to_its_budget_and_fits_in_it(tmp_path):
+    src = str(REPO / "examples" / "hip_mxfp4_mm" / "mxfp4_mm.hip")
+    r = submitgen("compile", src, "--no-cache", "-o", "mm.co", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
+    assert (r.returncode, r.stdout, r.stderr) == (
+        1, "", f"Error: compile: over its memory budget of 1 MB (README 'Bounds and budgets') "
+               f"reading {src}\n")
+    assert not (tmp_path / "mm.co").exists()
+    r = submitgen("compile", src, "--no-cache", "-o", "mm.co", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert (tmp_path / "mm.co").read_bytes()[:4] == b"\x7fELF"
