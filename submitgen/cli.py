@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from submitgen import __version__
+from submitgen.budgets import enforced, own_process
 from submitgen.errors import SubmitgenError
 from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
 from submitgen.launchers import DEFAULT as DEFAULT_LAUNCHER
@@ -104,11 +105,10 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
     (a loader would refuse the object, or the kernel cannot launch as estimated)."""
     from submitgen.inspection.report import exit_status, inspect_sources, json_text, render_text
 
-    items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds, disasm=disasm)
-    if as_json:
-        click.echo(json_text(items))
-    else:
-        click.echo(render_text(items))
+    with enforced("inspect", paths):
+        items = inspect_sources(paths, arch=arch, kernels=kernels, block=block, lds=lds, disasm=disasm)
+        text = json_text(items) if as_json else render_text(items)
+    click.echo(text)
     if exit_status(items):
         raise SystemExit(exit_status(items))
 
@@ -174,7 +174,8 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
         code_object_version=int(code_object_version) if code_object_version else None,
         extra_flags=ctx.meta.get("submitgen.extra_flags", ()), compiler=compiler, use_cache=not no_cache,
     )
-    result = compile_sources(paths, options)
+    with enforced("compile", sources):
+        result = compile_sources(paths, options)
     if result.cache_warning:
         click.echo(f"Warning: {result.cache_warning}", err=True)
     write_output(out, result.code_object, paths, **checks)
@@ -413,7 +414,7 @@ def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
     (FILE:LINE: RULE: message (fix: ...)) and exits 1 if any fails."""
     from submitgen.lint import lint_file_report, payload_summary, render_findings
 
-    with _json_errors("lint", as_json):
+    with _json_errors("lint", as_json), enforced("lint", (file,)):
         report = lint_file_report(file, problem=problem)
     if as_json:
         from submitgen.jsonout import dumps, envelope, lint_fields
@@ -602,17 +603,20 @@ def diff_cmd(old: str, new: str, kernel: str | None, as_json: bool, show_all: bo
     statically, never run). With --fail-on, exits 1 when a listed measure got worse."""
     from submitgen.diff.compare import diff_sources, parse_pairs, render_text, to_json
 
-    result = diff_sources(old, new, kernel=kernel, block=block, arch=arch, fail_on=fail_on,
-                          pairs=parse_pairs(pairs))
+    with enforced("diff", (old, new)):
+        result = diff_sources(old, new, kernel=kernel, block=block, arch=arch, fail_on=fail_on,
+                              pairs=parse_pairs(pairs))
+        shown = to_json(result) if as_json else render_text(result, show_all=show_all)
     if as_json:
-        emit_json(to_json(result))
+        emit_json(shown)
     else:
-        click.echo(render_text(result, show_all=show_all))
+        click.echo(shown)
     if result.exit_code:
         raise SystemExit(result.exit_code)
 
 
 def main() -> None:
+    own_process()
     cli.main(prog_name="submitgen")
 
 

@@ -116,3 +116,8 @@ class SourceCodingError(ContainerError):
 class LauncherError(SubmitgenError):
     """A launcher spec that says too little (no target runs it, a figure without its machine and
     date) or a second launcher of one name."""
+
+
+# budgets (submitgen/budgets.py)
+class BudgetError(SubmitgenError):
+    """A command went past its CPU-time or memory budget (README 'Bounds and budgets')."""

@@ -14,6 +14,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from submitgen.budgets import memory_budget_hit
 from submitgen.lint.findings import WARNING, LintFinding
 
 RECURSION_LIMIT = 60_000
@@ -45,7 +46,10 @@ def _parse_deep(text: str) -> tuple[ast.Module | None, BaseException | None]:
     previous = threading.stack_size(STACK_BYTES)
     try:
         thread = threading.Thread(target=work, name="submitgen-lint-parse")
-        thread.start()
+        try:
+            thread.start()
+        except RuntimeError:  # no room for its stack: out of memory (the budget, at the CLI)
+            raise MemoryError(f"no room for the parsing thread's {STACK_BYTES >> 20} MiB stack") from None
     finally:
         threading.stack_size(previous)
     thread.join()
@@ -75,7 +79,11 @@ def parse(text: str) -> Parsed:
     except (SyntaxError, ValueError) as e:
         return Parsed(None, (_syntax(e),))
     except (RecursionError, MemoryError) as first:
+        if isinstance(first, MemoryError) and memory_budget_hit():
+            raise
         tree, error = _parse_deep(text)
+        if isinstance(error, MemoryError) and memory_budget_hit():
+            raise error from None
         if tree is None:
             return Parsed(None, (_syntax(error or first),))
         return Parsed(tree, (LintFinding(

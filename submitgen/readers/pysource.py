@@ -20,6 +20,7 @@ import tokenize
 import zlib
 from dataclasses import dataclass
 
+from submitgen.budgets import memory_budget_hit
 from submitgen.errors import ContainerError
 from submitgen.readers.elf import ELF_MAGIC
 from submitgen.readers.pycoding import PythonText, decode_python
@@ -133,10 +134,14 @@ def python_literals(text: str, source: str = "<python>") -> list[Literal]:
     """Every maximal string literal expression in a Python source, in line order."""
     try:
         tree = ast.parse(text)
-    except (RecursionError, MemoryError):
+    except (RecursionError, MemoryError) as first:
+        if isinstance(first, MemoryError) and memory_budget_hit():
+            raise
         try:
             return _token_literals(text)
         except (SyntaxError, tokenize.TokenError, ValueError, RecursionError, MemoryError) as e:
+            if isinstance(e, MemoryError) and memory_budget_hit():
+                raise
             raise ContainerError(f"{source}: not valid Python: {e}") from None
     except (SyntaxError, ValueError) as e:
         line = getattr(e, "lineno", None)

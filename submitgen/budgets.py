@@ -1,0 +1,112 @@
+"""Each command's budget in CPU time and memory, enforced at run time on the commands that read
+untrusted files and run no user code (`lint`, `inspect`, `diff`) and on `compile`'s own process.
+README.md's budgets table ("Bounds and budgets") quotes these figures
+(tests/hostile/test_budgets.py checks that they agree).
+
+The memory budget is ``RLIMIT_DATA`` (the process's heap and private writable mappings; not
+``RLIMIT_AS``, which counts reserved address space) and the time budget ``RLIMIT_CPU`` (CPU
+seconds this command may use, on top of what the process had used when it started), both as soft
+limits, restored when the command ends. They are set only in a process that ``submitgen``'s
+``main()`` owns (``own_process``), never in a caller that runs the CLI in-process. Past either,
+the command stops with one ``Error:`` line naming the bound, its value and what was being read.
+
+For tests only: ``SUBMITGEN_TEST_BUDGET_MB`` and ``SUBMITGEN_TEST_BUDGET_S`` replace every
+command's memory (MB) or CPU (seconds, 0 allowed: the next whole second) budget."""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import signal
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from submitgen.errors import BudgetError
+
+
+@dataclass(frozen=True)
+class Budget:
+    cpu_seconds: int
+    memory_mb: int
+
+
+BUDGETS: dict[str, Budget] = {
+    "lint": Budget(cpu_seconds=15, memory_mb=512),
+    "inspect": Budget(cpu_seconds=15, memory_mb=512),
+    "diff": Budget(cpu_seconds=15, memory_mb=512),
+    "compile": Budget(cpu_seconds=600, memory_mb=1024),
+}
+
+_owned = False
+
+
+def own_process() -> None:
+    """Called by the CLI's ``main()``: this process is submitgen's, and its limits may be set."""
+    global _owned
+    _owned = True
+
+
+def budget_of(command: str) -> Budget:
+    b = BUDGETS[command]
+    mb = os.environ.get("SUBMITGEN_TEST_BUDGET_MB")
+    s = os.environ.get("SUBMITGEN_TEST_BUDGET_S")
+    return Budget(cpu_seconds=int(s) if s else b.cpu_seconds, memory_mb=int(mb) if mb else b.memory_mb)
+
+
+class _OverCpu(BaseException):
+    """Raised by the SIGXCPU handler; a BaseException so that no reader's ``except`` takes it."""
+
+
+def _on_xcpu(signum: int, frame: object) -> None:
+    raise _OverCpu
+
+
+def _soft(limit: int, hard: int) -> int:
+    return limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+
+
+@contextmanager
+def enforced(command: str, reading: Sequence[str]) -> Iterator[None]:
+    """Run the block under ``command``'s budget; past it, a BudgetError naming the bound."""
+    if not _owned:
+        yield
+        return
+    budget = budget_of(command)
+    what = ", ".join(reading)
+    old_data = resource.getrlimit(resource.RLIMIT_DATA)
+    old_cpu = resource.getrlimit(resource.RLIMIT_CPU)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_limit = math.ceil(usage.ru_utime + usage.ru_stime) + budget.cpu_seconds
+    old_handler = signal.signal(signal.SIGXCPU, _on_xcpu)
+
+    def restore() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, old_data)
+        resource.setrlimit(resource.RLIMIT_CPU, old_cpu)
+        signal.signal(signal.SIGXCPU, old_handler)
+
+    resource.setrlimit(resource.RLIMIT_CPU, (_soft(cpu_limit, old_cpu[1]), old_cpu[1]))
+    resource.setrlimit(resource.RLIMIT_DATA, (_soft(budget.memory_mb << 20, old_data[1]), old_data[1]))
+    try:
+        yield
+    except MemoryError:
+        restore()
+        raise BudgetError(f"{command}: over its memory budget of {budget.memory_mb} MB "
+                          f"(README 'Bounds and budgets') reading {what}") from None
+    except _OverCpu:
+        restore()
+        raise BudgetError(f"{command}: over its CPU-time budget of {budget.cpu_seconds} s "
+                          f"(README 'Bounds and budgets') reading {what}") from None
+    finally:
+        restore()
+
+
+def memory_budget_hit() -> bool:
+    """Whether a MemoryError just caught is most likely this process's memory budget (its peak
+    RSS reached half the data limit) rather than a parser's "too complex" MemoryError, which comes
+    with little memory in use: a reader that turns a MemoryError into a finding re-raises it then."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    if soft == resource.RLIM_INFINITY:
+        return False
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 >= soft // 2

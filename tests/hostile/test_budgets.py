@@ -1,0 +1,119 @@
+"""Each command's budget (submitgen/budgets.py) is what README.md's table states, and it is
+enforced at run time: past it, one ``Error:`` line names the bound, its value and what was being
+read (issue 26 item 10). The tiny budgets come from SUBMITGEN_TEST_BUDGET_MB / _S (tests only)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+from submitgen.budgets import BUDGETS
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = sorted(p for p in (REPO / "tests" / "corpus").rglob("*") if p.suffix in (".co", ".hsaco"))
+
+
+def submitgen(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("SUBMITGEN_TEST_BUDGET")}
+    full.update(env, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "submitgen", *args], capture_output=True, text=True,
+                          cwd=cwd, env=full, timeout=120)
+
+
+def test_the_readme_states_the_budgets_the_cli_enforces():
+    readme = (REPO / "README.md").read_text()
+    rows = re.findall(r"^\| `(\w+)[^|]*\|[^|]*\| (\d+) s[^|,]*, (\d+) (MB|GB) \|$", readme, re.M)
+    stated: dict[str, set[tuple[int, int]]] = {}
+    for command, seconds, size, unit in rows:
+        stated.setdefault(command, set()).add((int(seconds), int(size) * (1024 if unit == "GB" else 1)))
+    for command, budget in BUDGETS.items():
+        assert stated.get(command) == {(budget.cpu_seconds, budget.memory_mb)}, command
+
+
+def _blobs_py(path: Path) -> None:
+    """Two blobs decoding to 32 MiB each (under the 64 MiB bound on a .py's total)."""
+    raw = base64.b64encode(zlib.compress(b"\x7fELF" + b"\0" * ((32 << 20) - 4), 9)).decode()
+    path.write_text(f"import torch\n\n_B0 = {raw!r}\n_B1 = {raw!r}\n")
+
+
+def test_inspect_past_its_memory_budget_names_the_bound(tmp_path):
+    _blobs_py(tmp_path / "blobs.py")
+    r = submitgen("inspect", "blobs.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="64")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == "Error: inspect: over its memory budget of 64 MB (README 'Bounds and budgets') " \
+                       "reading blobs.py\n"
+
+
+def test_inspect_past_its_cpu_budget_names_the_bound(tmp_path):
+    (tmp_path / "many.py").write_text("import torch\n" + "a = (1, 2, 3)\n" * 100_000)
+    r = submitgen("inspect", "many.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_S="0")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == "Error: inspect: over its CPU-time budget of 0 s (README 'Bounds and budgets') " \
+                       "reading many.py\n"
+
+
+def test_lint_and_diff_past_their_memory_budget_name_the_bound(tmp_path):
+    (tmp_path / "s.py").write_text("#!POPCORN leaderboard amd-mxfp4-mm\n")
+    r = submitgen("lint", "s.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
+    assert (r.returncode, r.stderr) == (1, "Error: lint: over its memory budget of 1 MB "
+                                           "(README 'Bounds and budgets') reading s.py\n")
+    a, b = str(CORPUS[0]), str(CORPUS[1])
+    r = submitgen("diff", a, b, cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
+    assert (r.returncode, r.stderr) == (1, f"Error: diff: over its memory budget of 1 MB "
+                                           f"(README 'Bounds and budgets') reading {a}, {b}\n")
+
+
+def test_the_largest_legitimate_inputs_pass_under_the_real_budgets(tmp_path):
+    r = submitgen("inspect", "--json", *map(str, CORPUS), cwd=tmp_path)
+    assert r.returncode in (0, 1) and r.stderr == "" and r.stdout.startswith("{"), r.stderr
+    by_size = sorted(CORPUS, key=lambda p: p.stat().st_size)
+    r = submitgen("diff", str(by_size[-2]), str(by_size[-1]), cwd=tmp_path)
+    assert r.returncode in (0, 1) and r.stderr == "" and r.stdout, r.stderr
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_budgets.py"), "--make-input",
+                    str(tmp_path / "big.py")], check=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert (tmp_path / "big.py").stat().st_size == 1_000_000
+    r = submitgen("lint", "big.py", cwd=tmp_path)
+    # read and judged in full: its one failure is the payload rule (1 MB of base64 is over GitHub's
+    # dispatch limit), not a budget
+    assert (r.returncode, r.stdout.splitlines()[0].split(":")[:3]) == (1, ["big.py", "5", " payload"])
+    assert "README 'Bounds and budgets'" not in r.stdout + r.stderr and "nests" not in r.stdout
+
+
+def test_a_parser_out_of_budget_memory_is_the_budget_not_a_nesting_finding(tmp_path):
+    """ast.parse's MemoryError at the budget was reported as "nests too deeply" by lint and as
+    "not valid Python" by inspect (a 3.9 MB file under the real 512 MB)."""
+    (tmp_path / "flat.py").write_text("#!POPCORN leaderboard amd-mxfp4-mm\n" + "a = (1, 2, 3)\n" * 100_000)
+    for command in ("lint", "inspect"):
+        r = submitgen(command, "flat.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="128")
+        assert (r.returncode, r.stdout, r.stderr) == (
+            1, "", f"Error: {command}: over its memory budget of 128 MB (README 'Bounds and budgets') "
+                   "reading flat.py\n")
+
+
+def test_no_room_for_lints_deep_parse_thread_is_the_budget(tmp_path):
+    """The deep parse runs in a thread with a 256 MiB stack; under a budget too small for it lint
+    printed a RuntimeError traceback ("can't start new thread")."""
+    (tmp_path / "deep.py").write_text("#!POPCORN leaderboard amd-mxfp4-mm\nx = " + "-" * 5000 + "1\n")
+    r = submitgen("lint", "deep.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="200")
+    assert (r.returncode, r.stdout, r.stderr) == (
+        1, "", "Error: lint: over its memory budget of 200 MB (README 'Bounds and budgets') "
+               "reading deep.py\n")
+    r = submitgen("lint", "deep.py", cwd=tmp_path)  # under the real 512 MB it is read, with a warning
+    assert "warning: nesting:" in r.stdout and r.stderr == "", r.stderr
+
+
+def test_compile_is_held_to_its_budget_and_fits_in_it(tmp_path):
+    src = str(REPO / "examples" / "hip_mxfp4_mm" / "mxfp4_mm.hip")
+    r = submitgen("compile", src, "--no-cache", "-o", "mm.co", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
+    assert (r.returncode, r.stdout, r.stderr) == (
+        1, "", f"Error: compile: over its memory budget of 1 MB (README 'Bounds and budgets') "
+               f"reading {src}\n")
+    assert not (tmp_path / "mm.co").exists()
+    r = submitgen("compile", src, "--no-cache", "-o", "mm.co", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert (tmp_path / "mm.co").read_bytes()[:4] == b"\x7fELF"
