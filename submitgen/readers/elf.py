@@ -169,6 +169,14 @@ class _ElfFile(ELFFile):
                                 self["e_ident"]["EI_OSABI"])
         self.e_ident_raw = data[:16]
         self.stream_loader = None
+        self._headers: dict[int, Any] = {}
+
+    def _get_section_header(self, n: int) -> Any:
+        """Each section header parsed once (pyelftools parses a symbol or string table's header
+        again for every section that links to it)."""
+        if n not in self._headers:
+            self._headers[n] = super()._get_section_header(n)
+        return self._headers[n]
 
 
 class ElfImage:
