@@ -3,23 +3,21 @@
 Builds the object with the bundled clang (many kernels with unrolled bodies), then prints the
 size and the best/median wall time of several runs. Target: < 0.5 s.
 
-``--many DIR`` instead times one ``submitgen inspect --json`` (a fresh process, as a user runs it)
-over every code object under DIR (``*.co``, ``*.hsaco``), e.g. the 2,613 objects of the
-``amd-aiter`` wheel (``pip download --pre --no-deps amd-aiter``, unzip it):
+``--many DIR`` instead times ``submitgen inspect --json`` (a fresh process, as a user runs it)
+over every code object under DIR (``*.co``, ``*.hsaco``), e.g. the objects of the ``amd-aiter``
+wheel (``pip download --pre --no-deps amd-aiter``, unzip it), against ``llvm-readelf-22 --notes``
+(one process over the same files), run back to back in each of ``--repeat`` rounds; it prints
+both medians and inspect's time as a multiple of readelf's, without the instruction mix
+(``--no-disasm``) and with it (issue 26's goal: within 3x without, 5x with):
 
     .venv/bin/python benchmarks/bench_inspect.py
-    .venv/bin/python benchmarks/bench_inspect.py --many /tmp/aiter/x --repeat 3 [--disasm] [--readelf]
-
-``--readelf`` also times ``llvm-readelf-22 --notes`` (one process over the same files) and prints
-inspect's time as a multiple of it (issue 26's goal: within 5x with the instruction mix, 3x
-without).
+    .venv/bin/python benchmarks/bench_inspect.py --many /tmp/aiter/x --repeat 3 [--mode no-disasm]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -82,55 +80,50 @@ def main() -> None:
         )
 
 
-def _readelf(paths: list[str], repeat: int) -> float:
-    """Best wall time of ``llvm-readelf-22 --notes`` over ``paths`` (one process)."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        subprocess.run(["llvm-readelf-22", "--notes", *paths], capture_output=True, check=True)
-        best = min(best, time.perf_counter() - t0)
-    return best
+def _wall(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, bytes]:
+    """Wall time and stdout of one fresh process (exit status 0 or 1, inspect's findings)."""
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, env=env)
+    took = time.perf_counter() - t0
+    if r.returncode not in (0, 1):
+        raise SystemExit(r.stderr.decode()[-2000:])
+    return took, r.stdout
 
 
-def many(root: Path, repeat: int, with_disasm: bool = False, readelf: bool = False) -> None:
-    disasm = () if with_disasm else ("--no-disasm",)  # one llvm-objdump per object when asked
+def many(root: Path, repeat: int, modes: tuple[bool, ...] = (False, True)) -> None:
+    """For each mode (without, then with the instruction mix): ``repeat`` rounds of
+    ``llvm-readelf-22 --notes`` and ``inspect --json`` over the same files, back to back (on a
+    loaded machine both see the same load); prints each median and the ratio of the medians."""
     paths = sorted(str(p) for ext in ("*.co", "*.hsaco") for p in root.rglob(ext))
     if not paths:
         raise SystemExit(f"no *.co or *.hsaco under {root}")
-    times, cpus, out = [], [], b""
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        r = subprocess.run(
-            [sys.executable, "-m", "submitgen", "inspect", "--json", *disasm, *paths],
-            capture_output=True,
-            env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
-        )
-        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        times.append(time.perf_counter() - t0)
-        cpus.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
-        out = r.stdout
-        if r.returncode not in (0, 1):
-            raise SystemExit(r.stderr.decode()[-2000:])
-    print(
-        f"inspect --json over {len(paths)} objects under {root}: {len(out):,} bytes of JSON, "
-        f"wall best {min(times):.2f} s, median {statistics.median(times):.2f} s; CPU (the process and every "
-        f"child it ran, c++filt included) best {min(cpus):.2f} s ({repeat} runs, fresh process each)"
-    )
-    if readelf:
-        base = _readelf(paths, repeat)
-        print(f"llvm-readelf-22 --notes over the same objects: best {base:.2f} s; inspect --json"
-              f"{'' if with_disasm else ' --no-disasm'} takes {min(times) / base:.1f}x that")
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    for with_disasm in modes:
+        flags = ["--json"] if with_disasm else ["--json", "--no-disasm"]
+        base, ours, ratios, out = [], [], [], b""
+        for _ in range(repeat):
+            r_t, _ = _wall(["llvm-readelf-22", "--notes", *paths])
+            i_t, out = _wall([sys.executable, "-m", "submitgen", "inspect", *flags, *paths], env)
+            base.append(r_t)
+            ours.append(i_t)
+            ratios.append(i_t / r_t)
+        m_r, m_i = statistics.median(base), statistics.median(ours)
+        goal = 5 if with_disasm else 3
+        print(f"inspect {' '.join(flags):<18} over {len(paths)} objects: median {m_i:7.2f} s "
+              f"(runs {', '.join(f'{t:.2f}' for t in ours)}); llvm-readelf-22 --notes median {m_r:5.2f} s "
+              f"(runs {', '.join(f'{t:.2f}' for t in base)}); ratio {m_i / m_r:5.1f}x "
+              f"(median of per-round ratios {statistics.median(ratios):.1f}x; goal {goal}x); "
+              f"{len(out):,} bytes of JSON")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--many", type=Path, help="time inspect --json over every code object under this folder")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--disasm", action="store_true", help="with --many: include the instruction mix")
-    ap.add_argument("--readelf", action="store_true",
-                    help="with --many: compare with llvm-readelf-22 --notes")
+    ap.add_argument("--mode", choices=("both", "no-disasm", "disasm"), default="both",
+                    help="with --many: without the instruction mix, with it, or both (default)")
     a = ap.parse_args()
     if a.many is not None:
-        many(a.many, a.repeat, a.disasm, a.readelf)
+        many(a.many, a.repeat, {"both": (False, True), "no-disasm": (False,), "disasm": (True,)}[a.mode])
     else:
         main()

@@ -12,12 +12,14 @@ import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from io import BytesIO
 from typing import Any
 
 from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
+from elftools.elf.structs import ELFStructs
 
 from submitgen.errors import CodeObjectError
 
@@ -135,12 +137,55 @@ def library_errors(source: str) -> Iterator[None]:
         raise CodeObjectError(f"{source}: malformed ELF: {type(e).__name__}: {str(e)[:120]}") from None
 
 
+@lru_cache(maxsize=4)
+def _basic_structs(little_endian: bool, elfclass: int) -> ELFStructs:
+    structs = ELFStructs(little_endian=little_endian, elfclass=elfclass)
+    structs.create_basic_structs()
+    return structs
+
+
+@lru_cache(maxsize=32)
+def _structs(little_endian: bool, elfclass: int, e_type: str, e_machine: str, osabi: str) -> ELFStructs:
+    """pyelftools' parsers for one kind of ELF file. ``ELFFile`` builds them afresh for every file
+    (5 ms, a fifth of reading a corpus object); they depend only on these five values and parsing
+    does not change them, so files of one kind share them."""
+    structs = ELFStructs(little_endian=little_endian, elfclass=elfclass)
+    structs.create_basic_structs()
+    structs.create_advanced_structs(e_type, e_machine, osabi)
+    return structs
+
+
+class _ElfFile(ELFFile):
+    """``ELFFile`` with its parsers shared among files of one kind (``_structs``); the rest of
+    its construction is ``ELFFile.__init__``'s, step for step."""
+
+    def __init__(self, data: bytes) -> None:
+        self.stream = BytesIO(data)
+        self.stream_len = len(data)
+        self._identify_file()
+        self.structs = _basic_structs(self.little_endian, self.elfclass)
+        self.header = self._parse_elf_header()
+        self.structs = _structs(self.little_endian, self.elfclass, self["e_type"], self["e_machine"],
+                                self["e_ident"]["EI_OSABI"])
+        self.e_ident_raw = data[:16]
+        self.stream_loader = None
+        self._headers: dict[int, Any] = {}
+
+    def _get_section_header(self, n: int) -> Any:
+        """Each section header parsed once (pyelftools parses a symbol or string table's header
+        again for every section that links to it)."""
+        if n not in self._headers:
+            self._headers[n] = super()._get_section_header(n)
+        return self._headers[n]
+
+
 class ElfImage:
     """An ELF file's sections, notes and symbols, with every section checked to lie in the file."""
 
     def __init__(self, data: bytes, source: str, no_file_bytes: tuple[Any, ...] = ("SHT_NOBITS",)):
         self.data, self.source = data, source
-        self.elf = ELFFile(BytesIO(data))
+        self.elf = _ElfFile(data)
+        self._symbols: dict[tuple[str, ...], dict[str, Symbol]] = {}
         self.sections = list(self.elf.iter_sections())
         self._no_file_bytes = no_file_bytes
         for sec in self.sections:
@@ -179,7 +224,10 @@ class ElfImage:
         return sec if isinstance(sec, SymbolTableSection) else None
 
     def symbols(self, order: tuple[str, ...]) -> dict[str, Symbol]:
-        """Named symbols of the first table in ``order`` that has any (first definition wins)."""
+        """Named symbols of the first table in ``order`` that has any (first definition wins);
+        read once per image and order."""
+        if order in self._symbols:
+            return self._symbols[order]
         out: dict[str, Symbol] = {}
         for secname in order:
             sec = self.symbol_table(secname)
@@ -193,6 +241,7 @@ class ElfImage:
                     )
             if out:
                 break
+        self._symbols[order] = out
         return out
 
     def read_at(self, sym: Symbol, size: int, *, relocatable: bool) -> bytes | None:

@@ -8,7 +8,7 @@ kernel, the key, the expected and the actual value; keys submitgen does not mode
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -215,18 +215,26 @@ _ARG_KEYS = {
 }
 
 
+# ArgMeta's optional fields at their defaults: the fast path below fills an instance's __dict__ from
+# it (a frozen dataclass's __init__ sets each of 17 fields through object.__setattr__, the most of
+# reading an argument; a corpus object has ~80 of them).
+_ARG_DEFAULTS = {f.name: f.default for f in fields(ArgMeta) if f.default is not MISSING}
+
+
 def _parse_arg(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
     """One ``.args`` entry. The common case (known keys only, each of its exact type) is read in
     one pass; anything else takes the checked path, which names the key and the bad value."""
     if type(raw) is dict and ".offset" in raw and ".size" in raw and ".value_kind" in raw:
-        fields: dict[str, Any] = {}
+        values: dict[str, Any] = {**_ARG_DEFAULTS, "index": index, "unknown": _no_unknown()}
         for key, v in raw.items():
             known = _ARG_KEYS.get(key)
             if known is None or type(v) is not known[1] or (known[1] is int and v < 0):
                 break
-            fields[known[0]] = v
+            values[known[0]] = v
         else:
-            return ArgMeta(index=index, unknown=_no_unknown(), **fields)
+            arg = object.__new__(ArgMeta)
+            arg.__dict__.update(values)  # every field set, as ArgMeta(**values) would
+            return arg
     return _parse_arg_checked(raw, index, kname, source)
 
 
