@@ -55,14 +55,14 @@ def test_the_plan_group_is_killed_and_the_callers_pipes_close_at_the_timeout(tmp
     try:
         proc.wait(timeout=60)
         exited = time.monotonic()
-        out, err = proc.communicate(timeout=10)  # returns when both pipes are closed
+        out, err = proc.communicate(timeout=60)  # returns when both pipes are closed
         after_exit = time.monotonic() - exited
         print(f"pipes closed {after_exit:.2f} s after submitgen exited")
         assert out == b""
         assert err == (b"Error: spawns/launch.py: the plan did not finish within 3 s (--plan-timeout); a "
                        b"plan looks at shapes only and returns at once\n")
         assert proc.returncode == 1
-        assert after_exit < 3
+        assert after_exit < 60  # a hang catcher only: the detached sleep would hold them 300 s
         assert _pids_running(detached) != []  # the plan did start both; this one left the group
         assert _pids_running(grouped) == []  # it was in the plan's group: killed with it
     finally:
@@ -98,7 +98,7 @@ def test_what_the_plan_started_dies_with_a_killed_build(tmp_path):
             time.sleep(0.1)
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a hang catcher: the loop ends as soon as it holds
         while _pids_running(grouped) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _pids_running(grouped) == []

@@ -34,11 +34,11 @@ def kernel(name: str = "k_a", value: str = "1.0f") -> str:
 
 
 def test_compilers_run_with_stdin_closed_and_a_time_limit():
-    assert run_tool(["sh", "-c", "cat; echo done"], timeout=30).stdout == "done\n"
+    assert run_tool(["sh", "-c", "cat; echo done"], timeout=120).stdout == "done\n"
     t0 = time.monotonic()
     with pytest.raises(ToolchainError, match=r"^sleeper ran past its time limit of 1 s and was stopped"):
-        run_tool(["sh", "-c", "sleep 60 & sleep 60; wait"], timeout=1, what="sleeper")
-    assert time.monotonic() - t0 < 15
+        run_tool(["sh", "-c", "sleep 600 & sleep 600; wait"], timeout=1, what="sleeper")
+    assert time.monotonic() - t0 < 120  # a hang catcher only: the sleeps would take 600 s
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,7 @@ def test_include_of_dev_stdin_and_of_a_fifo_in_a_header_is_refused(tmp_path):
     t0 = time.monotonic()
     with pytest.raises(CompileError) as e:
         toolchain.compile_sources([src])
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < 60  # a hang catcher only: an opened FIFO blocks for ever
     assert str(e.value) == (
         f"{tmp_path / 'inc' / 'outer.h'} includes '../pipe.h': header {tmp_path / 'pipe.h'}: "
         "not a regular file (a FIFO); sources and headers must be regular files"
