@@ -508,8 +508,9 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
               help="A fixed number of timed calls per shape (default: eval.py's rule, see --mode).")
 @click.option("--max-time", type=click.FloatRange(min=0), default=120.0, show_default=True,
               help="Seconds of wall time per shape after which timing stops (eval.py's limit).")
-@click.option("--flush-mib", type=click.IntRange(min=0), default=512, show_default=True,
-              help="GPU only: MiB zeroed before each timed call to flush the caches.")
+@click.option("--flush-mib", type=click.IntRange(min=0), default=64000, show_default=True,
+              help="GPU only: MiB filled by torch.randn in a fresh tensor before each timed call to "
+                   "flush the caches (default: eval.py's 62.5 GiB).")
 @click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
               "leaderboard does with its secret seed.")
 @click.option("--reference-kernels", "reference_kernels", default=None, metavar="DIR", help=_REF_HELP)

@@ -24,11 +24,12 @@ the kernel changed, fail the shape, named) and judges the output against the ref
 rule (:mod:`.stoprule`) ends the timing. With ``mode`` 'leaderboard', as in the ranked run, each
 timed call gets fresh inputs (seed += 13); the worker sends each call's input fingerprints before
 and after it and writes each output, and this process judges them all (:mod:`.recheck`). With a GPU
-(``torch.cuda.is_available()``, CUDA or ROCm) it records device events around each call and zeroes
-a flush buffer (``flush_mib``, default 512 MiB, larger than MI355X's 256 MB MALL) before each
-iteration; the leaderboard's 62.5 GiB fill also hides host launch overhead, which a smaller flush
-may not. Without a GPU it measures host wall time and says so: those figures are not comparable
-with the leaderboard's."""
+(``torch.cuda.is_available()``, CUDA or ROCm) it runs eval.py's warm-up first (on the first timed
+shape: up to 100 calls, 0.1 s of summed time in benchmark mode, discarded), records device events
+around each call and flushes the caches before each one as eval.py does (``torch.randn`` into a
+fresh tensor of ``flush_mib``, by default eval.py's 62.5 GiB; a flush the GPU cannot hold fails the
+shape and names ``--flush-mib``). Without a GPU it measures host wall time and says so: those
+figures are not comparable with the leaderboard's."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ from submitgen.evaluate.results import (
     Timing,
 )
 from submitgen.evaluate.shapes import combine_seed, parse_shape, select_shapes
-from submitgen.evaluate.stoprule import WALL_S, StopRule, rule_for
+from submitgen.evaluate.stoprule import WALL_S, StopRule, rule_for, warmup_rule
 from submitgen.files import private_dir
 from submitgen.lint import resolve_leaderboard
 
@@ -101,7 +102,9 @@ DEFAULT_TIMEOUT_S = 900.0
 MAX_TIMEOUT_S = 86_400.0
 DEFAULT_MAX_TIME_S = WALL_S
 BENCH_MODES = ("benchmark", "leaderboard")
-DEFAULT_FLUSH_MIB = 512
+DEFAULT_FLUSH_MIB = 16000 * 1024 * 1024 * 4 // 2**20
+"""eval.py's flush: ``clear_l2_cache_large`` fills ``torch.randn((16000, 1024, 1024))``, float32:
+64,000 MiB (62.5 GiB)."""
 
 
 @dataclass(frozen=True)
@@ -419,7 +422,8 @@ def run_bench(
                            "device" if backend.gpu else "host", flush_mib, prep.lint_warnings,
                            mode=mode, stop=rule.describe())
 
-    options = {"stop": rule.to_dict(), "recheck": mode == "leaderboard",
+    options = {"stop": rule.to_dict(), "warmup": warmup_rule(mode, max_time_s).to_dict(),
+               "recheck": mode == "leaderboard",
                "flush_bytes": flush_mib * 1024 * 1024, "time_fallback": force}
     if announce:
         announce(plan_line("bench", prep, selected, rule=rule, force=force))

@@ -271,7 +271,7 @@ class BenchReport(_Report[BenchResult]):
 
     def timing_note(self) -> str:
         if self.timing == "device":
-            return (f"timing: device time (GPU events around each call, {self.flush_mib} MiB cache "
-                    "flush before each iteration, like the leaderboard)")
+            return (f"timing: device time (GPU events around each call, {self.flush_mib} MiB randn "
+                    "cache flush before each iteration, as eval.py)")
         return ("timing: host-only wall clock (no GPU here): not comparable with the leaderboard's "
                 "device times")

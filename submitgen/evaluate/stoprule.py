@@ -54,6 +54,17 @@ BENCHMARK = StopRule(max_runs=1000, budget_ns=50e9)
 LEADERBOARD = StopRule(max_runs=100, budget_ns=30e9)
 """eval.py's leaderboard mode (the ranked run): ``max_repeats=100, max_time_ns=30e9``."""
 MODES = {"benchmark": BENCHMARK, "leaderboard": LEADERBOARD}
+WARMUPS = {"benchmark": StopRule(max_runs=100, budget_ns=10e7),
+           "leaderboard": StopRule(max_runs=100, budget_ns=1e7)}
+"""eval.py's warm-up run on the first benchmark before the timed ones, discarded:
+``run_single_benchmark(pool, tests[0], False, 100, 10e7)`` in benchmark mode, ``..., 1e7)`` in
+leaderboard mode (no rechecks in either)."""
+
+
+def warmup_rule(mode: str, wall_s: float = WALL_S) -> StopRule:
+    """The rule of eval.py's warm-up run in ``mode``."""
+    base = WARMUPS[mode]
+    return StopRule(max_runs=base.max_runs, budget_ns=base.budget_ns, wall_s=float(wall_s))
 
 
 def rule_for(mode: str, iters: int | None = None, wall_s: float = WALL_S) -> StopRule:

@@ -79,7 +79,7 @@ import torch  # noqa: E402
 
 from submitgen.evaluate.digest import make_fingerprint, make_regions  # noqa: E402
 from submitgen.evaluate.stoprule import stats  # noqa: E402
-from submitgen.evaluate.timing import make_timer  # noqa: E402
+from submitgen.evaluate.timing import FlushDoesNotFit, make_timer  # noqa: E402
 
 
 def clone_data(data: Any) -> Any:
@@ -195,6 +195,8 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
         else None
     recheck = bool(cfg.get("recheck"))
     time_fallback = bool(cfg.get("time_fallback"))
+    warm = [gpu and bool(cfg.get("warmup"))]  # eval.py's warm-up run, before the first timed shape
+    flush_error = FlushDoesNotFit
     fmt_error, find_missing, stats_of = error_text, missing_module, stats
 
     def call(kernel: Any, data: Any, index: int) -> tuple[Any, Any]:
@@ -244,8 +246,14 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
             wait_ack()
             return
         try:
+            if warm[0]:
+                warm[0] = False
+                time_calls(kernel, data, spec, index, out_path, True)
             durations, rechecks = time_calls(kernel, data, spec, index, out_path)
             timed = None if recheck else fingerprint(data)  # leaderboard mode: each call's, in rechecks
+        except flush_error as e:
+            emit({"event": "error", "index": index, "error": f"timing failed: {e}", "missing": None})
+            return
         except Exception as e:  # noqa: BLE001
             failed(index, "custom_kernel raised while timing", e)
             return
