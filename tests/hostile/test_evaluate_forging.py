@@ -162,6 +162,5 @@ def test_replacing_the_workers_after_call_fingerprint_still_fails_a_write(tmp_pa
     report = run_test(sub, custom=("n=64,seed=1", "n=96,seed=2"), lint=False)
     first, second = report.results
     assert (first.passed, first.error, first.mutated) == (False, None, ("b",)), format_test_report(report)
-    # the parent reads the inputs back itself, so the patched fingerprint cell hides the second
-    # call's write too no longer: that shape fails for the write, as the first did
-    assert (second.passed, second.error, second.mutated) == (False, None, ("b",)), format_test_report(report)
+    # the patched cell also serves the fingerprint sent before the next call: other inputs, seen
+    assert not second.passed and second.error.startswith("custom_kernel was given other inputs")
