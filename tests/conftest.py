@@ -175,3 +175,19 @@ def embedded_triton(text: str) -> dict:
                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TRITON"]
     value = node.value  # sg_frozen({...}): read-only in the file, its argument is the table
     return ast.literal_eval(value.args[0] if isinstance(value, ast.Call) else value)
+
+
+@pytest.fixture(scope="module")
+def toy_problems():
+    """The toy problems (toy-add, and toy-noclone whose eval hands the very inputs over) registered
+    for one test module: ``pytestmark = pytest.mark.usefixtures("toy_problems")``."""
+    import toy_noclone_problem
+    import toy_problem
+
+    from submitgen.problems import register, unregister
+
+    register(toy_problem.PROBLEM)
+    register(toy_noclone_problem.PROBLEM)
+    yield
+    unregister("toy-add")
+    unregister("toy-noclone")

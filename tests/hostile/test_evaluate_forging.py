@@ -6,11 +6,9 @@ or of any submitgen name in the worker changes none of them."""
 from __future__ import annotations
 
 import pytest
-import toy_noclone_problem
-import toy_problem
 
 from submitgen.evaluate import format_test_report, run_test
-from submitgen.problems import get_problem, register, unregister
+from submitgen.problems import get_problem
 
 NOCLONE = "#!POPCORN leaderboard amd-toy-noclone\n#!POPCORN gpu MI355X\nimport os\n\nimport torch\n\n"
 TOY = NOCLONE.replace("amd-toy-noclone", "amd-toy-add")
@@ -39,13 +37,7 @@ PATCHES = (
 )
 
 
-@pytest.fixture(autouse=True, scope="module")
-def toys():
-    register(toy_problem.PROBLEM)
-    register(toy_noclone_problem.PROBLEM)
-    yield
-    unregister("toy-add")
-    unregister("toy-noclone")
+pytestmark = pytest.mark.usefixtures("toy_problems")
 
 
 @pytest.mark.slow

@@ -8,14 +8,12 @@ import time
 from pathlib import Path
 
 import pytest
-import toy_noclone_problem
-import toy_problem
 from click.testing import CliRunner
 
 from submitgen.cli import cli
 from submitgen.errors import EvaluateError
 from submitgen.evaluate import format_test_report, run_test
-from submitgen.problems import get_problem, register, unregister
+from submitgen.problems import get_problem
 
 TOY = "#!POPCORN leaderboard amd-toy-add\n#!POPCORN gpu MI355X\nimport os\n\nimport torch\n\n"
 SMALL = ("n=64,seed=1",)
@@ -26,13 +24,7 @@ MALFORMED = (
 )
 
 
-@pytest.fixture(autouse=True, scope="module")
-def toys():
-    register(toy_problem.PROBLEM)
-    register(toy_noclone_problem.PROBLEM)
-    yield
-    unregister("toy-add")
-    unregister("toy-noclone")
+pytestmark = pytest.mark.usefixtures("toy_problems")
 
 
 def _file(tmp_path: Path, body: str, header: str = TOY) -> Path:
