@@ -40,6 +40,8 @@ BUDGETS: dict[str, Budget] = {
 }
 
 _owned = False
+# The limits in force before the innermost enforced() block, which a child process gets back.
+_outer: list[tuple[tuple[int, int], tuple[int, int]]] = []
 
 
 def own_process() -> None:
@@ -81,11 +83,19 @@ def enforced(command: str, reading: Sequence[str]) -> Iterator[None]:
     cpu_limit = math.ceil(usage.ru_utime + usage.ru_stime) + budget.cpu_seconds
     old_handler = signal.signal(signal.SIGXCPU, _on_xcpu)
 
+    restored = False
+
     def restore() -> None:
+        nonlocal restored
+        if restored:
+            return
+        restored = True
+        _outer.pop()
         resource.setrlimit(resource.RLIMIT_DATA, old_data)
         resource.setrlimit(resource.RLIMIT_CPU, old_cpu)
         signal.signal(signal.SIGXCPU, old_handler)
 
+    _outer.append((old_data, old_cpu))
     resource.setrlimit(resource.RLIMIT_CPU, (_soft(cpu_limit, old_cpu[1]), old_cpu[1]))
     resource.setrlimit(resource.RLIMIT_DATA, (_soft(budget.memory_mb << 20, old_data[1]), old_data[1]))
     try:
@@ -100,6 +110,17 @@ def enforced(command: str, reading: Sequence[str]) -> Iterator[None]:
                           f"(README 'Bounds and budgets') reading {what}") from None
     finally:
         restore()
+
+
+def release_in_child() -> None:
+    """A ``preexec_fn`` for every program submitgen starts (compilers, disassemblers, demanglers):
+    the budget bounds submitgen's own process, so a child gets the limits from before it back.
+    (zig's clang started under a 1 MB data limit dies by SIGSEGV, not with an error; a child's
+    own bound is its time limit, toolchain/process.py)."""
+    if _outer:
+        data, cpu = _outer[0]
+        resource.setrlimit(resource.RLIMIT_DATA, data)
+        resource.setrlimit(resource.RLIMIT_CPU, cpu)
 
 
 def memory_budget_hit() -> bool:

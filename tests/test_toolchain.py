@@ -175,6 +175,42 @@ def test_discovery_order_with_fake_rocm_and_path_clang(tmp_path, monkeypatch):
         toolchain.select_toolchain("gfx950", compiler=str(bindir / "clang"))
 
 
+def test_a_probe_that_crashed_is_not_remembered(tmp_path, _cache):
+    """A compiler that died by a signal (zig's clang under a tiny memory limit does) gave no
+    answer: the next run asks again, instead of every later build failing on a cached crash
+    (stop 32's CI: one budget test poisoned the tools cache for the 80 tests after it)."""
+    flag = tmp_path / "crash-once"
+    flag.write_text("")
+    hip = script(tmp_path / "bin" / "clang",
+                 f'case "$*" in *--version*) exec "{zig()}" clang "$@";; esac\n'
+                 f'if [ -e "{flag}" ]; then kill -SEGV $$; fi\nexec "{zig()}" clang "$@"\n')
+    script(tmp_path / "bin" / "ld.lld", f'exec "{zig()}" ld.lld "$@"\n')
+    with pytest.raises(ToolchainError, match=r"cannot build for gfx950: killed by signal 11$"):
+        toolchain.select_toolchain("gfx950", compiler=str(hip))
+    assert not list((_cache / "tools").glob("*.json"))
+    flag.unlink()
+    assert toolchain.select_toolchain("gfx950", compiler=str(hip)).arches == ("gfx950",)
+    assert [json.loads(p.read_text())["probes"] for p in (_cache / "tools").glob("*.json")] == [
+        {"gfx950": ""}]
+
+
+def test_a_child_of_a_budgeted_command_gets_the_limits_from_before_it(monkeypatch):
+    """The budget bounds submitgen's own process; a compiler it starts gets the old limits back."""
+    import resource
+
+    from submitgen import budgets
+    from submitgen.toolchain.process import run_tool
+
+    monkeypatch.setattr(budgets, "_owned", True)
+    monkeypatch.setenv("SUBMITGEN_TEST_BUDGET_MB", "8192")
+    before = resource.getrlimit(resource.RLIMIT_DATA)[0]
+    show = [sys.executable, "-c", "import resource; print(resource.getrlimit(resource.RLIMIT_DATA)[0])"]
+    with budgets.enforced("compile", ("x",)):
+        assert resource.getrlimit(resource.RLIMIT_DATA)[0] == 8192 << 20
+        assert int(run_tool(show).stdout) == before
+    assert resource.getrlimit(resource.RLIMIT_DATA)[0] == before
+
+
 def test_missing_compiler_says_how_to_get_one(tmp_path, monkeypatch):
     monkeypatch.setattr(discovery, "bundled_zig", lambda: None)
     monkeypatch.setattr(discovery, "ROCM_DEFAULT", tmp_path / "no-rocm")

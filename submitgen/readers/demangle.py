@@ -8,6 +8,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+from submitgen.budgets import release_in_child
+
 _KNOWN: dict[str, str] = {}
 
 
@@ -33,7 +35,7 @@ def demangle(name: str) -> str:
 def _run(tool: str, mangled: list[str]) -> list[str] | None:
     try:
         r = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True, text=True,
-                           timeout=30, check=False)
+                           timeout=30, check=False, preexec_fn=release_in_child)
     except (OSError, subprocess.SubprocessError):
         return None
     out = r.stdout.splitlines()

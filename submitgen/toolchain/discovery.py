@@ -135,8 +135,13 @@ def _linker_beside(path: Path) -> Argv:
     raise ToolchainError(f"no ld.lld next to {path} or on PATH to link code objects; {INSTALL_HINT}")
 
 
+# Part of the tools cache's key: "2" since entries stopped holding a tool's crash as its answer
+# (an older entry may, and is not read).
+_TOOLS_FORMAT = "2"
+
+
 def _stat_key(argvs: Sequence[Argv]) -> str:
-    h = hashlib.sha256(CACHE_FORMAT.encode())
+    h = hashlib.sha256(f"{CACHE_FORMAT}\0tools-{_TOOLS_FORMAT}".encode())
     for argv in argvs:
         p = Path(argv[0])
         try:
@@ -157,18 +162,23 @@ def _tool_info(hip: Argv, clang: Argv, linker: Argv, arches: Sequence[str]) -> d
     except (OSError, ValueError):
         info = {}
     changed = False
+    # What is written back is only what a tool answered: a tool that died by a signal or ran out of
+    # time (a crash under a memory limit, a loaded machine) is answered again on the next run.
+    lasting = True
     if not isinstance(info.get("version"), str):
         r = run_tool([*hip, "--version"], timeout=PROBE_TIMEOUT_S)
         lr = run_tool([*linker, "--version"], timeout=PROBE_TIMEOUT_S)
         info["version"] = (r.stdout or r.stderr).strip()
         info["linker_version"] = (lr.stdout or lr.stderr).strip()
+        lasting = r.returncode >= 0 and lr.returncode >= 0
         changed = True
     probes = info.setdefault("probes", {})
     for arch in arches:
         if not isinstance(probes.get(arch), str):
-            probes[arch] = _probe(hip, arch)
+            probes[arch], answered = _probe(hip, arch)
+            lasting = lasting and answered
             changed = True
-    if changed:
+    if changed and lasting:
         write_cache_file(info_path, json.dumps(info, indent=1).encode())
     return info
 
@@ -189,8 +199,9 @@ def _make_toolchain(origin: str, hip: Argv, clang: Argv, linker: Argv, bare: boo
     return Toolchain(origin, hip, clang, linker, version, bare, ok, identity, errs)
 
 
-def _probe(hip: Argv, arch: str) -> str:
-    """Compile a tiny kernel for ``arch``: '' if it worked, else the compiler's first error."""
+def _probe(hip: Argv, arch: str) -> tuple[str, bool]:
+    """Compile a tiny kernel for ``arch``: '' if it worked, else the compiler's first error; and
+    whether that is the compiler's answer (False when it died by a signal or ran out of time)."""
     with private_dir("probe") as d:
         src = Path(d) / "probe.hip"
         src.write_text(_PROBE_SOURCE)
@@ -199,11 +210,13 @@ def _probe(hip: Argv, arch: str) -> str:
         try:
             r = run_tool(argv, timeout=PROBE_TIMEOUT_S)
         except ToolchainError as e:
-            return str(e)[:300]
+            return str(e)[:300], False
         if r.returncode == 0 and (Path(d) / "probe.s").is_file():
-            return ""
+            return "", True
+        if r.returncode < 0:
+            return f"killed by signal {-r.returncode}", False
         lines = [ln.strip() for ln in (r.stderr or r.stdout).splitlines() if "error" in ln]
-        return (lines[0] if lines else f"exit code {r.returncode}")[:300]
+        return (lines[0] if lines else f"exit code {r.returncode}")[:300], True
 
 
 def discover(*, compiler: str | None = None, arches: Sequence[str] = KNOWN_ARCHES) -> tuple[Toolchain, ...]:

@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from submitgen.budgets import release_in_child
 from submitgen.errors import ToolchainError
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -28,7 +29,7 @@ def run_tool(argv: Sequence[str], cwd: Path | None = None, timeout: float = DEFA
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
-                                env=None if env is None else dict(env))
+                                env=None if env is None else dict(env), preexec_fn=release_in_child)
     except FileNotFoundError as e:
         raise ToolchainError(f"cannot run {argv[0]}: {e.strerror}; {INSTALL_HINT}") from None
     except OSError as e:
