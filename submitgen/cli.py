@@ -508,9 +508,11 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
               help="A fixed number of timed calls per shape (default: eval.py's rule, see --mode).")
 @click.option("--max-time", type=click.FloatRange(min=0), default=120.0, show_default=True,
               help="Seconds of wall time per shape after which timing stops (eval.py's limit).")
-@click.option("--flush-mib", type=click.IntRange(min=0), default=64000, show_default=True,
+@click.option("--flush-mib", type=click.IntRange(min=0), default=None,
               help="GPU only: MiB filled by torch.randn in a fresh tensor before each timed call to "
-                   "flush the caches (default: eval.py's 62.5 GiB).")
+                   "flush the caches (default: eval.py's 64000 MiB, 62.5 GiB; on a GPU whose memory "
+                   "cannot hold it, the largest that fits, said on stderr and in --json). A size given "
+                   "here that does not fit fails the shape.")
 @click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
               "leaderboard does with its secret seed.")
 @click.option("--reference-kernels", "reference_kernels", default=None, metavar="DIR", help=_REF_HELP)
@@ -522,7 +524,7 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
 @_run_options
 @click.pass_context
 def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
-              iters: int | None, max_time: float, flush_mib: int, seed: int | None,
+              iters: int | None, max_time: float, flush_mib: int | None, seed: int | None,
               reference_kernels: str | None, mode: str, force: bool, timeout: float, no_lint: bool,
               require_kernel: bool, as_json: bool) -> None:
     """Lint FILE, then time its custom_kernel on every benchmark shape in a fresh process: runs,

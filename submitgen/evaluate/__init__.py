@@ -27,8 +27,9 @@ and after it and writes each output, and this process judges them all (:mod:`.re
 (``torch.cuda.is_available()``, CUDA or ROCm) it runs eval.py's warm-up first (on the first timed
 shape: up to 100 calls, 0.1 s of summed time in benchmark mode, discarded), records device events
 around each call and flushes the caches before each one as eval.py does (``torch.randn`` into a
-fresh tensor of ``flush_mib``, by default eval.py's 62.5 GiB; a flush the GPU cannot hold fails the
-shape and names ``--flush-mib``). Without a GPU it measures host wall time and says so: those
+fresh tensor of ``flush_mib``, by default eval.py's 62.5 GiB, or on a GPU that cannot hold it the
+largest that fits, said on stderr and in the report; a ``--flush-mib`` the GPU cannot hold fails
+the shape). Without a GPU it measures host wall time and says so: those
 figures are not comparable with the leaderboard's."""
 
 from __future__ import annotations
@@ -60,10 +61,12 @@ from submitgen.evaluate.results import (
     BenchResult,
     Execution,
     Figures,
+    Flush,
     Shape,
     ShapeResult,
     TestReport,
     Timing,
+    flush_line,
 )
 from submitgen.evaluate.shapes import combine_seed, parse_shape, select_shapes
 from submitgen.evaluate.stoprule import WALL_S, StopRule, rule_for, warmup_rule
@@ -380,7 +383,7 @@ def run_bench(
     iters: int | None = None,
     max_time_s: float = DEFAULT_MAX_TIME_S,
     mode: str = "benchmark",
-    flush_mib: int = DEFAULT_FLUSH_MIB,
+    flush_mib: int | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     lint: bool = True,
     force: bool = False,
@@ -392,11 +395,15 @@ def run_bench(
     calls when given. The first call's output is judged here; with ``mode`` 'leaderboard', as in
     the ranked run, each timed call gets fresh inputs (seed += 13) and every output and every
     call's inputs are judged here too. Without a GPU, a submitgen file's pure-torch fallback gets
-    that one checked call and no timing, unless ``force``."""
+    that one checked call and no timing, unless ``force``. ``flush_mib`` None: eval.py's flush, or
+    on a GPU that cannot hold it the largest that fits, said through ``announce`` and in the
+    report; a size given that does not fit fails the shape."""
     if mode not in BENCH_MODES:
         raise EvaluateError(f"bench --mode must be one of {', '.join(BENCH_MODES)}, got {mode!r}")
     if iters is not None and iters < 1:
         raise EvaluateError(f"--iters must be at least 1, got {iters}")
+    fit = flush_mib is None
+    flush_mib = DEFAULT_FLUSH_MIB if flush_mib is None else flush_mib
     if flush_mib < 0:
         raise EvaluateError(f"--flush-mib must be 0 or more, got {flush_mib}")
     if not math.isfinite(max_time_s) or max_time_s < 0:
@@ -410,10 +417,16 @@ def run_bench(
         if a.mutated:
             message += "; " + "; ".join(f"input '{m}' was modified by custom_kernel" for m in a.mutated)
         skipped = ev.get("skipped") if a.error is None else None
+        flush = Flush.from_event(ev, flush_mib) if a.error is None else None
+        if announce and flush is not None and flush.memory_mib is not None and flush.mib not in told:
+            told.add(flush.mib)
+            announce(flush_line(flush_mib, flush))
         return BenchResult(shape=shape, timing=Timing.from_event(ev),
                            correct=bool(a.fields and a.fields["passed"]) and not a.mutated,
                            check_message=message, error=a.error, missing=_missing(a, ev),
-                           skipped=skipped if isinstance(skipped, str) else None)
+                           skipped=skipped if isinstance(skipped, str) else None, flush=flush)
+
+    told: set[int] = set()  # the shrunk flush sizes already said on stderr
 
     rule = rule_for(mode, iters, max_time_s)
 
@@ -424,7 +437,7 @@ def run_bench(
 
     options = {"stop": rule.to_dict(), "warmup": warmup_rule(mode, max_time_s).to_dict(),
                "recheck": mode == "leaderboard",
-               "flush_bytes": flush_mib * 1024 * 1024, "time_fallback": force}
+               "flush_bytes": flush_mib * 1024 * 1024, "flush_fit": fit, "time_fallback": force}
     if announce:
         announce(plan_line("bench", prep, selected, rule=rule, force=force))
     return _run_shapes(prep, "bench", selected, options, timeout_s, result,

@@ -42,7 +42,7 @@ def _test_shape(r: ShapeResult) -> dict[str, Any]:
 def _bench_shape(r: BenchResult) -> dict[str, Any]:
     result = "error" if r.error else ("ok" if r.correct else "WRONG")
     return {**_shape(r), "result": result, "message": r.check_message, "timing": _timing(r.timing),
-            "skipped": r.skipped}
+            "skipped": r.skipped, "flush_mib": None if r.flush is None else r.flush.mib}
 
 
 def _common(report: TestReport | BenchReport, require_kernel: bool) -> dict[str, Any]:
@@ -67,6 +67,6 @@ def bench_fields(report: BenchReport, require_kernel: bool = False) -> dict[str,
     shape was timed)."""
     score = score_ns(report)
     return {**_common(report, require_kernel), "mode": report.mode, "timing": report.timing,
-            "flush_mib": report.flush_mib, "stop": report.stop,
+            "flush_mib": report.flush_mib, "flush_note": report.flush_note(), "stop": report.stop,
             "shapes": [_bench_shape(r) for r in report.results],
             "score_us": None if score is None else _us(score)}

@@ -183,6 +183,40 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class Flush:
+    """The cache flush a shape's timed calls used: MiB filled before each call, and the device's
+    free and total MiB when the size asked for did not fit (None when it did)."""
+
+    mib: int
+    memory_mib: tuple[int, int] | None = None
+
+    @classmethod
+    def from_event(cls, ev: Mapping[str, Any], requested_mib: int) -> Flush | None:
+        """The flush of a worker's ``bench`` event; None unless ``flush_mib`` is a whole number from 0
+        to ``requested_mib`` (and ``memory_mib``, when given, two of them)."""
+        def whole(x: Any) -> bool:
+            return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+        mib, memory = ev.get("flush_mib"), ev.get("memory_mib")
+        if not whole(mib) or mib > requested_mib:
+            return None
+        if memory is None:
+            return cls(mib)
+        if not isinstance(memory, list) or len(memory) != 2 or not all(whole(m) for m in memory):
+            return None
+        return cls(mib, (memory[0], memory[1]))
+
+
+def flush_line(requested_mib: int, flush: Flush) -> str:
+    """What bench says (on stderr, and in --json's ``flush_note``) when the default flush was shrunk."""
+    free, total = flush.memory_mib or (0, 0)
+    return (f"bench: eval.py's {requested_mib:,} MiB cache flush does not fit in this GPU's memory "
+            f"({free:,} MiB free of {total:,} MiB), so each timed call is flushed with {flush.mib:,} MiB "
+            "instead: device times can differ from eval.py's on a GPU that holds its flush (--flush-mib N "
+            "sets the size)")
+
+
+@dataclass(frozen=True)
 class BenchResult:
     shape: Shape
     timing: Timing | None = None
@@ -191,6 +225,7 @@ class BenchResult:
     error: str | None = None
     missing: str | None = None
     skipped: str | None = None  # why timing was skipped ("fallback-on-cpu")
+    flush: Flush | None = None  # the cache flush of its timed calls (None: not timed on a GPU)
 
     @property
     def passed(self) -> bool:
@@ -269,7 +304,23 @@ class BenchReport(_Report[BenchResult]):
                     "call, every output checked)")
         return "mode: benchmark (the first call's output checked, the timed calls reuse its inputs)"
 
+    @property
+    def flush_shrunk(self) -> Flush | None:
+        """The smallest flush a shape used when it is less than ``flush_mib`` (the default did not
+        fit), else None."""
+        used = [r.flush for r in self.results if r.flush is not None and r.flush.mib < self.flush_mib]
+        return min(used, key=lambda f: f.mib) if used else None
+
+    def flush_note(self) -> str | None:
+        shrunk = self.flush_shrunk
+        return None if shrunk is None else flush_line(self.flush_mib, shrunk)
+
     def timing_note(self) -> str:
+        shrunk = self.flush_shrunk
+        if self.timing == "device" and shrunk is not None:
+            return (f"timing: device time (GPU events around each call, a randn cache flush before each "
+                    f"iteration as eval.py, but of {shrunk.mib:,} MiB: eval.py's {self.flush_mib:,} MiB "
+                    "does not fit in this GPU's memory)")
         if self.timing == "device":
             return (f"timing: device time (GPU events around each call, {self.flush_mib} MiB randn "
                     "cache flush before each iteration, as eval.py)")

@@ -12,6 +12,10 @@ leaderboard mode each output's raw bytes are written next to the first call's
 judge, as eval.py's ranked run checks every timed call. The loop stops by
 :mod:`submitgen.evaluate.stoprule`.
 
+With ``flush_fit`` (bench's default size, no ``--flush-mib``), a flush the GPU's memory cannot hold
+is shrunk to what fits (:func:`fit_flush`) instead of failing the shape, and the size used is
+reported with the shape's figures; later shapes start from that size.
+
 :func:`make_timer` binds everything the loop calls when it is called: the worker calls it before
 importing the submission, so a submission that assigns to ``torch.cuda.Event``, ``time.perf_counter``
 or a name of submitgen's changes neither the loop nor what it reports."""
@@ -27,7 +31,7 @@ import torch
 from submitgen.evaluate.recheck import recheck_path, recheck_spec
 from submitgen.evaluate.stoprule import StopRule, stop_reason
 
-Timer = Callable[..., tuple[list[float], list[dict[str, Any]]]]
+Timer = Callable[..., tuple[list[float], list[dict[str, Any]], dict[str, Any] | None]]
 
 
 class FlushDoesNotFit(RuntimeError):
@@ -57,28 +61,74 @@ def make_flush(nbytes: int, device: str) -> Callable[[], None] | None:
     return flush
 
 
+MIB = 1 << 20
+FIT_SHARE = 0.9
+"""A flush shrunk to fit takes at most this share of the device's free memory, leaving the rest to
+the submission's own allocations between flushes."""
+
+
+def fit_flush(nbytes: int, device: str, mem_info: Callable[[str], tuple[int, int]]
+              ) -> tuple[Callable[[], None] | None, int, tuple[int, int] | None]:
+    """(flush, bytes it fills, None) when ``nbytes`` fits on ``device``; otherwise the largest whole
+    MiB up to FIT_SHARE of the free memory that ``mem_info(device)`` (``torch.cuda.mem_get_info``:
+    free and total bytes) reports, halved until one allocates, with (free, total) as the third item.
+    FlushDoesNotFit when not even 1 MiB does."""
+    try:
+        return make_flush(nbytes, device), nbytes, None
+    except FlushDoesNotFit:
+        pass
+    free, total = (int(x) for x in mem_info(device))
+    size = min(nbytes, int(free * FIT_SHARE)) // MIB * MIB
+    while size >= MIB:
+        try:
+            return make_flush(size, device), size, (free, total)
+        except FlushDoesNotFit:
+            size = size // 2 // MIB * MIB
+    raise FlushDoesNotFit(
+        f"no cache flush of 1 MiB or more fits in the memory of {device} ({free // MIB:,} MiB free of "
+        f"{total // MIB:,} MiB); pass --flush-mib 0 to time without one")
+
+
 def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mapping[str, Any],
                write_output: Callable[[Any, str], dict[str, Any]], fingerprint: Callable[[Any], Any],
                emit: Callable[[dict[str, Any]], None]) -> Timer:
     """``time_calls(kernel, data, spec, index, out_path, warmup=False)``: (durations in ns, for each
     timed call in leaderboard mode ``{"output": what was written, "digests": its inputs' fingerprint
-    after the call}``). With ``warmup``, the calls of eval.py's warm-up run instead (the mode's
-    warm-up rule, the same inputs every call, nothing checked or written)."""
+    after the call}``, the flush: ``{"flush_mib": MiB filled before each call, "memory_mib": [free,
+    total] MiB of the device when the size asked for did not fit, else None}``, None without a GPU).
+    With ``warmup``, the calls of eval.py's warm-up run instead (the mode's warm-up rule, the same
+    inputs every call, nothing checked or written)."""
     rule = StopRule.from_dict(cfg["stop"])
     warmup_rule = StopRule.from_dict(cfg["warmup"]) if cfg.get("warmup") else None
     recheck = bool(cfg.get("recheck"))
-    flush_bytes = int(cfg.get("flush_bytes", 0))
+    size = [int(cfg.get("flush_bytes", 0))]  # shrinks when a fitted flush had to
+    memory: list[tuple[int, int] | None] = [None]
+    fit = bool(cfg.get("flush_fit"))
     sync = torch.cuda.synchronize if gpu else (lambda: None)
     event_type = torch.cuda.Event
+    mem_info = torch.cuda.mem_get_info
     perf_counter, perf_counter_ns = time.perf_counter, time.perf_counter_ns
     stop, spec_of, path_of = stop_reason, recheck_spec, recheck_path
     float_, len_ = float, len
+    flush_of, fit_of = make_flush, fit_flush
 
-    flush_of = make_flush
+    def flush_for_shape() -> Callable[[], None] | None:
+        if not fit:
+            return flush_of(size[0], device)
+        flush, used, mem = fit_of(size[0], device, mem_info)
+        if mem is not None:
+            size[0], memory[0] = used, mem
+        return flush
 
-    def time_calls(kernel: Any, data: Any, spec: Mapping[str, Any], index: int,
-                   out_path: str, warmup: bool = False) -> tuple[list[float], list[dict[str, Any]]]:
-        flush = flush_of(flush_bytes, device) if gpu else None
+    def flush_info() -> dict[str, Any] | None:
+        if not gpu:
+            return None
+        mem = memory[0]
+        return {"flush_mib": size[0] // MIB, "memory_mib": None if mem is None else [m // MIB for m in mem]}
+
+    def time_calls(kernel: Any, data: Any, spec: Mapping[str, Any], index: int, out_path: str,
+                   warmup: bool = False) -> tuple[list[float], list[dict[str, Any]], dict[str, Any] | None]:
+        flush = flush_for_shape() if gpu else None
         limits = warmup_rule if warmup and warmup_rule is not None else rule
         checking = recheck and not warmup
         durations: list[float] = []
@@ -110,6 +160,6 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
             del output
             durations.append(duration)
             if stop(limits, durations, perf_counter() - started):
-                return durations, written
+                return durations, written, flush_info()
 
     return time_calls

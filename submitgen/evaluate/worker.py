@@ -249,7 +249,7 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
             if warm[0]:
                 warm[0] = False
                 time_calls(kernel, data, spec, index, out_path, True)
-            durations, rechecks = time_calls(kernel, data, spec, index, out_path)
+            durations, rechecks, flushed = time_calls(kernel, data, spec, index, out_path)
             timed = None if recheck else fingerprint(data)  # leaderboard mode: each call's, in rechecks
         except flush_error as e:
             emit({"event": "error", "index": index, "error": f"timing failed: {e}", "missing": None})
@@ -261,7 +261,7 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
         emit({"event": "bench", "index": index, "output": written, "digests": after, "runs": s.runs,
               "mean_ns": s.mean, "std_ns": s.std, "best_ns": s.best, "worst_ns": s.worst,
               "timed_digests": timed, "skipped": None, "backend": backend,
-              "rechecks": rechecks if recheck else None})
+              "rechecks": rechecks if recheck else None, **(flushed or {})})
         wait_ack()
         del arg
 
