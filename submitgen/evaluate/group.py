@@ -1,4 +1,5 @@
-"""Processes that die with ``submitgen test``: the worker, the compile pass, and all they start.
+"""Processes that die with ``submitgen test``: the worker, the compile pass, eval.py of
+``--reference-kernels`` (and its import check), and all they start (eval.py's pool worker, say).
 
 Each runs in a session (process group) of its own, so ending it means one ``killpg``. Three
 things make the group end when ``submitgen`` itself does, whatever ends it:
@@ -24,7 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -60,8 +61,9 @@ class Group:
 
 
 def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO[Any],
-          pass_fds: Sequence[int] = ()) -> Group:
-    """Start ``argv`` in a new session, and its watchdog."""
+          pass_fds: Sequence[int] = (), preexec_fn: Callable[[], None] | None = None) -> Group:
+    """Start ``argv`` in a new session, and its watchdog; ``preexec_fn`` runs in the child before
+    ``argv`` does (``die_with_parent`` for a program that cannot call it itself, such as eval.py)."""
     rfd, wfd = os.pipe()
     try:
         watchdog = subprocess.Popen(
@@ -75,7 +77,8 @@ def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO[
     try:
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env={**env, PARENT_PID_ENV: str(os.getpid())}, stdin=subprocess.DEVNULL,
-            stdout=stdout, stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True)
+            stdout=stdout, stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True,
+            preexec_fn=preexec_fn)
     except BaseException:
         if wfd is not None:
             os.close(wfd)

@@ -17,10 +17,8 @@ error, and the command exits with :data:`REFERENCE_UNAVAILABLE_EXIT`. kernelbot'
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from submitgen.errors import EvaluateError, LintFailed
+from submitgen.evaluate import group
+from submitgen.evaluate.group import signals_end_the_run
 from submitgen.evaluate.popcorn import PopcornResult, key_of, read_result
 from submitgen.evaluate.reftask import MODES, RefTask, cases_text, read_bytes, read_task
 from submitgen.lifetime import die_with_parent
@@ -116,14 +116,6 @@ def _env(fd: int | None = None, seed: int | None = None) -> dict[str, str]:
     return env
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """End the process and everything it started (eval.py's spawned worker, say)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=30)
-
-
 _PREFLIGHT = """\
 import importlib, json, os, sys, traceback
 here = os.getcwd() + os.sep
@@ -151,15 +143,15 @@ def preflight(task: RefTask, run: Path, timeout_s: float) -> str | None:
         return None
     report = run.parent / "preflight.json"
     with open(run.parent / "preflight.log", "w+b") as log:
-        proc = subprocess.Popen([sys.executable, "-c", _PREFLIGHT, str(report), *modules], cwd=run,
-                                env=_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, preexec_fn=die_with_parent)
+        g = group.start([sys.executable, "-c", _PREFLIGHT, str(report), *modules], cwd=run, env=_env(),
+                        stdout=log, preexec_fn=die_with_parent)
+        proc = g.proc
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             return f"importing the problem's modules ({', '.join(modules)}) took more than {timeout_s:g} s"
         finally:
-            _kill_group(proc)
+            group.end(g)
         log.seek(0)
         out = log.read(1 << 20).decode(errors="replace")
     if proc.returncode == 0:
@@ -204,12 +196,11 @@ def _run_eval(task: RefTask, run: Path, cases: Path, mode: str, seed: int | None
     log_path = run.parent / "eval.log"
     try:
         with open(log_path, "w+b") as log:
-            proc = subprocess.Popen([sys.executable, task.main, mode, str(cases)], cwd=run,
-                                    env=_env(wfd, seed), stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True,
-                                    preexec_fn=die_with_parent)
+            g = group.start([sys.executable, task.main, mode, str(cases)], cwd=run, env=_env(wfd, seed),
+                            stdout=log, pass_fds=(wfd,), preexec_fn=die_with_parent)
     finally:
         os.close(wfd)
+    proc = g.proc
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
     timed_out = False
@@ -218,7 +209,7 @@ def _run_eval(task: RefTask, run: Path, cases: Path, mode: str, seed: int | None
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
-        _kill_group(proc)
+        group.end(g)
     thread.join(timeout=30)
     with open(log_path, "rb") as log:
         log.seek(max(0, os.fstat(log.fileno()).st_size - 64 * 1024))
@@ -255,33 +246,34 @@ def run_reference(path: str | Path, folder: str | Path, *, mode: str, problem: s
     report = dict(path=str(path), problem=name, folder=str(folder), mode=mode, cases=lines,
                   lint_warnings=warnings, ranking_by=task.ranking_by)
     kind = "test" if mode == "test" else "benchmark"
-    tmp = Path(tempfile.mkdtemp(prefix=f"submitgen-{os.getpid()}-ref-"))
-    try:
-        run = tmp / "run"
-        run.mkdir()
-        lay_out(task, text, run)
-        cases_file = tmp / "cases.txt"
-        cases_file.write_text("\n".join(lines) + "\n")
-        why = preflight(task, run, max(limit, PREFLIGHT_MIN_S))
-        if why is not None:
-            return RefReport(**report, result=None, returncode=None, unavailable=why)
-        started = time.monotonic()
-        done: set[int] = set()
+    with signals_end_the_run():  # SIGTERM/SIGHUP end eval.py's group too, by the finally blocks
+        tmp = Path(tempfile.mkdtemp(prefix=f"submitgen-{os.getpid()}-ref-"))
+        try:
+            run = tmp / "run"
+            run.mkdir()
+            lay_out(task, text, run)
+            cases_file = tmp / "cases.txt"
+            cases_file.write_text("\n".join(lines) + "\n")
+            why = preflight(task, run, max(limit, PREFLIGHT_MIN_S))
+            if why is not None:
+                return RefReport(**report, result=None, returncode=None, unavailable=why)
+            started = time.monotonic()
+            done: set[int] = set()
 
-        def on_line(key: str, value: str) -> None:
-            parts = key.split(".")
-            if progress is None or len(parts) != 3 or parts[0] != kind:
-                return
-            i = int(parts[1])
-            if i in done or parts[2] not in ("status", "worst"):
-                return
-            done.add(i)
-            name = label(lines[i]) if i < len(lines) else f"case {i}"
-            what = "FAIL" if value == "fail" else ("pass" if parts[2] == "status" else "timed")
-            progress(f"[{len(done)}/{len(lines)}] {name}: {what} ({time.monotonic() - started:.0f} s)")
+            def on_line(key: str, value: str) -> None:
+                parts = key.split(".")
+                if progress is None or len(parts) != 3 or parts[0] != kind:
+                    return
+                i = int(parts[1])
+                if i in done or parts[2] not in ("status", "worst"):
+                    return
+                done.add(i)
+                name = label(lines[i]) if i < len(lines) else f"case {i}"
+                what = "FAIL" if value == "fail" else ("pass" if parts[2] == "status" else "timed")
+                progress(f"[{len(done)}/{len(lines)}] {name}: {what} ({time.monotonic() - started:.0f} s)")
 
-        out, code, timed_out, tail = _run_eval(task, run, cases_file, mode, seed, limit, on_line)
-        return RefReport(**report, result=read_result(out, kind), returncode=code,
-                         timed_out=limit if timed_out else None, output_tail=tail)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            out, code, timed_out, tail = _run_eval(task, run, cases_file, mode, seed, limit, on_line)
+            return RefReport(**report, result=read_result(out, kind), returncode=code,
+                             timed_out=limit if timed_out else None, output_tail=tail)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -159,3 +159,47 @@ def test_eval_py_dies_with_submitgen(tmp_path):
         time.sleep(0.2)
     os.kill(eval_pid, signal.SIGKILL)
     raise AssertionError("eval.py outlived submitgen")
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_what_eval_py_started_dies_with_submitgen(tmp_path, how):
+    """The real eval.py runs the submission in a spawned pool worker, a child of eval.py that
+    PR_SET_PDEATHSIG does not reach (here: a process the submission starts). When submitgen is
+    stopped (SIGTERM: `timeout`, a CI cancel; or kill -9), eval.py's whole process group ends, so
+    nothing of the run keeps the GPU busy or holds its memory."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    sub = tmp_path / "spawner.py"
+    sub.write_text(GOOD.split("\n\n\n")[0] + "\nimport subprocess\nimport sys\nimport time\n\n\n"
+                   "def custom_kernel(data):\n"
+                   "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+                   f"    open({str(pid_file)!r}, 'w').write(str(child.pid))\n    time.sleep(300)\n")
+    repo = Path(__file__).resolve().parent.parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "submitgen", "test", str(sub), "--reference-kernels",
+                             str(REF / "toy_add")], env={**os.environ, "PYTHONPATH": str(repo)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, "custom_kernel never ran"
+            time.sleep(0.2)
+        child = int(pid_file.read_text())
+    finally:
+        proc.send_signal(getattr(signal, how))
+        proc.wait(timeout=60)
+    deadline = time.monotonic() + 60  # a hang catcher: the loop ends as soon as it holds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{child}/stat") as f:
+                if f.read().split(") ", 1)[1].startswith("Z"):  # dead, waiting for its reaper
+                    return
+        except FileNotFoundError:
+            return
+        time.sleep(0.2)
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError(f"a process eval.py's run started outlived submitgen ({how})")
