@@ -102,6 +102,54 @@ def test_benchmark_mode_fills_the_table_with_eval_py_figures(tmp_path):
     assert out[7:] == ["eval.py: check pass (exit code 0)", "all 2 shapes passed"]
 
 
+def _teed_folder(tmp_path: Path) -> Path:
+    """toy_add with ``config.main`` the tee (tests/refkernels/tee_eval.py) in front of eval.py."""
+    import shutil
+
+    root = tmp_path / "set"
+    (root / "toy_add").mkdir(parents=True)
+    for name in ("eval.py", "utils.py", "tee_eval.py"):
+        shutil.copy(REF / name, root / name)
+    for name in ("reference.py", "task.py"):
+        shutil.copy(TOY / name, root / "toy_add" / name)
+    line = '  - {"name": "eval.py", "source": "../eval.py"}'
+    tee = '  - {"name": "tee_eval.py", "source": "../tee_eval.py"}'
+    task = (TOY / "task.yml").read_text().replace(line, f"{line}\n{tee}")
+    (root / "toy_add" / "task.yml").write_text(task.replace('main: "eval.py"', 'main: "tee_eval.py"'))
+    return root / "toy_add"
+
+
+@pytest.mark.parametrize("command", [("test", "--mode", "benchmark"), ("bench",)])
+def test_the_table_is_eval_pys_own_lines_of_the_same_run(tmp_path, monkeypatch, command):
+    """Every row holds the figures eval.py wrote in that run (runs exactly; mean, std, err, best and
+    worst as format_ns prints them), in its order, and the geomean is theirs."""
+    import math
+
+    from submitgen.evaluate.popcorn import read_result
+    from submitgen.evaluate.results import format_ns
+
+    sub = tmp_path / "good.py"
+    sub.write_text(GOOD)
+    tee = tmp_path / "tee.txt"
+    monkeypatch.setenv("TEE_FILE", str(tee))
+    folder = _teed_folder(tmp_path)
+    result = run(command[0], str(sub), "--reference-kernels", str(folder), *command[1:])
+    assert result.exit_code == 0, result.output
+    own = read_result(tee.read_text(), "benchmark")
+    assert own.check == "pass" and own.count == 2
+    rows = []
+    for case, line in zip(own.cases, ("n: 1000; seed: 3", "n: 4000; seed: 4")):
+        s = case.stats
+        assert case.spec == line
+        rows.append([line.replace(": ", "=").replace(";", ""), str(s.runs),
+                     *(format_ns(x) for x in (s.mean, s.std, s.err, s.best, s.worst)), "pass"])
+    out = result.output.splitlines()
+    assert [[c.strip() for c in ln.split("  ") if c.strip()] for ln in out[4:6]] == rows
+    geo = math.exp(sum(math.log(c.stats.mean) for c in own.cases) / 2)
+    assert out[6] == f"geometric mean of the means: {format_ns(geo)} (eval.py's timing)"
+    assert out[7:] == ["eval.py: check pass (exit code 0)", "all 2 shapes passed"]
+
+
 RIGHT_ONCE = ("_first = {}\n\n\ndef custom_kernel(data):\n    a, b = data\n"
               "    # right on the first inputs of a shape, then that output again: wrong on new inputs\n"
               "    return _first.setdefault(len(a), [x + y for x, y in zip(a, b)])\n")
