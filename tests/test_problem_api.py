@@ -32,13 +32,37 @@ def test_unknown_problem_names_the_known_ones():
     assert "mxfp4-mm (amd-mxfp4-mm)" in str(e.value) and "mixed-mla (amd-mixed-mla)" in str(e.value)
 
 
+MM_TESTS = [(8, 2112, 7168, 124), (16, 3072, 1536, 6635), (64, 3072, 1536, 45), (256, 2880, 512, 78)]
+MM_BENCHMARKS = [(4, 2880, 512, 4565), (16, 2112, 7168, 15), (32, 4096, 512, 457), (32, 2880, 512, 54),
+                 (64, 7168, 2048, 687), (256, 3072, 1536, 7856)]
+"""task.yml of amd-mxfp4-mm as the leaderboard ran it: reference-kernels f83cb92 (2026-07-13) and a
+participant's copy from the competition (THINNGO2511/AMD-GPU-MODE 270d2ed), both with #111's
+ranking_by: geom (2026-03-06). Not the older a3788554, whose 8 benchmarks end in 128x2112x7168 and
+256x7168x2048 and hold 64x2880x512 where these hold 32x2880x512 (docs/rules.md)."""
+A3788554_ONLY = [(64, 2880, 512, 54), (128, 2112, 7168, 24), (256, 7168, 2048, 223)]
+
+
+def test_mxfp4_mm_shapes_are_the_competition_era_task_yml():
+    mm = get_problem("mxfp4-mm")
+    assert [tuple(s.values()) for s in mm.tests] == MM_TESTS
+    assert [tuple(s.values()) for s in mm.benchmarks] == MM_BENCHMARKS
+    assert not set(A3788554_ONLY) & {tuple(s.values()) for s in mm.benchmarks}
+    # docs/rules.md's table: every shape of the code marked "yes" for the competition-era file, in order
+    text = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    section = text.split("### amd-mxfp4-mm's shapes", 1)[1].split("\n- ", 1)[0]
+    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in section.splitlines()
+            if ln.startswith("| ") and ln[2].isdigit()]
+    used = [(tuple(int(x) for x in r[0].split(", ")), r[1]) for r in rows if r[2] == "yes"]
+    assert used == [(t, "test") for t in MM_TESTS] + [(b, "benchmark") for b in MM_BENCHMARKS]
+    dropped = [tuple(int(x) for x in r[0].split(", ")) for r in rows if r[2] == "no"]
+    assert dropped == A3788554_ONLY[1:] and all(r[3] == "yes" for r in rows if r[2] == "no")
+    assert [r[3] for r in rows if r[0] == "32, 2880, 512, 54"] == ["no (64, 2880, 512, 54 instead)"]
+
+
 def test_shapes_and_tolerances_are_the_leaderboards():
     mm = get_problem("mxfp4-mm")
-    assert [tuple(s.values()) for s in mm.tests] == [
-        (8, 2112, 7168, 124), (16, 3072, 1536, 6635), (64, 3072, 1536, 45), (256, 2880, 512, 78)]
-    assert [tuple(s.values()) for s in mm.benchmarks] == [
-        (4, 2880, 512, 4565), (16, 2112, 7168, 15), (32, 4096, 512, 457), (32, 2880, 512, 54),
-        (64, 7168, 2048, 687), (256, 3072, 1536, 7856)]
+    assert [tuple(s.values()) for s in mm.tests] == MM_TESTS
+    assert [tuple(s.values()) for s in mm.benchmarks] == MM_BENCHMARKS
     assert mm.tolerance == Tolerance(rtol=1e-2, atol=1e-2, check_dtype=True)
     assert mm.shape_label(mm.tests[0]) == "m=8 n=2112 k=7168"
     assert mm.spec_keys == ("m", "n", "k", "seed")

@@ -1,6 +1,8 @@
 """The README's command table matches the CLI: every command is listed, every option a row names
 exists on that command (as `--help` shows it), and a row that spells an option's values
-(`--launcher ctypes|cpp|aql`) spells exactly the CLI's choices."""
+(`--launcher ctypes|cpp|aql`) spells exactly the CLI's choices. Every path of the project the
+README names exists, and the problems table gives each default kernel project's language as its
+sources are written."""
 
 from __future__ import annotations
 
@@ -70,3 +72,41 @@ def test_the_table_was_read():
     """Guard against a parser that finds nothing: the build row names its known options."""
     options = [o for o, _ in _mentions(_rows()["build"])]
     assert {"-o", "--kernels", "--co", "--launcher", "--compress", "--target"} <= set(options)
+
+
+ROOT = README.parent
+_TOP = r"(?:\.ci|benchmarks|docs|examples|kernels|submitgen|templates|tests)"
+_PATH = re.compile(rf"(?<![\w/.<-])({_TOP}/[\w./*-]*)")
+
+
+def test_every_path_the_readme_names_exists():
+    named = {m.group(1).rstrip(".") for m in _PATH.finditer(README.read_text())}
+    assert {"docs/rules.md", "kernels/mxfp4_mm/", "benchmarks/results/h200-2026-12-02-harness3/"} <= named
+    def exists(p: str) -> bool:
+        return bool(list(ROOT.glob(p.rstrip("/")))) if "*" in p else (ROOT / p).exists()
+
+    missing = sorted(p for p in named if not exists(p))
+    assert missing == [], f"README names paths that do not exist: {missing}"
+
+
+def _language(project: Path) -> str:
+    """A kernel project's language, from its sources: Triton (``@triton.jit`` in a .py), HIP (.hip)."""
+    found = set()
+    if any("@triton.jit" in f.read_text() for f in project.glob("*.py") if f.name != "launch.py"):
+        found.add("Triton")
+    if any(project.glob("*.hip")):
+        found.add("HIP")
+    assert len(found) == 1, (project, found)
+    return found.pop()
+
+
+def test_the_problems_table_gives_each_default_projects_language():
+    from submitgen.problems import PROBLEMS
+
+    section = README.read_text().split("## The problems", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([\w-]+)` \(([\w-]+)\) \|.*\| `kernels/(\w+)/` \((\w+)\) \|$", section, re.M)
+    assert sorted(r[0] for r in rows) == sorted(PROBLEMS)
+    for name, leaderboard, folder, language in rows:
+        problem = PROBLEMS[name]
+        assert (problem.leaderboard, problem.kernel_dir) == (leaderboard, folder)
+        assert language == _language(ROOT / "kernels" / folder), name
