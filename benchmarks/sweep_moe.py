@@ -136,6 +136,15 @@ VARIANTS = {
     "l128n64w8": (128, _cfg(64, 128, 8, 3, 1, False), _cfg(64, 128, 8, 3)),
     "l128n128w8": (128, _cfg(128, 64, 8, 3, 1, False), _cfg(128, 64, 8, 3)),
     "l128n128w8k128": (128, _cfg(128, 128, 8, 2, 1, False), _cfg(128, 128, 8, 2)),
+    # second round: around the sm_90 entries the first round chose (s: down BN 128; l: down BN 128
+    # on 8 warps), gate_up's pipeline depth and BK
+    "s_d128st2": (16, _cfg(64, 128, 4, 3, 1056, False), _cfg(128, 128, 4, 2)),
+    "s_d128st2g4": (16, _cfg(64, 128, 4, 4, 1056, False), _cfg(128, 128, 4, 2)),
+    "s_d128st2g5": (16, _cfg(64, 128, 4, 5, 1056, False), _cfg(128, 128, 4, 2)),
+    "s_d128st2k256": (16, _cfg(64, 256, 4, 3, 1056, False), _cfg(128, 128, 4, 2)),
+    "l_g2d128w8": (64, _cfg(64, 128, 4, 2, 1, False), _cfg(128, 128, 8, 3)),
+    "l_g3d128w8": (64, _cfg(64, 128, 4, 3, 1, False), _cfg(128, 128, 8, 3)),
+    "l_g4d128w8": (64, _cfg(64, 128, 4, 4, 1, False), _cfg(128, 128, 8, 3)),
 }
 
 
