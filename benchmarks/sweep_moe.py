@@ -1,12 +1,14 @@
 """Tile sweep of the default amd-moe-mxfp4 Triton kernels on a CUDA GPU, through Triton's JIT.
 
-    PYTHONPATH=. python benchmarks/sweep_moe.py [--out DIR] [--reps 10]
+    PYTHONPATH=. python benchmarks/sweep_moe.py [--out DIR] [--reps 10] [--variants a,b] [--shapes 1,5]
 
-Runs kernels/moe_mxfp4's own plan with its TRITON entries as the sm_90 build resolves them, then
-each variant below laid over them; for each benchmark shape of a variant's tile class it checks
-the output against submitgen's reference (mismatches at 0.05 + 0.05 |ref|) and times every launch
-on its own and the four together (GPU events, a 1 GiB fill before each, median of --reps). The
-JSON lines go to DIR/sweep_moe.jsonl, a table to stdout. Times through the JIT are for ranking
+Runs kernels/moe_mxfp4's own plan with its TRITON entries as the sm_90 build resolves them, with
+each variant below laid over the "s" entries (the plan's class forced to "s", BM set by the
+variant), on every benchmark shape. A process pool first compiles every launch into Triton's cache
+(--workers; no data, no launch), so the timed pass compiles nothing. Each output is checked against
+submitgen's reference (mismatches at 0.05 + 0.05 |ref|) and every launch is timed on its own and
+the four together (GPU events, a 1 GiB fill before each, median of --reps). The JSON lines go to
+DIR/sweep_moe.jsonl, the lines and a table of totals (us) to stdout. Times through the JIT rank
 variants; the figures to report come from the emitted file (benchmarks/bench_moe.py).
 """
 
