@@ -1,9 +1,9 @@
-# amd-moe-mxfp4: route -> gate_up -> down -> to_bf16. Row tiles are (expert, BM slots) pairs that
-# hold slots; "s" (BM 16) below min_rows slots per expert, else "l" (BM 64); k split to "target".
-# gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values (A_BF16), B widened by LUT (byte
-# permutes; H200 geomean 575 -> 474 us) with BK 128 (474 vs 505 for BK 64) and no stage-1 split.
-# H200 us (docs/default-kernels.md): BM 16 vs 32 at bs16/E257 263/347; "l" vs "s" at bs128/E33
-# 348/397; route >= ROUTE_PROGRAMS: 252 -> 23.
+# amd-moe-mxfp4: route -> gate_up -> down -> to_bf16. Row tiles: (expert, BM slots) pairs with
+# slots; "s" (BM 16) below min_rows slots per expert, else "l" (BM 64); k split to "target".
+# gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values, B widened by LUT, BK 128.
+# H200 us (benchmarks/sweep_moe.py, 2026-12-02): sm_90 min_rows 64 (bs128/E33, 35 a expert: s 296,
+# l 424; bs512/E33, 140: l 665, s 885); down BN 128: bs128/E257 174 vs 213, "l" 8 warps bs512/E33
+# 200 vs 267. No stage-1 split on sm_90 (payload).
 
 import torch
 
@@ -70,8 +70,12 @@ TRITON = {
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1056, "min_rows": 24},
+        # sm_90: no split (its epilogue does not fit the payload); target 800 is where it would pay:
+        # H200 gate_up bs16/E257 113 vs 132 us (612 programs -> 2 splits), bs16/E33 83 vs 101, but
+        # bs128/E33 (840 programs -> 1) 194 vs 182 with 4 splits
         "arch": {
-            "sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "SPLIT": False, "LUT": True}, "num_stages": 3}
+            "sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "SPLIT": False, "LUT": True}, "num_stages": 3,
+                      "plan": {"target": 800, "min_rows": 64}}
         },
     },
     "gate_up_l": {
@@ -109,7 +113,8 @@ TRITON = {
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
-        "arch": {"sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 3}},
+        # sm_90, 2 stages: H200 bs512/E33 569 vs 597 us for 3, d_expert 2048 1872 vs 1929 (sweep2.txt)
+        "arch": {"sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 2}},
     },
     "down_s": {
         "source": "moe_mxfp4.py",
@@ -138,7 +143,11 @@ TRITON = {
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
-        "arch": {"sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 3}},
+        # sm_90, BN 128: H200 down bs128/E257 174 vs 213 us for BN 64, bs16/E257 71 vs 86 (2 stages:
+        # 3 gave 153 and 64 but does not fit the payload)
+        "arch": {
+            "sm_90": {"constexprs": {"BN": 128, "BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 2}
+        },
     },
     "down_l": {
         "source": "moe_mxfp4.py",
@@ -167,7 +176,11 @@ TRITON = {
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
-        "arch": {"sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 3}},
+        # sm_90, BN 128 on 8 warps: H200 down bs512/E33 200 vs 267 us, d_expert 2048 602 vs 656
+        "arch": {
+            "sm_90": {"constexprs": {"BN": 128, "BK": 128, "A_BF16": True, "LUT": True}, "num_warps": 8,
+                      "num_stages": 3}
+        },
     },
     "to_bf16": {
         "source": "moe_mxfp4.py",
@@ -230,13 +243,13 @@ def plan(data):
     acc_size = tokens * hidden
     route_programs = max(experts, min(tokens * hidden // QK, ROUTE_PROGRAMS))
     acc_chunk = -(-acc_size // route_programs)
-    g_tiles = slots // g_c["BM"] + min(experts, slots)
+    g_tiles = slots // g_c["BM"] + min(experts, slots)  # row tiles at most (the grid's rows)
     g_nt, d_nt = d_expert // g_c["BN"], hidden // d_c["BN"]
-    # programs that hold work, estimated from shapes: at least one tile per expert touched
+    # programs, estimated from shapes by the row tiles at most
     g_split = 1
     if g_c["SPLIT"]:  # the "l" entries are built without the split-K epilogue (smaller objects)
-        g_split = _splits(hidden // g_c["BK"], min(experts, slots) * g_nt, g["plan"]["target"])
-    d_split = _splits(d_expert // d_c["BK"], min(experts, slots) * d_nt, d["plan"]["target"])
+        g_split = _splits(hidden // g_c["BK"], g_tiles * g_nt, g["plan"]["target"])
+    d_split = _splits(d_expert // d_c["BK"], g_tiles * d_nt, d["plan"]["target"])
     # workspaces, fully rewritten before they are read on every call (cnt: the split counters,
     # zero here and re-armed to zero by the last split of each tile)
     sorted_slots = torch.empty((experts * tokens,), dtype=torch.int32, device=dev)
