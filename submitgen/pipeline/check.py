@@ -47,7 +47,7 @@ def layouts(objects: Sequence[EmbeddedObject], wanted: Sequence[str]) -> tuple[K
     for index, obj in enumerate(objects):
         for b in obj.kernels:
             kernel = next(k for k in obj.code_object.kernels if k.name == b.kernel)
-            found.setdefault(b.name, kernel_layout(kernel, index, b.name, b.triton))
+            found.setdefault(b.name, kernel_layout(kernel, index, b.name, b.defaults))
     missing = [n for n in wanted if n not in found]
     if missing:
         raise missing_kernels_error(missing, [k.name for o in objects for k in o.code_object.kernels])

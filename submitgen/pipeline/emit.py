@@ -66,8 +66,8 @@ def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Che
         "compress": str(p.compress),
         "launcher": p.launcher.name,
     }
-    if any(o.triton_version for o in objects):  # per object, in "co" order; "-" for objects not from Triton
-        fields["triton"] = tuple(o.triton_version or "-" for o in objects)
+    for name in dict.fromkeys(o.built_by[0] for o in objects if o.built_by):  # per object, in "co" order
+        fields[name] = tuple(o.built_by[1] if o.built_by and o.built_by[0] == name else "-" for o in objects)
     lds = dynamic_lds(checked)
     if lds:
         fields["lds"] = tuple(lds_item(index, name, n) for (index, name), n in lds.items())
@@ -76,11 +76,11 @@ def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Che
 
 def dynamic_lds(checked: Checked) -> dict[tuple[int, str], int]:
     """(object index, kernel name) -> the dynamic LDS it is launched with: the plan's largest over
-    the shapes, else (a Triton kernel the plan never launches) Triton's ``shared``."""
+    the shapes, else (a kernel the plan never launches) its compiler's ``shared``."""
     launched = checked.plan.max_dynamic_lds()
     out: dict[tuple[int, str], int] = {}
     for k in checked.layouts:
-        n = launched.get(k.name, k.triton[1] if k.triton is not None else None)
+        n = launched.get(k.name, k.defaults.shared if k.defaults is not None else None)
         if n is not None:
             key = (k.blob, k.symbol_name)
             out[key] = max(out.get(key, 0), n)
@@ -89,10 +89,10 @@ def dynamic_lds(checked: Checked) -> dict[tuple[int, str], int]:
 
 def kernel_entries(checked: Checked) -> tuple[KernelEntry, ...]:
     """What the templates need of each name the plan launches: its object and symbol, its explicit
-    arguments, a Triton kernel's launch facts, and its largest dynamic LDS."""
+    arguments, what its compiler decided for its launches, and its largest dynamic LDS."""
     dynamic = checked.plan.max_dynamic_lds()
     return tuple(
-        KernelEntry(k.name, k.blob, k.symbol_name, k.explicit_bytes, k.layout, triton=k.triton,
+        KernelEntry(k.name, k.blob, k.symbol_name, k.explicit_bytes, k.layout, defaults=k.defaults,
                     dynamic_shared=dynamic.get(k.name, 0))
         for k in checked.layouts
     )

@@ -16,6 +16,7 @@ from submitgen.project.launches import AqlLayout, KernelLayout, PlanCheck
 from submitgen.project.load import KernelProject
 from submitgen.render.embed import Blob
 from submitgen.render.template import RenderContext
+from submitgen.runtime.pack import SgLaunchDefaults
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class KernelBinding:
 
     name: str
     kernel: str
-    triton: tuple[int, int, int, int] | None = None  # block threads, shared, global/profile scratch bytes
+    defaults: SgLaunchDefaults | None = None  # what its compiler decided for its launches
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,9 @@ class EmbeddedObject:
     source: str  # how messages name it
     code_object: Any  # the backend reader's model (CodeObject, CubinObject)
     kernels: tuple[KernelBinding, ...]
-    triton_version: str = ""  # the Triton that built it ("" for other objects)
+    # (provenance field, value): the compiler that built it, when its front end records one
+    # (("triton", "3.9.0")); objects of other front ends write "-" in that field
+    built_by: tuple[str, str] | tuple[()] = ()
 
 
 @dataclass(frozen=True)
