@@ -113,6 +113,6 @@ def check(p: Prepared, objects: tuple[EmbeddedObject, ...]) -> Checked:
     code_objects = [o.code_object for o in objects]
     lds_limit = p.backend.lds_limit(code_objects[0])
     plan = run_plan(_run_plan, (p, code_objects, table, lds_limit), plan_path=p.project.plan_path,
-                    timeout=p.options.plan_timeout)
+                    timeout=p.plan_timeout)
     aql = aql_layouts(code_objects, table) if p.launcher.kernarg_segments else ()
     return Checked(target_id, table, plan, aql, _summaries(p, objects, table, plan), object_warnings(objects))

@@ -3,55 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from submitgen import __version__
-from submitgen.launchers import is_default
-from submitgen.pipeline.values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
+from submitgen.pipeline.values import Checked, EmbeddedObject, Prepared, Rendered
 from submitgen.render.embed import Blob, embed_images
 from submitgen.render.provenance import format_line, lds_item, seal
 from submitgen.render.template import AqlEntry, KernelEntry, Pasted, RenderContext, render
 
-# BuildOptions fields the rebuild line leaves out: where the file goes, and what does not change its
-# content (the cache, popcorn-cli's --gpu and --mode, --force).
-NOT_REBUILT = frozenset({"problem", "output", "use_cache", "gpu", "mode", "force"})
-
-
-def rebuild_flags(p: Prepared) -> tuple[str, ...]:
-    """The options of the build, as resolved by ``prepare`` (the target, launcher and compressor are
-    the very values the provenance records), written as the command line's flags: each option not
-    at its default, paths by their name only (never paths on this machine). Every field of
-    BuildOptions but ``NOT_REBUILT`` is here."""
-    opts, default = p.options, BuildOptions(problem=p.problem.name)
-    flags: list[str] = []
-    if opts.kernels:
-        flags += ["--kernels", Path(opts.kernels).name]
-    for co in opts.code_objects:
-        flags += ["--co", Path(co).name]
-    if p.backend.target != default.target:
-        flags += ["--target", str(p.backend.target)]
-    if opts.arch:
-        flags += ["--arch", p.arch]
-    if p.compress != default.compress:
-        flags += ["--compress", str(p.compress)]
-    if not opts.allow_fallback:
-        flags.append("--no-fallback")
-    if opts.reuse_output:
-        flags.append("--reuse-output")
-    if not is_default(p.launcher):
-        flags += ["--launcher", p.launcher.name]
-    if opts.allow_own_queue:
-        flags.append("--allow-own-queue")
-    if opts.compiler:
-        flags += ["--compiler", Path(opts.compiler).name]
-    if opts.plan_timeout != default.plan_timeout:
-        flags += ["--plan-timeout", f"{opts.plan_timeout:g}"]
-    return tuple(flags)
-
 
 def command_line(p: Prepared) -> str:
-    """The build command for the header, from the resolved options (``rebuild_flags``)."""
-    return " ".join(("submitgen", "build", p.problem.name, *rebuild_flags(p)))
+    """The build command for the header, from the flags prepare resolved (``prepare.rebuild_flags``)."""
+    return " ".join(("submitgen", "build", p.problem.name, *p.rebuild))
 
 
 def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked,
@@ -99,7 +61,6 @@ def kernel_entries(checked: Checked) -> tuple[KernelEntry, ...]:
 
 
 def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked) -> Rendered:
-    opts = p.options
     blobs = embed_images([o.image for o in objects], p.compress).blobs
     ctx = RenderContext(
         header_lines=tuple(p.problem.header_lines()),
@@ -122,8 +83,8 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
             plan_name=f"{p.project.root.name}/{p.project.plan_path.name}",
             plan_triton_resolved=bool(p.project.plan_read),
         ),
-        allow_fallback=opts.allow_fallback,
-        reuse_output=opts.reuse_output,
+        allow_fallback=p.allow_fallback,
+        reuse_output=p.reuse_output,
         aql=tuple(AqlEntry(a.name, a.symbol, a.kernarg_segment_size, a.kernarg_segment_align,
                            a.group_segment_fixed_size, a.private_segment_fixed_size, a.hidden)
                   for a in checked.aql),

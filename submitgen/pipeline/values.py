@@ -43,11 +43,9 @@ class BuildOptions:
 @dataclass(frozen=True)
 class Prepared:
     """Options checked and resolved once: the problem, the backend, the launcher, the compressor, the
-    arch and the kernel project. Later stages read these values, never the option strings of
-    ``options`` (its target, launcher, compress and mode), which keeps its plain values: paths,
-    flags and limits."""
+    arch and the kernel project, and each plain option as the field of the stage that reads it. No
+    later stage sees ``BuildOptions``."""
 
-    options: BuildOptions
     problem: Problem
     backend: Backend
     launcher: LauncherSpec
@@ -56,6 +54,14 @@ class Prepared:
     mode: Mode
     arch: str
     project: KernelProject
+    output: Path  # where write puts the file
+    code_objects: tuple[Path, ...]  # --co: the prebuilt front end's objects (none: compile the sources)
+    compiler: str | None  # --compiler, for the compiled front end
+    use_cache: bool  # the front ends' compile cache
+    plan_timeout: float  # seconds the plan (its import and every shape) may run, in check
+    allow_fallback: bool  # the emitted file may run the pure-torch fallback
+    reuse_output: bool  # the emitted file returns one output tensor per shape
+    rebuild: tuple[str, ...]  # the build command's flags that rebuild this file (prepare.rebuild_flags)
 
 
 @dataclass(frozen=True)

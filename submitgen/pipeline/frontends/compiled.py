@@ -27,8 +27,7 @@ class Compiled:
     order: int = 1
 
     def objects(self, p: Prepared) -> tuple[EmbeddedObject, ...]:
-        opts = p.options
-        if opts.code_objects:
+        if p.code_objects:
             return ()
         if not p.project.sources:
             if p.project.kernels:
@@ -36,7 +35,7 @@ class Compiled:
                                 "device sources (and no --co object was given)")
             return ()
         image = p.backend.compile(p.project.sources, p.arch, label=f"{p.project.root.name} ({p.arch})",
-                                  compiler=opts.compiler, use_cache=opts.use_cache)
+                                  compiler=p.compiler, use_cache=p.use_cache)
         _same_bytes(p, image)
         return serving_kernels(p, [image])
 

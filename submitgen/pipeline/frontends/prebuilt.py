@@ -14,8 +14,7 @@ class Prebuilt:
     order: int = 0
 
     def objects(self, p: Prepared) -> tuple[EmbeddedObject, ...]:
-        paths = p.options.code_objects
-        return serving_kernels(p, [p.backend.load_prebuilt(path, p.arch) for path in paths])
+        return serving_kernels(p, [p.backend.load_prebuilt(path, p.arch) for path in p.code_objects])
 
 
 FRONT_END = Prebuilt()

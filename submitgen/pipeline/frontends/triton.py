@@ -19,7 +19,7 @@ class Triton:
     def objects(self, p: Prepared) -> tuple[EmbeddedObject, ...]:
         objects = []
         for spec in p.project.triton:
-            art = p.backend.compile_triton(spec, p.arch, use_cache=p.options.use_cache)
+            art = p.backend.compile_triton(spec, p.arch, use_cache=p.use_cache)
             image = Image(art.image, f"{spec.source.name}:{spec.kernel} as {spec.name} ({p.arch})")
             defaults = SgLaunchDefaults(
                 "Triton", art.block, art.shared, (art.global_scratch, art.profile_scratch),
