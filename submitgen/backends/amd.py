@@ -40,7 +40,7 @@ class AmdBackend:
 
         if image.parsed is not None:
             return image.parsed
-        return read_code_object(image.data, source=image.source)
+        return read_code_object(image.data, source=image.label)
 
     def lds_limit(self, code_object: Any) -> int:
         t = code_object.processor_facts()

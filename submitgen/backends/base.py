@@ -14,7 +14,7 @@ class Image:
     """One code object's bytes as a backend produced or loaded them, before it is read."""
 
     data: bytes
-    source: str  # how messages name it: "mm_basic (gfx950)", a path, ...
+    label: str  # how messages name it: "mm_basic (gfx950)", a path, ...
     parsed: Any = field(default=None, compare=False)  # the reader's model, when making it read one
     source_sha256: tuple[str, ...] = ()  # of each source as the compiler read it, when it says
 

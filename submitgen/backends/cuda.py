@@ -34,7 +34,7 @@ class CudaBackend:
     def read(self, image: Image) -> Any:
         from submitgen.readers.cuda.cubin import read_cubin
 
-        return read_cubin(image.data, source=image.source)
+        return read_cubin(image.data, source=image.label)
 
     def lds_limit(self, code_object: Any) -> int:
         return code_object.max_shared_bytes

@@ -27,8 +27,8 @@ def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
     for obj in objects:
         co = obj.code_object
         if arch not in (co.processor, getattr(co.header, "family", co.processor)):  # sm_90a runs on sm_90
-            raise ValidationError(f"{obj.source}: code object is for {co.processor}, the build is for {arch}")
-        co.require_loadable(obj.source)
+            raise ValidationError(f"{obj.label}: code object is for {co.processor}, the build is for {arch}")
+        co.require_loadable(obj.label)
     return objects[0].code_object.target_id
 
 
@@ -36,7 +36,7 @@ def object_warnings(objects: Sequence[EmbeddedObject]) -> tuple[str, ...]:
     """The warning findings ``inspect`` prints for the objects (their errors stop the build in
     ``check_target``), as the build summary shows them."""
     return tuple(
-        f"{obj.source}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message} ({f.code})"
+        f"{obj.label}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message} ({f.code})"
         for obj in objects for f in obj.code_object.findings if f.severity == "warning"
     )
 
@@ -66,7 +66,7 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
     dyn = plan.max_dynamic_lds()
     out = []
     for layout in table:
-        co = objects[layout.blob].code_object
+        co = objects[layout.object_index].code_object
         kernel = next(k for k in co.kernels if k.name == layout.symbol_name)
         block = blocks.get(layout.name, 0)
         occupancy = (p.backend.occupancy_text(co, kernel, block, dyn.get(layout.name, 0)) if block

@@ -44,7 +44,7 @@ def dynamic_lds(checked: Checked) -> dict[tuple[int, str], int]:
     for k in checked.layouts:
         n = launched.get(k.name, k.defaults.shared if k.defaults is not None else None)
         if n is not None:
-            key = (k.blob, k.symbol_name)
+            key = (k.object_index, k.symbol_name)
             out[key] = max(out.get(key, 0), n)
     return out
 
@@ -54,7 +54,7 @@ def kernel_entries(checked: Checked) -> tuple[KernelEntry, ...]:
     arguments, what its compiler decided for its launches, and its largest dynamic LDS."""
     dynamic = checked.plan.max_dynamic_lds()
     return tuple(
-        KernelEntry(k.name, k.blob, k.symbol_name, k.explicit_bytes, k.layout, defaults=k.defaults,
+        KernelEntry(k.name, k.object_index, k.symbol_name, k.explicit_bytes, k.layout, defaults=k.defaults,
                     dynamic_shared=dynamic.get(k.name, 0))
         for k in checked.layouts
     )

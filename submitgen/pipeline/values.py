@@ -78,7 +78,7 @@ class EmbeddedObject:
     """One code object the submission embeds: its bytes, parsed once, and the launch names it serves."""
 
     image: bytes
-    source: str  # how messages name it
+    label: str  # how messages name it
     code_object: Any  # the backend reader's model (CodeObject, CubinObject)
     kernels: tuple[KernelBinding, ...]
     # (provenance field, value): the compiler that built it, when its front end records one

@@ -31,7 +31,7 @@ class KernelLayout:
     """What the submission needs of one kernel: where it lives and its explicit arguments."""
 
     name: str  # the name the plan launches
-    blob: int  # index of the code object holding it
+    object_index: int  # index of the code object holding it (its place in the file's decode order)
     explicit_bytes: int
     layout: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name)
     kernel: str = ""  # the kernel's name in its code object, when it differs from ``name``
@@ -116,16 +116,16 @@ class PlanCheck:
         return lds
 
 
-def kernel_layout(kernel: Any, blob: int, name: str | None = None,
+def kernel_layout(kernel: Any, object_index: int, name: str | None = None,
                   defaults: SgLaunchDefaults | None = None) -> KernelLayout:
-    """The layout of ``kernel`` (in code object ``blob``), launched by the plan as ``name``
+    """The layout of ``kernel`` (in code object ``object_index``), launched by the plan as ``name``
     (default: the kernel's own name), with what its compiler decided for its launches."""
     args = tuple(a for a in kernel.args if not a.hidden)
     layout = tuple((a.offset, a.size, a.value_kind, a.type_name or "") for a in args)
     explicit = max((a.offset + a.size for a in args), default=0)
     launched = name if name is not None else kernel.name
-    return KernelLayout(launched, blob, explicit, layout, "" if launched == kernel.name else kernel.name,
-                        defaults)
+    symbol = "" if launched == kernel.name else kernel.name
+    return KernelLayout(launched, object_index, explicit, layout, symbol, defaults)
 
 
 def _mangled_as(name: str, have: Sequence[str]) -> str | None:
@@ -154,7 +154,7 @@ def missing_kernels_error(missing: Sequence[str], have: Sequence[str]) -> Valida
 
 
 def _kernel_of(code_objects: Sequence[Any], layout: KernelLayout) -> Any:
-    return next(k for k in code_objects[layout.blob].kernels if k.name == layout.symbol_name)
+    return next(k for k in code_objects[layout.object_index].kernels if k.name == layout.symbol_name)
 
 
 def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:

@@ -21,7 +21,7 @@ class KernelEntry:
     """One kernel a plan may launch: where its code lives and its explicit arguments."""
 
     name: str  # the name the plan launches it by
-    image: int  # index of the code object that holds it
+    object_index: int  # index of the code object that holds it
     symbol: str  # its function symbol in that code object
     explicit_bytes: int
     args: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name), every explicit one

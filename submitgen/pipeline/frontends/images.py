@@ -17,5 +17,5 @@ def serving_kernels(p: Prepared, images: Sequence[Image]) -> tuple[EmbeddedObjec
         names = {k.name for k in co.kernels if k.name in p.project.kernels and k.name not in served}
         served.update(names)
         bindings = tuple(KernelBinding(n, n) for n in p.project.kernels if n in names)
-        objects.append(EmbeddedObject(image.data, image.source, co, bindings))
+        objects.append(EmbeddedObject(image.data, image.label, co, bindings))
     return tuple(objects)

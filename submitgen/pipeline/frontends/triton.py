@@ -25,7 +25,7 @@ class Triton:
                 "Triton", art.block, art.shared, (art.global_scratch, art.profile_scratch),
                 tuple(name for name, kind in spec.signature if kind != "constexpr"),
             )
-            objects.append(EmbeddedObject(image.data, image.source, p.backend.read(image),
+            objects.append(EmbeddedObject(image.data, image.label, p.backend.read(image),
                                           (KernelBinding(spec.name, art.symbol, defaults),),
                                           ("triton", art.triton_version)))
         return tuple(objects)
