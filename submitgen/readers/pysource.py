@@ -20,8 +20,8 @@ import tokenize
 import zlib
 from dataclasses import dataclass
 
-from submitgen.budgets import memory_budget_hit
 from submitgen.errors import ContainerError
+from submitgen.processes.budgets import memory_budget_hit
 from submitgen.readers.elf import ELF_MAGIC
 from submitgen.readers.pycoding import PythonText, decode_python
 
