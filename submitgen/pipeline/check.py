@@ -19,6 +19,7 @@ from submitgen.project.launches import (
 from submitgen.project.load import load_plan_module
 from submitgen.project.param_kinds import TritonParams, hip_param_kinds, triton_param_kinds, triton_params
 from submitgen.project.run import run_plan
+from submitgen.readers.base import KernelInfo
 
 
 def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
@@ -26,7 +27,8 @@ def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
     ``inspect`` sees it); the first one's target ID."""
     for obj in objects:
         co = obj.code_object
-        if arch not in (co.processor, getattr(co.header, "family", co.processor)):  # sm_90a runs on sm_90
+        family = getattr(getattr(co, "header", None), "family", co.processor)  # sm_90a runs on sm_90
+        if arch not in (co.processor, family):
             raise ValidationError(f"{obj.label}: code object is for {co.processor}, the build is for {arch}")
         co.require_loadable(obj.label)
     return objects[0].code_object.target_id
@@ -54,7 +56,7 @@ def layouts(objects: Sequence[EmbeddedObject], wanted: Sequence[str]) -> tuple[K
     return tuple(found[n] for n in wanted)
 
 
-def _spills(kernel) -> int | None:
+def _spills(kernel: KernelInfo) -> int | None:
     """VGPR + SGPR spills; None when the metadata records neither (absent is not zero)."""
     counts = [c for c in (kernel.vgpr_spill_count, kernel.sgpr_spill_count) if c is not None]
     return sum(counts) if counts else None
@@ -79,10 +81,10 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
     return tuple(out)
 
 
-def param_kinds(p: Prepared) -> dict[str, tuple]:
+def param_kinds(p: Prepared) -> dict[str, tuple[str, tuple[object, ...]]]:
     """Each kernel's by-value parameters as int or float: from the project's device sources (the
     ones a --co object stands in for, when the folder has them) and from the Triton signatures."""
-    kinds = {}
+    kinds: dict[str, tuple[str, tuple[object, ...]]] = {}
     files = [(path.name, data) for path, data in zip(p.project.sources, p.project.source_bytes)]
     kinds.update(hip_param_kinds(files, p.project.kernels))
     for spec in p.project.triton:

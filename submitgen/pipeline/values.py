@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from submitgen.backends import Backend
 from submitgen.launchers import DEFAULT, LauncherSpec, Runtime
@@ -14,6 +13,7 @@ from submitgen.options import Compress, Mode, Target
 from submitgen.problems import Problem
 from submitgen.project.launches import AqlLayout, KernelLayout, PlanCheck
 from submitgen.project.load import KernelProject
+from submitgen.readers.base import ObjectInfo
 from submitgen.render.embed import Blob
 from submitgen.render.template import RenderContext
 from submitgen.runtime.pack import SgLaunchDefaults
@@ -79,7 +79,7 @@ class EmbeddedObject:
 
     image: bytes
     label: str  # how messages name it
-    code_object: Any  # the backend reader's model (CodeObject, CubinObject)
+    code_object: ObjectInfo  # the backend reader's model (CodeObject, CubinObject)
     kernels: tuple[KernelBinding, ...]
     # (provenance field, value): the compiler that built it, when its front end records one
     # (("triton", "3.9.0")); objects of other front ends write "-" in that field

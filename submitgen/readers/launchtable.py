@@ -15,14 +15,17 @@ import ast
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from submitgen.project.load import FREEZE
+from submitgen.readers.base import KernelInfo
 from submitgen.render import provenance
 
 # What the two pointers submitgen appends to every Triton launch are called where a user reads them.
 TRITON_SCRATCH_NAMES = ("(global scratch)", "(profile scratch)")
 DEFAULTS_TABLE = "_SG_DEFAULTS"  # launch name -> SgLaunchDefaults(...), in the emitted file
+
+K = TypeVar("K", bound=KernelInfo)
 
 
 @dataclass(frozen=True)
@@ -90,13 +93,14 @@ def _defaults(tree: ast.Module) -> dict[str, tuple[tuple[str, ...], int | None]]
         try:
             fields = dict(zip(("compiler", "threads", "shared", "scratch", "names"),
                               map(ast.literal_eval, value.args)))
-            fields.update({k.arg: ast.literal_eval(k.value) for k in value.keywords})
+            fields.update({k.arg: ast.literal_eval(k.value) for k in value.keywords if k.arg is not None})
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
         names, scratch, threads = fields.get("names"), fields.get("scratch", ()), fields.get("threads")
-        ok = isinstance(names, tuple) and isinstance(scratch, tuple)
-        ok = ok and all(isinstance(n, str) for n in names)
-        shown = (names + TRITON_SCRATCH_NAMES[:len(scratch)]) if ok and names else ()
+        shown: tuple[str, ...] = ()
+        if (isinstance(names, tuple) and names and all(isinstance(n, str) for n in names)
+                and isinstance(scratch, tuple)):
+            shown = tuple(names) + TRITON_SCRATCH_NAMES[:len(scratch)]
         block = threads if isinstance(threads, int) and not isinstance(threads, bool) else None
         out[key.value] = (shown, block)
     return out
@@ -152,11 +156,14 @@ def read_launch_table(text: str) -> LaunchTable | None:
     return LaunchTable({i: tuple(v) for i, v in objects.items()})
 
 
-def with_arg_names(kernel: Any, names: Sequence[str]) -> Any:
+def with_arg_names(kernel: K, names: Sequence[str]) -> K:
     """``kernel`` with its explicit arguments named ``names`` (a Triton signature's, which the
     metadata leaves unnamed), when there is one name per argument; else ``kernel`` itself."""
-    if not names or len(names) != len(kernel.explicit_args) or not dataclasses.is_dataclass(kernel):
+    named = dataclasses.is_dataclass(kernel) and not isinstance(kernel, type)
+    if not names or len(names) != len(kernel.explicit_args) or not named:
         return kernel
     it = iter(names)
-    args = tuple(a if a.hidden else dataclasses.replace(a, name=next(it)) for a in kernel.args)
-    return dataclasses.replace(kernel, args=args)
+    model: Any = kernel  # a reader's frozen dataclass (named above), which replace() copies
+    args = tuple(a if a.hidden else dataclasses.replace(a, name=next(it)) for a in model.args)
+    replaced: K = dataclasses.replace(model, args=args)
+    return replaced
