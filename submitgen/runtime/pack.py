@@ -236,15 +236,13 @@ def sg_pack(table, launch, leaves, out, names=()):
 
 @dataclass(frozen=True)
 class SgLaunchDefaults:
-    """What a kernel's compiler decided for it, which its launches leave to it: the block (the
-    plan passes None), the dynamic LDS (None), and the buffers appended after the plan's
-    arguments (a front end such as Triton adds scratch pointers the plan never passes)."""
+    """What a kernel's compiler decided, which its launches leave to it (None in the plan)."""
 
-    compiler: str  # who decided, for messages ("Triton")
-    threads: int  # the block is (threads, 1, 1)
-    shared: int  # dynamic LDS bytes the kernel needs at least
-    scratch: tuple[int, ...] = ()  # bytes per block of each appended buffer; 0: a null pointer
-    names: tuple[str, ...] = ()  # the plan's arguments as the kernel's source names them, for messages
+    compiler: str  # who decided ("Triton"), for messages
+    threads: int  # block (threads, 1, 1)
+    shared: int  # the least dynamic LDS, bytes
+    scratch: tuple[int, ...] = ()  # buffers appended to the arguments: bytes per block (0: None)
+    names: tuple[str, ...] = ()  # the plan's arguments as the kernel's source names them
 
 
 def sg_apply_defaults(launch, defaults, out):
