@@ -13,13 +13,13 @@ from pathlib import Path
 import click
 
 from submitgen import __version__
-from submitgen.budgets import enforced, own_process
 from submitgen.errors import SubmitgenError
 from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
 from submitgen.launchers import DEFAULT as DEFAULT_LAUNCHER
 from submitgen.launchers import REGISTRY as LAUNCHERS
 from submitgen.options import Compress, Mode, Target
 from submitgen.problems.cli_param import PROBLEM_NAME
+from submitgen.processes.budgets import enforced, own_process
 from submitgen.textfmt import printable
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

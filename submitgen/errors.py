@@ -118,6 +118,6 @@ class LauncherError(SubmitgenError):
     date) or a second launcher of one name."""
 
 
-# budgets (submitgen/budgets.py)
+# budgets (submitgen/processes/budgets.py)
 class BudgetError(SubmitgenError):
     """A command went past its CPU-time or memory budget (README 'Bounds and budgets')."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
+from typing import TypeVar
 
 from submitgen.errors import OptionError
 
@@ -43,12 +44,14 @@ class Mode(StrEnum):
     LEADERBOARD = "leaderboard"
 
 
+E = TypeVar("E", bound=StrEnum)
+
 def choices(enum: type[StrEnum]) -> tuple[str, ...]:
     """The values of ``enum`` in definition order, aliases left out: the CLI's choices."""
     return tuple(member.value for member in enum)
 
 
-def parse(enum: type[StrEnum], value: str | StrEnum, option: str) -> StrEnum:
+def parse(enum: type[E], value: str | StrEnum, option: str) -> E:
     """``value`` as a member of ``enum``; OptionError naming the option, the choices and the value."""
     try:
         return enum(value)

@@ -129,3 +129,12 @@ def fit_call(name: str, inner: str, width: int) -> str:
         return full
     name = fit_middle(name, max(width // 2, width - len(inner) - 3))
     return f"{name} ({fit_middle(inner, max(width - len(name) - 3, 5))})"
+
+
+def py_string(s: str) -> str:
+    """``s`` as a Python string literal in double quotes, as ``ruff format`` writes it (repr's
+    escapes; single quotes when ``s`` holds a double quote and no single one)."""
+    text = repr(s)
+    if text.startswith("'") and '"' not in s:
+        text = '"' + text[1:-1].replace("\\'", "'") + '"'
+    return text

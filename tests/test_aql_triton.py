@@ -91,7 +91,7 @@ def test_several_objects_through_the_aql_launcher(fakehsa, tmp_path):
             got, name = next(it), planned["kernel"]
             meta, art = metas[names.index(name)], arts[name]
             grid = list(planned["grid"]) + [1] * (3 - len(planned["grid"]))
-            block = [table[name]["num_warps"] * WAVE, 1, 1]
+            block = [art.spec.num_warps * WAVE, 1, 1]
             lds = art.shared if planned["lds"] is None else planned["lds"]
             (_header, setup, wx, wy, wz, _r0, gx, gy, gz, private, group, kernel_object, _kernarg, _r2,
              completion) = PACKET.unpack(bytes.fromhex(got["packet"]))

@@ -104,7 +104,7 @@ def test_stages_pass_frozen_values(tmp_path):
     p = prepare(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "s.py"))
     objects = produce_objects(p)
     checked = check(p, objects)
-    for value in (p, p.options, *objects, checked, checked.plan, *checked.layouts):
+    for value in (p, *objects, checked, checked.plan, *checked.layouts):
         assert dataclasses.is_dataclass(value) and type(value).__dataclass_params__.frozen, type(value)
     assert isinstance(objects, tuple) and len(objects) == 1
     assert [b.name for b in objects[0].kernels] == ["mm_tile", "mm_reduce"]

@@ -16,7 +16,7 @@ from mixed_project import mixed_project
 from submitgen.cli import cli
 from submitgen.pipeline import BuildOptions, build, format_summary
 from submitgen.render import provenance
-from submitgen.runtime.pack import SgPlanError, sg_triton_launch
+from submitgen.runtime.pack import SgLaunchDefaults, SgPlanError, sg_apply_defaults
 
 pytest.importorskip("triton")
 
@@ -34,8 +34,7 @@ def built(tmp_path_factory):
 
 @pytest.mark.slow
 def test_a_triton_project_builds_with_the_compilers_launch_facts(built):
-    assert ("# ---- launch plan (triton_fill/launch.py, verbatim but for its imports and its TRITON\n"
-            "# table, as compiled for this arch) ----") in built.text
+    assert "# and its TRITON table: the values the plan reads, as compiled for this arch) ----" in built.text
     assert [(k.name, k.symbol) for k in built.kernels] == [("fill_1024", "fill_kernel")]
     launches = built.plan.launches
     assert len(launches) == 10 and {(c.block, c.dynamic_lds) for c in launches} == {((256, 1, 1), 0)}
@@ -65,8 +64,7 @@ def _project(tmp_path, plan_edit=None, extra=None) -> str:
     [
         (
             LAUNCH.replace("None, None", "(128, 1, 1), None"),
-            "kernel 'fill_1024': a Triton kernel runs blocks of num_warps x wave size = 256 threads (pass "
-            "None), plan "
+            "kernel 'fill_1024': Triton built it for blocks of 256 threads (pass None), plan "
             f"gives block (128, 1, 1) ({SHAPE})",
         ),
         (
@@ -156,7 +154,7 @@ def test_mixed_hip_and_triton_project_embeds_both(tmp_path):
     assert "import cost of this file's launcher: ctypes: decodes and loads the 2 code objects," in summary
     assert "for comparison, --launcher cpp" in summary
     # the file's own header counts code objects too, not the compressed texts that hold them
-    assert "# At import: decode the embedded code objects (sha256-checked), load them from memory" in r.text
+    assert "At import it decodes the embedded code objects (sha256-checked)" in r.text
 
 
 class _Meta:
@@ -170,15 +168,17 @@ class _Meta:
         return ("workspace", shape)
 
 
-def test_sg_triton_launch_defaults_scratch_and_refusals():
+def test_sg_apply_defaults_fills_block_lds_scratch_and_refuses_less():
     out = _Meta()
-    launch = sg_triton_launch(("k", (3, 2), None, None, (1, 2)), (256, 4096, 64, 0), out)
+    facts = SgLaunchDefaults("Triton", 256, 4096, (64, 0))
+    launch = sg_apply_defaults(("k", (3, 2), None, None, (1, 2)), facts, out)
     assert launch[:4] == ("k", (3, 2), (256, 1, 1), 4096)
     assert launch[4] == (1, 2, ("workspace", (3 * 2 * 64,)), None)
-    with pytest.raises(SgPlanError, match=r"^kernel 'k': the Triton kernel needs 4096 bytes of dynamic LDS "
+    with pytest.raises(SgPlanError, match=r"^kernel 'k': Triton built it for 4096 bytes of dynamic LDS "
                                           r"\(pass None\), plan gives 1024$"):
-        sg_triton_launch(("k", 1, None, 1024, ()), (256, 4096, 0, 0), out)
-    assert sg_triton_launch(("k", 1, (256,), 8192, ()), (256, 4096, 0, 0), out)[2:4] == ((256,), 8192)
+        sg_apply_defaults(("k", 1, None, 1024, ()), SgLaunchDefaults("Triton", 256, 4096, (0, 0)), out)
+    kept = sg_apply_defaults(("k", 1, (256,), 8192, ()), SgLaunchDefaults("Triton", 256, 4096, (0, 0)), out)
+    assert kept[2:4] == ((256,), 8192)
 
 
 @pytest.mark.slow
@@ -205,7 +205,7 @@ def test_the_plan_reads_the_triton_of_the_build_arch(tmp_path):
         assert table["fill_1024"]["constexprs"] == {"BLOCK": per[arch]}
         assert table["fill_1024"]["plan"] == {"per": per[arch]} and "arch" not in table["fill_1024"]
         assert f'# TRITON as compiled for {arch}: its entries\' "arch" overrides applied' in r.text
-        header = "verbatim but for its imports and its TRITON\n# table, as compiled for this arch) ----"
+        header = "# and its TRITON table: the values the plan reads, as compiled for this arch) ----"
         assert header in r.text
     assert len({provenance.read(r.text).items("sources") for r in builds.values()}) == 1
 
@@ -262,7 +262,7 @@ def test_the_table_is_rewritten_in_place_whatever_the_line_breaks(tmp_path):
     plan.write_bytes(text.replace("\n", "\r\n").encode())
     r = build(BuildOptions(problem="mxfp4-mm", kernels=tmp_path / name, output=tmp_path / "s.py"))
     table = embedded_triton(r.text)
-    assert table["fill_1024"]["num_warps"] == 8 and "arch" not in table["fill_1024"]
+    assert "num_warps" not in table["fill_1024"] and "arch" not in table["fill_1024"]
     assert {c.block for c in r.plan.launches} == {(512, 1, 1)}
     assert "# \x0c é\u2028 ü" in r.text and "def plan(data):" in r.text
 

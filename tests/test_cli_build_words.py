@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from submitgen.cli import cli
 from submitgen.pipeline import BuildOptions, build
-from submitgen.pipeline.emit import NOT_REBUILT
+from submitgen.pipeline.prepare import NOT_REBUILT
 from submitgen.render import provenance
 
 TESTS = Path(__file__).resolve().parent

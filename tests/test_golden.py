@@ -17,6 +17,7 @@ import pytest
 
 from submitgen.options import Compress
 from submitgen.pipeline import BuildOptions, build
+from submitgen.readers.launchtable import TRITON_SCRATCH_NAMES, read_launch_table
 from submitgen.render import embed
 
 TESTS = Path(__file__).resolve().parent
@@ -78,3 +79,39 @@ def test_goldens_pass_ruff():
         text=True,
     )
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fresh_submission_is_ruff_format_and_blank_line_clean(name, tmp_path):
+    """A freshly emitted file of each golden's problem and launcher is as ``ruff format`` writes it
+    and passes pycodestyle's errors and warnings, the blank-line rules (E30x, preview) included, at
+    the project's line length. E265 is left out: popcorn-cli reads its directives from `#!POPCORN`."""
+    out = tmp_path / name
+    build(BuildOptions(problem="mxfp4-mm", output=out, kernels=TESTS / "projects" / "mm_basic",
+                       code_objects=(GOLDEN / "mm_basic.co",), **CASES[name]))
+    ruff = [sys.executable, "-m", "ruff"]
+    fmt = subprocess.run([*ruff, "format", "--check", "--diff", "--line-length", "110", str(out)],
+                         capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    rules = ["--preview", "--select", "E,W", "--ignore", "E265", "--line-length", "110"]
+    lint = subprocess.run([*ruff, "check", *rules, "--output-format", "concise", str(out)],
+                          capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_the_launch_table_reads_launch_defaults_by_position_and_by_keyword():
+    """The emitted ``_SG_DEFAULTS`` writes SgLaunchDefaults by position where its line fits, by
+    keyword where it does not; inspect's reader takes the names and the block from either."""
+    text = (
+        '_SG_KERNEL_IMAGE = {"a": (0, "k_a"), "b": (1, "k_b")}\n'
+        '_SG_DEFAULTS = {\n'
+        '    "a": SgLaunchDefaults("Triton", 256, 64, (0, 0), ("x_ptr", "n")),\n'
+        '    "b": SgLaunchDefaults(compiler="Triton", threads=128, shared=0, scratch=(0,), names=("y",)),\n'
+        '}\n'
+    )
+    table = read_launch_table(text)
+    assert table is not None
+    (a,), (b,) = table.objects[0], table.objects[1]
+    assert (a.name, a.symbol, a.block) == ("a", "k_a", 256)
+    assert a.arg_names == ("x_ptr", "n", *TRITON_SCRATCH_NAMES)
+    assert (b.arg_names, b.block) == (("y", TRITON_SCRATCH_NAMES[0]), 128)

@@ -15,7 +15,15 @@ from submitgen.errors import LauncherError, OptionError
 from submitgen.launchers import ImportCost, LauncherSpec, Runtime, get_launcher, register
 from submitgen.launchers.builtin import AQL, CPP, CTYPES
 from submitgen.options import Compress, Target
-from submitgen.pipeline import BuildOptions, build, check, prepare, produce_objects, render_submission
+from submitgen.pipeline import (
+    BuildOptions,
+    Prepared,
+    build,
+    check,
+    prepare,
+    produce_objects,
+    render_submission,
+)
 from submitgen.pipeline.summary import format_summary
 from submitgen.render import provenance
 
@@ -54,20 +62,27 @@ def test_a_new_launcher_spec_is_all_it_takes(tmp_path, monkeypatch):
     assert str(e.value) == "--launcher fakeload runs on a pretend GPU; it is for --target amd only"
 
 
-def test_stages_read_the_resolved_values_not_the_option_strings(tmp_path):
-    """After prepare, the option strings may say anything: the file comes from the resolved values."""
+def test_no_stage_after_prepare_sees_the_build_options(tmp_path):
+    """prepare resolves every option once into a typed field of Prepared (the launcher spec, the
+    compressor, paths and flags, the rebuild line's flags); Prepared holds no BuildOptions, and no
+    stage module but prepare (values defines BuildOptions, the package's build hands it to
+    prepare) names it."""
+    fields = {f.name: str(f.type) for f in dataclasses.fields(Prepared)}
+    assert "options" not in fields and not any("BuildOptions" in t for t in fields.values())
+    allowed = ("prepare.py", "values.py", "__init__.py")
+    stages = [path for path in (PACKAGE / "pipeline").rglob("*.py")
+              if path.relative_to(PACKAGE / "pipeline").as_posix() not in allowed]
+    assert stages and [path.name for path in stages if "BuildOptions" in path.read_text()] == []
     opts = BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py", kernels=PROJECT, code_objects=(CO,),
                         launcher="cpp", compress="zlib")
     p = prepare(opts)
-    assert (p.launcher, p.compress, p.runtime) == (CPP, Compress.ZLIB, Runtime.HIP)
-    lying = dataclasses.replace(p, options=dataclasses.replace(
-        p.options, launcher="aql", compress="bogus", target="cuda", mode="bogus"))
-    objects = produce_objects(lying)
-    text = render_submission(lying, objects, check(lying, objects)).text
-    assert text == render_submission(p, objects, check(p, objects)).text
+    assert (p.launcher, p.compress, p.runtime, p.code_objects) == (CPP, Compress.ZLIB, Runtime.HIP, (CO,))
+    assert " ".join(p.rebuild) == "--kernels mm_basic --co mm_basic.co --compress zlib --launcher cpp"
+    objects = produce_objects(p)
+    text = render_submission(p, objects, check(p, objects)).text
     prov = provenance.read(text)
     assert (prov.value("launcher"), prov.value("compress")) == ("cpp", "zlib")
-    assert "--compress zlib --launcher cpp" in text
+    assert "#   submitgen build mxfp4-mm " + " ".join(p.rebuild) + "\n" in text
 
 
 def test_the_builtin_launchers():

@@ -27,6 +27,7 @@ from submitgen.readers.containers import load_code_objects
 from submitgen.render import provenance
 from submitgen.render.embed import embed_images
 from submitgen.render.template import KernelEntry, Pasted, RenderContext, render
+from submitgen.runtime.pack import SgLaunchDefaults
 
 TESTS = Path(__file__).resolve().parent
 GOLDEN_CO = TESTS / "golden" / "mm_basic.co"
@@ -216,7 +217,9 @@ def triton_context(
                 art.symbol,
                 layout.explicit_bytes,
                 layout.layout,
-                triton=(art.num_warps * art.warp_size, art.shared, global_scratch, profile_scratch),
+                defaults=SgLaunchDefaults(
+                    "Triton", art.num_warps * art.warp_size, art.shared, (global_scratch, profile_scratch)
+                ),
                 dynamic_shared=art.shared,
             )
         )

@@ -198,7 +198,7 @@ def test_a_child_of_a_budgeted_command_gets_the_limits_from_before_it(monkeypatc
     """The budget bounds submitgen's own process; a compiler it starts gets the old limits back."""
     import resource
 
-    from submitgen import budgets
+    from submitgen.processes import budgets
     from submitgen.toolchain.process import run_tool
 
     monkeypatch.setattr(budgets, "_owned", True)

@@ -23,9 +23,17 @@ TRITON = {
     "mla_decode": {
         "source": "mixed_mla.py",
         "kernel": "mla_decode_kernel",
-        "signature": {"q_ptr": "*bf16:16", "kv_ptr": "*fp8e4nv:16", "kv_scale_ptr": "*fp32:16",
-                      "po_ptr": "*fp32:16", "plse_ptr": "*fp32:16", "kv_len": "i32", "split_len": "i32:16",
-                      "sm_scale": "fp32", "BN": "constexpr"},
+        "signature": {
+            "q_ptr": "*bf16:16",
+            "kv_ptr": "*fp8e4nv:16",
+            "kv_scale_ptr": "*fp32:16",
+            "po_ptr": "*fp32:16",
+            "plse_ptr": "*fp32:16",
+            "kv_len": "i32",
+            "split_len": "i32:16",
+            "sm_scale": "fp32",
+            "BN": "constexpr",
+        },
         "constexprs": {"BN": 32},
         "num_warps": 4,
         "num_stages": 1,
@@ -37,8 +45,13 @@ TRITON = {
     "mla_reduce": {
         "source": "mixed_mla.py",
         "kernel": "mla_reduce_kernel",
-        "signature": {"po_ptr": "*fp32:16", "plse_ptr": "*fp32:16", "out_ptr": "*bf16:16",
-                      "n_splits": "i32", "SPLITS": "constexpr"},
+        "signature": {
+            "po_ptr": "*fp32:16",
+            "plse_ptr": "*fp32:16",
+            "out_ptr": "*bf16:16",
+            "n_splits": "i32",
+            "SPLITS": "constexpr",
+        },
         "constexprs": {"SPLITS": 64},
         "num_warps": 4,
         "num_stages": 1,
@@ -78,7 +91,12 @@ def plan(data):
     part_lse = torch.empty((batch, splits, HEADS), dtype=torch.float32, device=dev)
     sm_scale = float(config["sm_scale"])
     return out, [
-        ("mla_decode", (splits, batch, 1), None, None,
-         (q, kv, kv_scale, part_o, part_lse, kv_len, split_len, sm_scale)),
+        (
+            "mla_decode",
+            (splits, batch, 1),
+            None,
+            None,
+            (q, kv, kv_scale, part_o, part_lse, kv_len, split_len, sm_scale),
+        ),
         ("mla_reduce", (batch, HEADS, 1), None, None, (part_o, part_lse, out, splits)),
     ]

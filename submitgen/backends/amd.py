@@ -4,11 +4,15 @@ with the hardware facts of ``processors.py``."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from submitgen.backends.base import Image, compile_triton
 from submitgen.errors import ValidationError
 from submitgen.options import Target
+
+if TYPE_CHECKING:
+    from submitgen.readers.base import KernelInfo, ObjectInfo
+    from submitgen.toolchain.triton import TritonArtifact, TritonSpec
 
 
 class AmdBackend:
@@ -24,7 +28,7 @@ class AmdBackend:
         # the model the toolchain's read-back made, if it keeps one: the build need not parse again
         return Image(result.code_object, label, getattr(result, "parsed", None), result.source_sha256)
 
-    def compile_triton(self, spec: Any, arch: str, *, use_cache: bool) -> Any:
+    def compile_triton(self, spec: TritonSpec, arch: str, *, use_cache: bool) -> TritonArtifact:
         return compile_triton(spec, arch, self.triton_kind, use_cache=use_cache)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
@@ -35,14 +39,14 @@ class AmdBackend:
             raise ValidationError(f"{path} holds {len(found)} code objects for {arch}; pass one")
         return Image(found[0].data, str(path))
 
-    def read(self, image: Image) -> Any:
+    def read(self, image: Image) -> ObjectInfo:
         from submitgen.readers.amd import read_code_object
 
         if image.parsed is not None:
             return image.parsed
-        return read_code_object(image.data, source=image.source)
+        return read_code_object(image.data, source=image.label)
 
-    def lds_limit(self, code_object: Any) -> int:
+    def lds_limit(self, code_object: ObjectInfo) -> int:
         t = code_object.processor_facts()
         if t is None:
             raise ValidationError(
@@ -50,9 +54,13 @@ class AmdBackend:
             )
         return t.lds_per_workgroup
 
-    def occupancy_text(self, code_object: Any, kernel: Any, block: int, dynamic_lds: int) -> str:
+    def occupancy_text(self, code_object: ObjectInfo, kernel: KernelInfo, block: int,
+                       dynamic_lds: int) -> str:
         from submitgen.hardware.processors import occupancy
+        from submitgen.readers.amd.model import Kernel
 
+        if not isinstance(kernel, Kernel):
+            raise ValidationError(f"{code_object.source}: kernel {kernel.name!r} is not an AMD code object's")
         o = occupancy(kernel, code_object.processor, block, dynamic_lds=dynamic_lds)
         return f"{o.waves_per_simd} waves/SIMD (limited by {', '.join(o.limited_by)})"
 

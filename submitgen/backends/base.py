@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from submitgen.options import Target
+
+if TYPE_CHECKING:
+    from submitgen.readers.base import KernelInfo, ObjectInfo
+    from submitgen.toolchain.triton import TritonArtifact, TritonSpec
 
 
 @dataclass(frozen=True)
@@ -14,8 +18,9 @@ class Image:
     """One code object's bytes as a backend produced or loaded them, before it is read."""
 
     data: bytes
-    source: str  # how messages name it: "mm_basic (gfx950)", a path, ...
-    parsed: Any = field(default=None, compare=False)  # the reader's model, when making it read one
+    label: str  # how messages name it: "mm_basic (gfx950)", a path, ...
+    # the reader's model, when making the image read one
+    parsed: ObjectInfo | None = field(default=None, compare=False)
     source_sha256: tuple[str, ...] = ()  # of each source as the compiler read it, when it says
 
 
@@ -30,23 +35,24 @@ class Backend(Protocol):
                 use_cache: bool) -> Image:
         """Compile a project's device sources into one code object."""
 
-    def compile_triton(self, spec: Any, arch: str, *, use_cache: bool) -> Any:
+    def compile_triton(self, spec: TritonSpec, arch: str, *, use_cache: bool) -> TritonArtifact:
         """Compile one Triton specialization (a TritonSpec) into a TritonArtifact for ``arch``."""
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
         """The one code object for ``arch`` that the file at ``path`` holds."""
 
-    def read(self, image: Image) -> Any:
+    def read(self, image: Image) -> ObjectInfo:
         """Parse a code object (the build's only parse of it)."""
 
-    def lds_limit(self, code_object: Any) -> int:
+    def lds_limit(self, code_object: ObjectInfo) -> int:
         """Bytes of static + dynamic shared memory one block may use on this object's processor."""
 
-    def occupancy_text(self, code_object: Any, kernel: Any, block: int, dynamic_lds: int) -> str:
+    def occupancy_text(self, code_object: ObjectInfo, kernel: KernelInfo, block: int,
+                       dynamic_lds: int) -> str:
         """One short phrase for the build summary's occupancy column."""
 
 
-def compile_triton(spec: Any, arch: str, kind: str, *, use_cache: bool) -> Any:
+def compile_triton(spec: TritonSpec, arch: str, kind: str, *, use_cache: bool) -> TritonArtifact:
     """Compile a Triton specialization with the toolchain; the image must be of ``kind``."""
     from submitgen.errors import TritonCompileError
     from submitgen.toolchain.triton import compile_triton as compile_one

@@ -4,10 +4,15 @@ cubin reader. Used to check numerics on NVIDIA machines."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from submitgen.backends.base import Image, compile_triton
+from submitgen.errors import ValidationError
 from submitgen.options import Target
+
+if TYPE_CHECKING:
+    from submitgen.readers.base import KernelInfo, ObjectInfo
+    from submitgen.toolchain.triton import TritonArtifact, TritonSpec
 
 
 class CudaBackend:
@@ -21,7 +26,7 @@ class CudaBackend:
 
         return Image(toolchain.compile_cuda(sources, arch=arch), label)
 
-    def compile_triton(self, spec: Any, arch: str, *, use_cache: bool) -> Any:
+    def compile_triton(self, spec: TritonSpec, arch: str, *, use_cache: bool) -> TritonArtifact:
         return compile_triton(spec, arch, self.triton_kind, use_cache=use_cache)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
@@ -31,13 +36,18 @@ class CudaBackend:
 
         return Image(read_input(path), str(path))
 
-    def read(self, image: Image) -> Any:
+    def read(self, image: Image) -> ObjectInfo:
         from submitgen.readers.cuda.cubin import read_cubin
 
-        return read_cubin(image.data, source=image.source)
+        return read_cubin(image.data, source=image.label)
 
-    def lds_limit(self, code_object: Any) -> int:
+    def lds_limit(self, code_object: ObjectInfo) -> int:
+        from submitgen.readers.cuda.cubin import CubinObject
+
+        if not isinstance(code_object, CubinObject):
+            raise ValidationError(f"{code_object.source}: not a cubin; the cuda target reads only cubins")
         return code_object.max_shared_bytes
 
-    def occupancy_text(self, code_object: Any, kernel: Any, block: int, dynamic_lds: int) -> str:
+    def occupancy_text(self, code_object: ObjectInfo, kernel: KernelInfo, block: int,
+                       dynamic_lds: int) -> str:
         return "n/a (NVIDIA)"

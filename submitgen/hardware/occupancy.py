@@ -22,10 +22,17 @@ if TYPE_CHECKING:
 class KernelResources(Protocol):
     """What occupancy needs from a kernel (``codeobject.Kernel`` satisfies it)."""
 
-    vgpr_count: int
-    sgpr_count: int
-    group_segment_fixed_size: int
-    max_flat_workgroup_size: int
+    @property
+    def vgpr_count(self) -> int: ...
+
+    @property
+    def sgpr_count(self) -> int: ...
+
+    @property
+    def group_segment_fixed_size(self) -> int: ...
+
+    @property
+    def max_flat_workgroup_size(self) -> int: ...
 
 
 @dataclass(frozen=True)

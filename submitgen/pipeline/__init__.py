@@ -48,7 +48,7 @@ __all__ = [
 
 def write(p: Prepared, verified: Verified) -> Path:
     """Stage 6: the file, atomically (an earlier good output stays whole until the rename)."""
-    output = Path(p.options.output)
+    output = p.output
     write_output(output, verified.rendered.text, build_inputs(p))
     return output
 
@@ -62,7 +62,7 @@ def build(opts: BuildOptions) -> BuildResult:
     verified = verify(p, rendered, images)
     plan = checked.plan
     warnings = build_warnings(p.launcher, comparable(p.launcher, p.backend.target), p.problem.leaderboard,
-                              checked.aql, p.options.reuse_output, len(objects)) + checked.warnings
+                              checked.aql, p.reuse_output, len(objects)) + checked.warnings
     output = write(p, verified)
     return BuildResult(
         output=output, text=rendered.text, problem=p.problem, target_id=checked.target_id,

@@ -19,6 +19,7 @@ from submitgen.project.launches import (
 from submitgen.project.load import load_plan_module
 from submitgen.project.param_kinds import TritonParams, hip_param_kinds, triton_param_kinds, triton_params
 from submitgen.project.run import run_plan
+from submitgen.readers.base import KernelInfo
 
 
 def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
@@ -26,9 +27,10 @@ def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
     ``inspect`` sees it); the first one's target ID."""
     for obj in objects:
         co = obj.code_object
-        if arch not in (co.processor, getattr(co.header, "family", co.processor)):  # sm_90a runs on sm_90
-            raise ValidationError(f"{obj.source}: code object is for {co.processor}, the build is for {arch}")
-        co.require_loadable(obj.source)
+        family = getattr(getattr(co, "header", None), "family", co.processor)  # sm_90a runs on sm_90
+        if arch not in (co.processor, family):
+            raise ValidationError(f"{obj.label}: code object is for {co.processor}, the build is for {arch}")
+        co.require_loadable(obj.label)
     return objects[0].code_object.target_id
 
 
@@ -36,7 +38,7 @@ def object_warnings(objects: Sequence[EmbeddedObject]) -> tuple[str, ...]:
     """The warning findings ``inspect`` prints for the objects (their errors stop the build in
     ``check_target``), as the build summary shows them."""
     return tuple(
-        f"{obj.source}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message} ({f.code})"
+        f"{obj.label}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message} ({f.code})"
         for obj in objects for f in obj.code_object.findings if f.severity == "warning"
     )
 
@@ -47,14 +49,14 @@ def layouts(objects: Sequence[EmbeddedObject], wanted: Sequence[str]) -> tuple[K
     for index, obj in enumerate(objects):
         for b in obj.kernels:
             kernel = next(k for k in obj.code_object.kernels if k.name == b.kernel)
-            found.setdefault(b.name, kernel_layout(kernel, index, b.name, b.triton))
+            found.setdefault(b.name, kernel_layout(kernel, index, b.name, b.defaults))
     missing = [n for n in wanted if n not in found]
     if missing:
         raise missing_kernels_error(missing, [k.name for o in objects for k in o.code_object.kernels])
     return tuple(found[n] for n in wanted)
 
 
-def _spills(kernel) -> int | None:
+def _spills(kernel: KernelInfo) -> int | None:
     """VGPR + SGPR spills; None when the metadata records neither (absent is not zero)."""
     counts = [c for c in (kernel.vgpr_spill_count, kernel.sgpr_spill_count) if c is not None]
     return sum(counts) if counts else None
@@ -66,7 +68,7 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
     dyn = plan.max_dynamic_lds()
     out = []
     for layout in table:
-        co = objects[layout.blob].code_object
+        co = objects[layout.object_index].code_object
         kernel = next(k for k in co.kernels if k.name == layout.symbol_name)
         block = blocks.get(layout.name, 0)
         occupancy = (p.backend.occupancy_text(co, kernel, block, dyn.get(layout.name, 0)) if block
@@ -79,10 +81,10 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
     return tuple(out)
 
 
-def param_kinds(p: Prepared) -> dict[str, tuple]:
+def param_kinds(p: Prepared) -> dict[str, tuple[str, tuple[object, ...]]]:
     """Each kernel's by-value parameters as int or float: from the project's device sources (the
     ones a --co object stands in for, when the folder has them) and from the Triton signatures."""
-    kinds = {}
+    kinds: dict[str, tuple[str, tuple[object, ...]]] = {}
     files = [(path.name, data) for path, data in zip(p.project.sources, p.project.source_bytes)]
     kinds.update(hip_param_kinds(files, p.project.kernels))
     for spec in p.project.triton:
@@ -113,6 +115,6 @@ def check(p: Prepared, objects: tuple[EmbeddedObject, ...]) -> Checked:
     code_objects = [o.code_object for o in objects]
     lds_limit = p.backend.lds_limit(code_objects[0])
     plan = run_plan(_run_plan, (p, code_objects, table, lds_limit), plan_path=p.project.plan_path,
-                    timeout=p.options.plan_timeout)
+                    timeout=p.plan_timeout)
     aql = aql_layouts(code_objects, table) if p.launcher.kernarg_segments else ()
     return Checked(target_id, table, plan, aql, _summaries(p, objects, table, plan), object_warnings(objects))

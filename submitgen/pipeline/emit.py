@@ -3,55 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from submitgen import __version__
-from submitgen.launchers import is_default
-from submitgen.pipeline.values import BuildOptions, Checked, EmbeddedObject, Prepared, Rendered
+from submitgen.pipeline.values import Checked, EmbeddedObject, Prepared, Rendered
 from submitgen.render.embed import Blob, embed_images
 from submitgen.render.provenance import format_line, lds_item, seal
 from submitgen.render.template import AqlEntry, KernelEntry, Pasted, RenderContext, render
 
-# BuildOptions fields the rebuild line leaves out: where the file goes, and what does not change its
-# content (the cache, popcorn-cli's --gpu and --mode, --force).
-NOT_REBUILT = frozenset({"problem", "output", "use_cache", "gpu", "mode", "force"})
-
-
-def rebuild_flags(p: Prepared) -> tuple[str, ...]:
-    """The options of the build, as resolved by ``prepare`` (the target, launcher and compressor are
-    the very values the provenance records), written as the command line's flags: each option not
-    at its default, paths by their name only (never paths on this machine). Every field of
-    BuildOptions but ``NOT_REBUILT`` is here."""
-    opts, default = p.options, BuildOptions(problem=p.problem.name)
-    flags: list[str] = []
-    if opts.kernels:
-        flags += ["--kernels", Path(opts.kernels).name]
-    for co in opts.code_objects:
-        flags += ["--co", Path(co).name]
-    if p.backend.target != default.target:
-        flags += ["--target", str(p.backend.target)]
-    if opts.arch:
-        flags += ["--arch", p.arch]
-    if p.compress != default.compress:
-        flags += ["--compress", str(p.compress)]
-    if not opts.allow_fallback:
-        flags.append("--no-fallback")
-    if opts.reuse_output:
-        flags.append("--reuse-output")
-    if not is_default(p.launcher):
-        flags += ["--launcher", p.launcher.name]
-    if opts.allow_own_queue:
-        flags.append("--allow-own-queue")
-    if opts.compiler:
-        flags += ["--compiler", Path(opts.compiler).name]
-    if opts.plan_timeout != default.plan_timeout:
-        flags += ["--plan-timeout", f"{opts.plan_timeout:g}"]
-    return tuple(flags)
-
 
 def command_line(p: Prepared) -> str:
-    """The build command for the header, from the resolved options (``rebuild_flags``)."""
-    return " ".join(("submitgen", "build", p.problem.name, *rebuild_flags(p)))
+    """The build command for the header, from the flags prepare resolved (``prepare.rebuild_flags``)."""
+    return " ".join(("submitgen", "build", p.problem.name, *p.rebuild))
 
 
 def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked,
@@ -66,8 +28,8 @@ def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Che
         "compress": str(p.compress),
         "launcher": p.launcher.name,
     }
-    if any(o.triton_version for o in objects):  # per object, in "co" order; "-" for objects not from Triton
-        fields["triton"] = tuple(o.triton_version or "-" for o in objects)
+    for name in dict.fromkeys(o.built_by[0] for o in objects if o.built_by):  # per object, in "co" order
+        fields[name] = tuple(o.built_by[1] if o.built_by and o.built_by[0] == name else "-" for o in objects)
     lds = dynamic_lds(checked)
     if lds:
         fields["lds"] = tuple(lds_item(index, name, n) for (index, name), n in lds.items())
@@ -76,30 +38,29 @@ def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Che
 
 def dynamic_lds(checked: Checked) -> dict[tuple[int, str], int]:
     """(object index, kernel name) -> the dynamic LDS it is launched with: the plan's largest over
-    the shapes, else (a Triton kernel the plan never launches) Triton's ``shared``."""
+    the shapes, else (a kernel the plan never launches) its compiler's ``shared``."""
     launched = checked.plan.max_dynamic_lds()
     out: dict[tuple[int, str], int] = {}
     for k in checked.layouts:
-        n = launched.get(k.name, k.triton[1] if k.triton is not None else None)
+        n = launched.get(k.name, k.defaults.shared if k.defaults is not None else None)
         if n is not None:
-            key = (k.blob, k.symbol_name)
+            key = (k.object_index, k.symbol_name)
             out[key] = max(out.get(key, 0), n)
     return out
 
 
 def kernel_entries(checked: Checked) -> tuple[KernelEntry, ...]:
     """What the templates need of each name the plan launches: its object and symbol, its explicit
-    arguments, a Triton kernel's launch facts, and its largest dynamic LDS."""
+    arguments, what its compiler decided for its launches, and its largest dynamic LDS."""
     dynamic = checked.plan.max_dynamic_lds()
     return tuple(
-        KernelEntry(k.name, k.blob, k.symbol_name, k.explicit_bytes, k.layout, triton=k.triton,
+        KernelEntry(k.name, k.object_index, k.symbol_name, k.explicit_bytes, k.layout, defaults=k.defaults,
                     dynamic_shared=dynamic.get(k.name, 0))
         for k in checked.layouts
     )
 
 
 def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked) -> Rendered:
-    opts = p.options
     blobs = embed_images([o.image for o in objects], p.compress).blobs
     ctx = RenderContext(
         header_lines=tuple(p.problem.header_lines()),
@@ -122,8 +83,8 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
             plan_name=f"{p.project.root.name}/{p.project.plan_path.name}",
             plan_triton_resolved=bool(p.project.plan_read),
         ),
-        allow_fallback=opts.allow_fallback,
-        reuse_output=opts.reuse_output,
+        allow_fallback=p.allow_fallback,
+        reuse_output=p.reuse_output,
         aql=tuple(AqlEntry(a.name, a.symbol, a.kernarg_segment_size, a.kernarg_segment_align,
                            a.group_segment_fixed_size, a.private_segment_fixed_size, a.hidden)
                   for a in checked.aql),

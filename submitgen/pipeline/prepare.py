@@ -9,7 +9,7 @@ from pathlib import Path
 from submitgen.backends import get_backend
 from submitgen.errors import OptionError
 from submitgen.files import check_output
-from submitgen.launchers import LauncherSpec, get_launcher
+from submitgen.launchers import LauncherSpec, get_launcher, is_default
 from submitgen.options import Compress, Mode, Target, parse
 from submitgen.pipeline.guard import check_overwrite
 from submitgen.pipeline.values import BuildOptions, Prepared
@@ -38,14 +38,55 @@ def prepare(opts: BuildOptions) -> Prepared:
     _check_launcher(opts, launcher, problem.leaderboard)
     arch = opts.arch or backend.default_arch
     project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project, arch)
-    prepared = Prepared(opts, problem, backend, launcher, runtime, compress, mode, arch, project)
-    check_output(Path(opts.output), build_inputs(prepared))
-    check_overwrite(Path(opts.output), problem.leaderboard, opts.force)
+    rebuild = rebuild_flags(opts, target=backend.target, arch=arch, compress=compress, launcher=launcher)
+    prepared = Prepared(problem, backend, launcher, runtime, compress, mode, arch, project,
+                        output=Path(opts.output), code_objects=tuple(map(Path, opts.code_objects)),
+                        compiler=opts.compiler, use_cache=opts.use_cache, plan_timeout=opts.plan_timeout,
+                        allow_fallback=opts.allow_fallback, reuse_output=opts.reuse_output, rebuild=rebuild)
+    check_output(prepared.output, build_inputs(prepared))
+    check_overwrite(prepared.output, problem.leaderboard, opts.force)
     return prepared
+
+
+# BuildOptions fields the rebuild line leaves out: where the file goes, and what does not change its
+# content (the cache, popcorn-cli's --gpu and --mode, --force).
+NOT_REBUILT = frozenset({"problem", "output", "use_cache", "gpu", "mode", "force"})
+
+
+def rebuild_flags(opts: BuildOptions, *, target: Target, arch: str, compress: Compress,
+                  launcher: LauncherSpec) -> tuple[str, ...]:
+    """The options of the build written as the command line's flags, the target, arch, compressor
+    and launcher as resolved here (the very values the provenance records): each option not at its
+    default, paths by their name only (never paths on this machine). Every field of BuildOptions but
+    ``NOT_REBUILT`` is here."""
+    default = BuildOptions(problem=opts.problem)
+    flags: list[str] = []
+    if opts.kernels:
+        flags += ["--kernels", Path(opts.kernels).name]
+    for co in opts.code_objects:
+        flags += ["--co", Path(co).name]
+    if target != default.target:
+        flags += ["--target", str(target)]
+    if opts.arch:
+        flags += ["--arch", arch]
+    if compress != default.compress:
+        flags += ["--compress", str(compress)]
+    if not opts.allow_fallback:
+        flags.append("--no-fallback")
+    if opts.reuse_output:
+        flags.append("--reuse-output")
+    if not is_default(launcher):
+        flags += ["--launcher", launcher.name]
+    if opts.allow_own_queue:
+        flags.append("--allow-own-queue")
+    if opts.compiler:
+        flags += ["--compiler", Path(opts.compiler).name]
+    if opts.plan_timeout != default.plan_timeout:
+        flags += ["--plan-timeout", f"{opts.plan_timeout:g}"]
+    return tuple(flags)
 
 
 def build_inputs(p: Prepared) -> tuple[Path, ...]:
     """Every file the build reads: the output may be none of them."""
     project = p.project
-    return (project.plan_path, *project.sources, *(s.source for s in project.triton),
-            *map(Path, p.options.code_objects))
+    return (project.plan_path, *project.sources, *(s.source for s in project.triton), *p.code_objects)

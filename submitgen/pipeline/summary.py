@@ -4,10 +4,14 @@ queue warning, --reuse-output) and the summary text the CLI prints."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from submitgen import textfmt
 from submitgen.launchers import LauncherSpec
 from submitgen.project.launches import AqlLayout
+
+if TYPE_CHECKING:
+    from submitgen.pipeline.values import BuildResult
 
 REUSE_OUTPUT_WARNING = (
     "--reuse-output: custom_kernel returns the same tensor for every call of a shape; "
@@ -46,7 +50,7 @@ def submit_command(leaderboard: str, gpu: str, mode: str, output: object) -> str
     return f"popcorn-cli submit --gpu {gpu} --leaderboard {leaderboard} --mode {mode} {output}"
 
 
-def _kernel_rows(r) -> list[str]:
+def _kernel_rows(r: BuildResult) -> list[str]:
     head = ("kernel", "VGPR", "AGPR", "SGPR", "spill", "LDS", "block")
     lines = ["  {:<28} {:>5} {:>5} {:>5} {:>5} {:>7} {:>5}  occupancy".format(*head)]
     for k in r.kernels:
@@ -59,7 +63,7 @@ def _kernel_rows(r) -> list[str]:
     return lines
 
 
-def format_summary(r) -> str:
+def format_summary(r: BuildResult) -> str:
     """The text the CLI prints after a build (``r`` is a build.BuildResult)."""
     lines = [f"wrote {r.output} for {r.problem.leaderboard} ({r.target_id})", ""]
     loud = [w for w in r.warnings if w.startswith("!!!")]
@@ -86,7 +90,7 @@ def format_summary(r) -> str:
     return textfmt.lines(lines)
 
 
-def build_json(r) -> dict:
+def build_json(r: BuildResult) -> dict[str, Any]:
     """``build --json``'s fields (docs/json.md) for a build.BuildResult: the same facts as the text."""
     from submitgen.jsonout import payload_json
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from submitgen.backends import Backend
 from submitgen.launchers import DEFAULT, LauncherSpec, Runtime
@@ -14,8 +13,10 @@ from submitgen.options import Compress, Mode, Target
 from submitgen.problems import Problem
 from submitgen.project.launches import AqlLayout, KernelLayout, PlanCheck
 from submitgen.project.load import KernelProject
+from submitgen.readers.base import ObjectInfo
 from submitgen.render.embed import Blob
 from submitgen.render.template import RenderContext
+from submitgen.runtime.pack import SgLaunchDefaults
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,9 @@ class BuildOptions:
 @dataclass(frozen=True)
 class Prepared:
     """Options checked and resolved once: the problem, the backend, the launcher, the compressor, the
-    arch and the kernel project. Later stages read these values, never the option strings of
-    ``options`` (its target, launcher, compress and mode), which keeps its plain values: paths,
-    flags and limits."""
+    arch and the kernel project, and each plain option as the field of the stage that reads it. No
+    later stage sees ``BuildOptions``."""
 
-    options: BuildOptions
     problem: Problem
     backend: Backend
     launcher: LauncherSpec
@@ -55,6 +54,14 @@ class Prepared:
     mode: Mode
     arch: str
     project: KernelProject
+    output: Path  # where write puts the file
+    code_objects: tuple[Path, ...]  # --co: the prebuilt front end's objects (none: compile the sources)
+    compiler: str | None  # --compiler, for the compiled front end
+    use_cache: bool  # the front ends' compile cache
+    plan_timeout: float  # seconds the plan (its import and every shape) may run, in check
+    allow_fallback: bool  # the emitted file may run the pure-torch fallback
+    reuse_output: bool  # the emitted file returns one output tensor per shape
+    rebuild: tuple[str, ...]  # the build command's flags that rebuild this file (prepare.rebuild_flags)
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,7 @@ class KernelBinding:
 
     name: str
     kernel: str
-    triton: tuple[int, int, int, int] | None = None  # block threads, shared, global/profile scratch bytes
+    defaults: SgLaunchDefaults | None = None  # what its compiler decided for its launches
 
 
 @dataclass(frozen=True)
@@ -71,10 +78,12 @@ class EmbeddedObject:
     """One code object the submission embeds: its bytes, parsed once, and the launch names it serves."""
 
     image: bytes
-    source: str  # how messages name it
-    code_object: Any  # the backend reader's model (CodeObject, CubinObject)
+    label: str  # how messages name it
+    code_object: ObjectInfo  # the backend reader's model (CodeObject, CubinObject)
     kernels: tuple[KernelBinding, ...]
-    triton_version: str = ""  # the Triton that built it ("" for other objects)
+    # (provenance field, value): the compiler that built it, when its front end records one
+    # (("triton", "3.9.0")); objects of other front ends write "-" in that field
+    built_by: tuple[str, str] | tuple[()] = ()
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from submitgen.project.form import (
 )
 from submitgen.project.param_kinds import TritonParams
 from submitgen.render.context import AqlEntry
-from submitgen.runtime.pack import SG_SLOT_OUT, SgPlanError, sg_pack, sg_triton_launch
+from submitgen.runtime.pack import SG_SLOT_OUT, SgLaunchDefaults, SgPlanError, sg_apply_defaults, sg_pack
 
 
 @dataclass(frozen=True)
@@ -31,13 +31,13 @@ class KernelLayout:
     """What the submission needs of one kernel: where it lives and its explicit arguments."""
 
     name: str  # the name the plan launches
-    blob: int  # index of the code object holding it
+    object_index: int  # index of the code object holding it (its place in the file's decode order)
     explicit_bytes: int
     layout: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name)
     kernel: str = ""  # the kernel's name in its code object, when it differs from ``name``
-    # A Triton kernel's launch facts (block threads, shared bytes, global and profile scratch bytes),
-    # which runtime/pack.py's sg_triton_launch applies; None for other kernels.
-    triton: tuple[int, int, int, int] | None = None
+    # What its compiler decided (block, dynamic LDS, appended buffers), which runtime/pack.py's
+    # sg_apply_defaults applies; None for a kernel whose plan says everything itself.
+    defaults: SgLaunchDefaults | None = None
 
     @property
     def symbol_name(self) -> str:
@@ -116,16 +116,16 @@ class PlanCheck:
         return lds
 
 
-def kernel_layout(kernel: Any, blob: int, name: str | None = None,
-                  triton: tuple[int, int, int, int] | None = None) -> KernelLayout:
-    """The layout of ``kernel`` (in code object ``blob``), launched by the plan as ``name``
-    (default: the kernel's own name), with a Triton kernel's launch facts."""
+def kernel_layout(kernel: Any, object_index: int, name: str | None = None,
+                  defaults: SgLaunchDefaults | None = None) -> KernelLayout:
+    """The layout of ``kernel`` (in code object ``object_index``), launched by the plan as ``name``
+    (default: the kernel's own name), with what its compiler decided for its launches."""
     args = tuple(a for a in kernel.args if not a.hidden)
     layout = tuple((a.offset, a.size, a.value_kind, a.type_name or "") for a in args)
     explicit = max((a.offset + a.size for a in args), default=0)
     launched = name if name is not None else kernel.name
-    return KernelLayout(launched, blob, explicit, layout, "" if launched == kernel.name else kernel.name,
-                        triton)
+    symbol = "" if launched == kernel.name else kernel.name
+    return KernelLayout(launched, object_index, explicit, layout, symbol, defaults)
 
 
 def _mangled_as(name: str, have: Sequence[str]) -> str | None:
@@ -154,7 +154,7 @@ def missing_kernels_error(missing: Sequence[str], have: Sequence[str]) -> Valida
 
 
 def _kernel_of(code_objects: Sequence[Any], layout: KernelLayout) -> Any:
-    return next(k for k in code_objects[layout.blob].kernels if k.name == layout.symbol_name)
+    return next(k for k in code_objects[layout.object_index].kernels if k.name == layout.symbol_name)
 
 
 def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
@@ -192,8 +192,8 @@ def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
 def _pack(table, layout: KernelLayout, launch: Any, leaves: Sequence[Any], out: Any, label: str,
           names: Sequence[str] = ()):
     try:
-        if layout.triton is not None:
-            launch = sg_triton_launch(launch, layout.triton, out)
+        if layout.defaults is not None:
+            launch = sg_apply_defaults(launch, layout.defaults, out)
         return sg_pack(table, launch, leaves, out, tuple(names))
     except SgPlanError as e:
         raise ValidationError(f"{e} ({label})") from None
@@ -226,7 +226,7 @@ def check_plan(
     by_name = {k.name: k for k in layouts}
     table = {k.name: (k.explicit_bytes, k.layout) for k in layouts}
     kernels = {k.name: _kernel_of(code_objects, k) for k in layouts}
-    defaults = {k.name: k.triton for k in layouts if k.triton is not None}
+    defaults = {k.name: k.defaults for k in layouts if k.defaults is not None}
     checked: list[CheckedLaunch] = []
     specs = tuple(shapes) if shapes is not None else tuple(problem.tests) + tuple(problem.benchmarks)
     for spec in specs:

@@ -10,7 +10,6 @@ import ast
 import codecs
 import hashlib
 import os
-import pprint
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from submitgen.errors import CompileError, PlanError
+from submitgen.project.plan_view import assignment, named_strings, plan_view
 from submitgen.rules import BANNED_RE
 
 DEVICE_SUFFIXES = (".hip", ".cu", ".cpp", ".cl", ".s")
@@ -231,8 +231,9 @@ FREEZE = "sg_frozen"  # runtime/pack.py's read-only copy; pasted before the plan
 def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None, path: Path,
                    overridden: bool) -> str:
     """launch.py with its TRITON literal replaced by ``sg_frozen(table)``: the entries' "arch"
-    overrides applied, and read-only, so that the plan reads, at build time and in the emitted
-    file, the specialization that was compiled and cannot change it."""
+    overrides applied, cut to the keys the plan's code names (``plan_view``), and read-only, so that
+    the plan reads, at build time and in the emitted file, the specialization that was compiled and
+    cannot change it."""
     node = _assignment(tree, "TRITON")  # the one _literal read (the caller found it)
     # ast's line numbers count \n, \r\n and \r only (str.splitlines would also split at \f,
     # \x1c, \u2028, ...), and its columns are UTF-8 byte offsets
@@ -242,8 +243,10 @@ def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None, p
     start = starts[node.value.lineno - 1] + node.value.col_offset
     end = starts[node.value.end_lineno - 1] + node.value.end_col_offset
     how = "its entries' \"arch\" overrides applied, " if overridden else ""
-    note = f"# TRITON as compiled for {arch or 'the default arch'}: {how}read-only ({FREEZE})\n"
-    literal = f"{FREEZE}({pprint.pformat(table, width=100, sort_dicts=False)})"
+    note = (f"# TRITON as compiled for {arch or 'the default arch'}: {how}the keys the plan names, "
+            f"read-only ({FREEZE})\n")
+    table = plan_view(table, named_strings(tree, node.value))
+    literal = assignment("TRITON", FREEZE, table)[len("TRITON = "):]
     out = (raw[:head] + note.encode() + raw[head:start] + literal.encode() + raw[end:]).decode()
     try:
         value = _assignment(ast.parse(out), "TRITON").value

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.errors import PlanError, SubmitgenError
-from submitgen.lifetime import die_with_parent
+from submitgen.processes.lifetime import die_with_parent
 
 DEFAULT_TIMEOUT_S = 60.0
 _HEADER = struct.Struct("<Q")  # the pickled result's length, ahead of it on the pipe

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from submitgen.errors import CodeObjectError
+
+if TYPE_CHECKING:
+    from submitgen.hardware.processors import Processor
 
 
 @dataclass(frozen=True)
@@ -25,11 +28,20 @@ class Finding:
 
 
 class ArgInfo(Protocol):
-    index: int
-    offset: int
-    size: int
-    value_kind: str
-    name: str | None
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def offset(self) -> int: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def value_kind(self) -> str: ...
+
+    @property
+    def name(self) -> str | None: ...
 
     @property
     def hidden(self) -> bool: ...
@@ -55,32 +67,66 @@ def check_arg_extent(a: ArgInfo, label: str, prev_end: int, limit: int,
 class KernelInfo(Protocol):
     """One kernel, in the AMD metadata's terms (a cubin fills what it has; absent counts are None)."""
 
-    name: str
-    symbol: str
-    args: tuple[Any, ...]
-    kernarg_segment_size: int
-    kernarg_segment_align: int
-    group_segment_fixed_size: int
-    private_segment_fixed_size: int
-    wavefront_size: int
-    vgpr_count: int
-    sgpr_count: int | None  # None on NVIDIA
-    agpr_count: int | None
-    sgpr_spill_count: int | None
-    vgpr_spill_count: int | None
-    max_flat_workgroup_size: int
-    reqd_workgroup_size: tuple[int, ...] | None
-    code_size: int | None
-    findings: tuple[Finding, ...]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def symbol(self) -> str: ...
+
+    @property
+    def args(self) -> tuple[ArgInfo, ...]: ...
+
+    @property
+    def kernarg_segment_size(self) -> int: ...
+
+    @property
+    def kernarg_segment_align(self) -> int: ...
+
+    @property
+    def group_segment_fixed_size(self) -> int: ...
+
+    @property
+    def private_segment_fixed_size(self) -> int: ...
+
+    @property
+    def wavefront_size(self) -> int: ...
+
+    @property
+    def vgpr_count(self) -> int: ...
+
+    # None on NVIDIA
+    @property
+    def sgpr_count(self) -> int | None: ...
+
+    @property
+    def agpr_count(self) -> int | None: ...
+
+    @property
+    def sgpr_spill_count(self) -> int | None: ...
+
+    @property
+    def vgpr_spill_count(self) -> int | None: ...
+
+    @property
+    def max_flat_workgroup_size(self) -> int: ...
+
+    @property
+    def reqd_workgroup_size(self) -> tuple[int, ...] | None: ...
+
+    @property
+    def code_size(self) -> int | None: ...
+
+    @property
+    def findings(self) -> tuple[Finding, ...]: ...
 
     @property
     def demangled_name(self) -> str: ...
 
     @property
-    def explicit_args(self) -> tuple[Any, ...]: ...
+    def explicit_args(self) -> tuple[ArgInfo, ...]: ...
 
     @property
-    def hidden_args(self) -> tuple[Any, ...]: ...
+    def hidden_args(self) -> tuple[ArgInfo, ...]: ...
 
     @property
     def explicit_args_size(self) -> int: ...
@@ -95,11 +141,20 @@ class KernelInfo(Protocol):
 
 
 class ObjectInfo(Protocol):
-    source: str
-    size: int
-    sha256: str
-    kernels: tuple[Any, ...]
-    findings: tuple[Finding, ...]
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def sha256(self) -> str: ...
+
+    @property
+    def kernels(self) -> tuple[KernelInfo, ...]: ...
+
+    @property
+    def findings(self) -> tuple[Finding, ...]: ...
 
     @property
     def processor(self) -> str: ...
@@ -112,7 +167,7 @@ class ObjectInfo(Protocol):
         """``code object v5`` or ``cubin``: what diff and inspect call the format."""
         ...
 
-    def processor_facts(self) -> Any:
+    def processor_facts(self) -> Processor | None:
         """Occupancy facts (``processors.Processor``) for this object's processor, or None."""
         ...
 
@@ -120,9 +175,23 @@ class ObjectInfo(Protocol):
         """What inspect says when there are no occupancy facts (None: say nothing)."""
         ...
 
+    def require_loadable(self, label: str | None = None) -> None:
+        """Raise ``CodeObjectError`` with the first error finding, if any."""
+        ...
+
     def header_json(self) -> Mapping[str, Any]: ...
 
     def header_lines(self) -> list[str]: ...
+
+
+class HeaderInfo(Protocol):
+    """What ``KernelLookup`` reads of a reader's header."""
+
+    @property
+    def target_id(self) -> str: ...
+
+    @property
+    def processor(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -134,6 +203,10 @@ class KernelLookup:
     source: str
     size: int
     sha256: str
+    if TYPE_CHECKING:  # what each subclass declares as its own fields
+        header: HeaderInfo
+        kernels: tuple[KernelInfo, ...]
+        findings: tuple[Finding, ...]
 
     @property
     def target_id(self) -> str:
@@ -147,7 +220,7 @@ class KernelLookup:
     def processor(self) -> str:
         return self.header.processor
 
-    def kernel(self, name: str):
+    def kernel(self, name: str) -> KernelInfo:
         """The kernel whose name (or symbol, or unique demangled name, with or without its
         argument list) is ``name``; a ``CodeObjectError`` listing the kernels otherwise."""
         for k in self.kernels:

@@ -11,8 +11,10 @@ import ast
 import os
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from submitgen import rules
 from submitgen.errors import CodeObjectError, ContainerError
@@ -20,7 +22,7 @@ from submitgen.hardware import processors
 from submitgen.joined import split_joined
 from submitgen.readers import elf
 from submitgen.readers.amd import EM_AMDGPU, parse_header, read_code_object
-from submitgen.readers.base import ObjectInfo
+from submitgen.readers.base import HeaderInfo, ObjectInfo
 from submitgen.readers.cuda.cubin import EM_CUDA, parse_cubin_header, read_cubin
 from submitgen.readers.pysource import (
     BUNDLE_MAGIC,
@@ -45,10 +47,11 @@ MAX_TOTAL_DECODED = 64 * 1024 * 1024
 
 # e_machine -> (header reader, object reader); anything else is read as an AMD code object,
 # whose reader names the machine it expected.
-_READERS = {EM_AMDGPU: (parse_header, read_code_object), EM_CUDA: (parse_cubin_header, read_cubin)}
+_READERS: dict[int, tuple[Callable[[bytes, str], HeaderInfo], Callable[..., ObjectInfo]]] = {
+    EM_AMDGPU: (parse_header, read_code_object), EM_CUDA: (parse_cubin_header, read_cubin)}
 
 
-def _reader(data: bytes):
+def _reader(data: bytes) -> tuple[Callable[[bytes, str], HeaderInfo], Callable[..., ObjectInfo]]:
     return _READERS.get(elf.e_machine(data) or EM_AMDGPU, _READERS[EM_AMDGPU])
 
 
@@ -185,7 +188,7 @@ def decompress_ccob(data: bytes, source: str = "<bytes>", limit: int = MAX_DECOD
     return out
 
 
-def _from_bundle(data: bytes, path: str, arch: str | None, base: dict) -> list[LoadedCodeObject]:
+def _from_bundle(data: bytes, path: str, arch: str | None, base: dict[str, Any]) -> list[LoadedCodeObject]:
     src = base.get("_label", path)
     entries = list_bundle(data, src)
     devices = [e for e in entries if e.is_device]
@@ -235,7 +238,7 @@ def _from_python(text: str, path: str, arch: str | None) -> list[LoadedCodeObjec
 # --------------------------------------------------------------------------- entry points
 
 
-def _from_bytes(data: bytes, path: str, arch: str | None, base: dict) -> list[LoadedCodeObject]:
+def _from_bytes(data: bytes, path: str, arch: str | None, base: dict[str, Any]) -> list[LoadedCodeObject]:
     label = base.get("_label", path)
     fields = {k: v for k, v in base.items() if not k.startswith("_")}
     if data.startswith(ELF_MAGIC):

@@ -71,7 +71,7 @@ def e_machine(data: bytes) -> int | None:
     """``e_machine`` of something that starts like an ELF file, else None."""
     if len(data) < 20 or data[:4] != ELF_MAGIC:
         return None
-    return struct.unpack_from("<H", data, 18)[0]
+    return int(struct.unpack_from("<H", data, 18)[0])
 
 
 def read_header(data: bytes, source: str, machine: int, machine_name: str) -> Elf64Header:

@@ -1,9 +1,10 @@
 """What a submitgen-built ``.py`` submission says of its own kernels, read statically (``ast``;
 the file is never run): the launch names the plan uses for the kernels of each embedded object
 (``_SG_KERNEL_IMAGE``: several Triton specializations of one kernel share its symbol, one object
-each), each Triton specialization's argument names as the user wrote them (its ``TRITON``
-signature without the constexprs, then the two scratch pointers submitgen appends), and the
-dynamic LDS each kernel is launched with (the provenance's ``lds`` field).
+each), the argument names of each kernel whose compiler decided part of its launches, as its source
+names them (``_SG_DEFAULTS``; files of earlier versions: the ``TRITON`` signature without the
+constexprs), then the scratch buffers submitgen appends, and the dynamic LDS each kernel is
+launched with (the provenance's ``lds`` field).
 
 ``inspect`` and ``diff`` show kernels by these launch names; a file without the table (not built
 by submitgen) has none, and its kernels keep their symbol names."""
@@ -14,13 +15,17 @@ import ast
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from submitgen.project.load import FREEZE
+from submitgen.readers.base import KernelInfo
 from submitgen.render import provenance
 
 # What the two pointers submitgen appends to every Triton launch are called where a user reads them.
 TRITON_SCRATCH_NAMES = ("(global scratch)", "(profile scratch)")
+DEFAULTS_TABLE = "_SG_DEFAULTS"  # launch name -> SgLaunchDefaults(...), in the emitted file
+
+K = TypeVar("K", bound=KernelInfo)
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,7 @@ class Launch:
     symbol: str
     arg_names: tuple[str, ...] = ()  # a Triton specialization's explicit arguments; () if not known
     dynamic_lds: int | None = None  # what the provenance records; None if it does not
-    block: int | None = None  # a Triton kernel's block (num_warps x wave size, ``_SG_TRITON``)
+    block: int | None = None  # the block its compiler chose (``_SG_DEFAULTS``' threads)
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,47 @@ def triton_arg_names(entry: object) -> tuple[str, ...]:
     return tuple(k for k, v in sig.items() if v != "constexpr") + TRITON_SCRATCH_NAMES
 
 
+def _defaults(tree: ast.Module) -> dict[str, tuple[tuple[str, ...], int | None]]:
+    """launch name -> (argument names, block threads) from ``_SG_DEFAULTS = {name:
+    SgLaunchDefaults(compiler, threads, shared, scratch, names), ...}`` (its fields given by
+    position or by keyword)."""
+    out: dict[str, tuple[tuple[str, ...], int | None]] = {}
+    node = next((s.value for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == DEFAULTS_TABLE), None)
+    if not isinstance(node, ast.Dict):
+        return out
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Call)):
+            continue
+        try:
+            fields = dict(zip(("compiler", "threads", "shared", "scratch", "names"),
+                              map(ast.literal_eval, value.args)))
+            fields.update({k.arg: ast.literal_eval(k.value) for k in value.keywords if k.arg is not None})
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        names, scratch, threads = fields.get("names"), fields.get("scratch", ()), fields.get("threads")
+        shown: tuple[str, ...] = ()
+        if (isinstance(names, tuple) and names and all(isinstance(n, str) for n in names)
+                and isinstance(scratch, tuple)):
+            shown = tuple(names) + TRITON_SCRATCH_NAMES[:len(scratch)]
+        block = threads if isinstance(threads, int) and not isinstance(threads, bool) else None
+        out[key.value] = (shown, block)
+    return out
+
+
+def _defaults_before(tree: ast.Module) -> dict[str, tuple[tuple[str, ...], int | None]]:
+    triton = _assigned(tree, "TRITON")
+    triton = triton if isinstance(triton, dict) else {}
+    facts = _assigned(tree, "_SG_TRITON")
+    facts = facts if isinstance(facts, dict) else {}
+    out: dict[str, tuple[tuple[str, ...], int | None]] = {}
+    for name in {*triton, *facts}:
+        fact = facts.get(name)
+        block = fact[0] if isinstance(fact, tuple) and fact and isinstance(fact[0], int) else None
+        out[name] = (triton_arg_names(triton.get(name)), block)
+    return out
+
+
 def object_indices(shas: Sequence[str], recorded: Sequence[str]) -> list[int]:
     """Each loaded object's index in the file's table: its position in the provenance's ``co``
     (identical objects take the recorded positions in turn), else its load position."""
@@ -93,10 +139,9 @@ def read_launch_table(text: str) -> LaunchTable | None:
     image = _assigned(tree, "_SG_KERNEL_IMAGE")
     if not isinstance(image, dict) or not image:
         return None
-    triton = _assigned(tree, "TRITON")
-    triton = triton if isinstance(triton, dict) else {}
-    facts = _assigned(tree, "_SG_TRITON")
-    facts = facts if isinstance(facts, dict) else {}
+    defaults = _defaults(tree)
+    if not defaults:  # a file of an earlier version: TRITON's signatures and _SG_TRITON's facts
+        defaults = _defaults_before(tree)
     prov = provenance.read(text)
     lds_items = prov.items("lds") if prov is not None else ()
     objects: dict[int, list[Launch]] = {}
@@ -106,18 +151,19 @@ def read_launch_table(text: str) -> LaunchTable | None:
             return None
         index, symbol = where
         lds = provenance.parse_lds(lds_items, index).get(symbol) if prov is not None else None
-        fact = facts.get(name)
-        block = fact[0] if isinstance(fact, tuple) and fact and isinstance(fact[0], int) else None
-        objects.setdefault(index, []).append(
-            Launch(name, symbol, triton_arg_names(triton.get(name)), lds, block))
+        names, block = defaults.get(name, ((), None))
+        objects.setdefault(index, []).append(Launch(name, symbol, names, lds, block))
     return LaunchTable({i: tuple(v) for i, v in objects.items()})
 
 
-def with_arg_names(kernel: Any, names: Sequence[str]) -> Any:
+def with_arg_names(kernel: K, names: Sequence[str]) -> K:
     """``kernel`` with its explicit arguments named ``names`` (a Triton signature's, which the
     metadata leaves unnamed), when there is one name per argument; else ``kernel`` itself."""
-    if not names or len(names) != len(kernel.explicit_args) or not dataclasses.is_dataclass(kernel):
+    named = dataclasses.is_dataclass(kernel) and not isinstance(kernel, type)
+    if not names or len(names) != len(kernel.explicit_args) or not named:
         return kernel
     it = iter(names)
-    args = tuple(a if a.hidden else dataclasses.replace(a, name=next(it)) for a in kernel.args)
-    return dataclasses.replace(kernel, args=args)
+    model: Any = kernel  # a reader's frozen dataclass (named above), which replace() copies
+    args = tuple(a if a.hidden else dataclasses.replace(a, name=next(it)) for a in model.args)
+    replaced: K = dataclasses.replace(model, args=args)
+    return replaced

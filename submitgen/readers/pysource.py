@@ -18,10 +18,12 @@ import lzma
 import re
 import tokenize
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from submitgen.budgets import memory_budget_hit
 from submitgen.errors import ContainerError
+from submitgen.processes.budgets import memory_budget_hit
 from submitgen.readers.elf import ELF_MAGIC
 from submitgen.readers.pycoding import PythonText, decode_python
 
@@ -161,11 +163,11 @@ def python_literals(text: str, source: str = "<python>") -> list[Literal]:
     return out
 
 
-def bounded(make, payload: bytes, what: str, source: str, limit: int) -> bytes | None:
+def bounded(make: Callable[[], Any], payload: bytes, what: str, source: str, limit: int) -> bytes | None:
     """Decompress with a cap; None if the data is corrupt; ContainerError if it exceeds ``limit``."""
     d = make()
     try:
-        out = d.decompress(payload, limit + 1)
+        out: bytes = d.decompress(payload, limit + 1)
     except (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError):
         return None
     if len(out) > limit:
@@ -186,7 +188,7 @@ def _looks_like_lzma_alone(blob: bytes) -> bool:
     return d in (top, top | (top >> 1))
 
 
-def _codec(blob: bytes):
+def _codec(blob: bytes) -> tuple[str, str, Callable[[], Any]] | None:
     """(name shown, name in errors, decompressor factory) of the format ``blob`` starts with."""
     if blob[:2] == b"\x1f\x8b":
         return "gzip", "gzip", lambda: zlib.decompressobj(47)

@@ -10,6 +10,7 @@ from submitgen.errors import RenderError
 from submitgen.launchers import LauncherSpec, Runtime
 from submitgen.options import Compress
 from submitgen.render.embed import Blob
+from submitgen.runtime.pack import SgLaunchDefaults
 
 # Dynamic shared memory a CUDA kernel gets without opting in (cuFuncSetAttribute), bytes.
 CUDA_DEFAULT_DYNAMIC_SHARED = 48 * 1024
@@ -20,13 +21,13 @@ class KernelEntry:
     """One kernel a plan may launch: where its code lives and its explicit arguments."""
 
     name: str  # the name the plan launches it by
-    image: int  # index of the code object that holds it
+    object_index: int  # index of the code object that holds it
     symbol: str  # its function symbol in that code object
     explicit_bytes: int
     args: tuple[tuple[int, int, str, str], ...]  # (offset, size, value_kind, type_name), every explicit one
-    # a Triton kernel's launch facts for runtime/pack.py's sg_triton_launch: (block threads, shared
-    # bytes, global scratch bytes, profile scratch bytes); None for other kernels
-    triton: tuple[int, int, int, int] | None = None
+    # what its compiler decided for its launches (runtime/pack.py's sg_apply_defaults); None for
+    # a kernel whose plan says everything itself
+    defaults: SgLaunchDefaults | None = None
     dynamic_shared: int = 0  # the most dynamic shared memory (LDS) any launch of it asks for
 
 
@@ -96,8 +97,9 @@ class RenderContext:
         return tuple(part for blob in self.blobs for part in blob.images)
 
     @property
-    def triton(self) -> tuple[KernelEntry, ...]:
-        return tuple(k for k in self.kernels if k.triton is not None)
+    def defaulted(self) -> tuple[KernelEntry, ...]:
+        """Kernels whose compiler decided part of their launches."""
+        return tuple(k for k in self.kernels if k.defaults is not None)
 
     @property
     def large_shared(self) -> tuple[KernelEntry, ...]:

@@ -10,6 +10,7 @@ every import into one block under the header."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from submitgen.render.context import AqlEntry, KernelEntry, Pasted, RenderContex
 from submitgen.render.hoist import assemble
 from submitgen.resources import templates_dir
 from submitgen.runtime import pack
+from submitgen.textfmt import py_string
 
 __all__ = ["AqlEntry", "KernelEntry", "Pasted", "RenderContext", "render", "py_literal"]
 
@@ -30,7 +32,9 @@ def py_literal(value: object) -> str:
     if isinstance(value, tuple):
         items = [py_literal(v) for v in value]
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+    if isinstance(value, str):
+        return py_string(value)
+    if value is None or isinstance(value, (bool, int, float, bytes)):
         return repr(value)
     raise RenderError(f"cannot write a {type(value).__name__} into a submission as a literal: {value!r:.80}")
 
@@ -50,6 +54,27 @@ class _PastedCode:
     leaves: str
     fallback: str
     plan: str
+
+
+def docstring_as_comment(source: str) -> str:
+    """``source`` with its module docstring, if it has one, written as ``#`` comment lines in its
+    place (the plan's text is otherwise pasted as it is)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source  # never expected: the build parsed it
+    first = tree.body[0] if tree.body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        return source
+    lines = source.split("\n")
+    start, end = first.lineno - 1, (first.end_lineno or first.lineno) - 1
+    rest = lines[end].encode()[first.end_col_offset or 0:].decode(errors="replace").strip()  # a byte offset
+    if first.col_offset or (rest and not rest.startswith("#")):
+        return source
+    text = inspect.cleandoc(first.value.value)
+    comment = [("# " + comment_text(line)).rstrip() for line in text.split("\n")]
+    return "\n".join([*lines[:start], *comment, *lines[end + 1:]])
 
 
 def pack_source() -> str:
@@ -86,7 +111,7 @@ def render(ctx: RenderContext) -> str:
         pack=pack_source(),
         leaves=ctx.pasted.leaves.strip(),
         fallback=ctx.pasted.fallback.strip(),
-        plan=ctx.pasted.plan.strip(),
+        plan=docstring_as_comment(ctx.pasted.plan.strip()),
     )
     extra = {name: _pasted_source(env, path) for name, path in ctx.launcher.extra_sources}
     return assemble(template.render(ctx=ctx, pasted=pasted, **extra), "rendered submission")

@@ -5,6 +5,7 @@
 # from values, so its parameters are "cuda_param": a tensor fits an 8-byte one, a value any size.
 import ctypes
 import struct
+from dataclasses import dataclass
 
 import torch
 
@@ -106,16 +107,21 @@ def _sg_ctypes_scalar(kernel, where, size, type_name, value):
     code = getattr(type(value), "_type_", None)
     name = "ctypes." + type(value).__name__
     if not (isinstance(code, str) and len(code) == 1 and code in "bBhHiIlLqQfd"):
-        raise SgPlanError(f"kernel '{kernel}' {where}: {name} cannot be passed by value; pass "
-                          "ctypes.c_float, ctypes.c_double or a ctypes integer")
+        raise SgPlanError(
+            f"kernel '{kernel}' {where}: {name} cannot be passed by value; pass "
+            "ctypes.c_float, ctypes.c_double or a ctypes integer"
+        )
     if ctypes.sizeof(value) != size:
-        raise SgPlanError(f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes "
-                          f"{name} ({ctypes.sizeof(value)} bytes)")
+        raise SgPlanError(
+            f"kernel '{kernel}' {where}: metadata says by_value size {size}, plan passes "
+            f"{name} ({ctypes.sizeof(value)} bytes)"
+        )
     tn = (type_name or "").replace("const", "").strip()
     is_float = code in "fd"
     if tn and "*" not in tn and is_float != (tn in ("float", "double", "half", "_Float16", "__fp16")):
         raise SgPlanError(
-            f"kernel '{kernel}' {where}: metadata says {tn}, plan passes {name}({value.value!r})")
+            f"kernel '{kernel}' {where}: metadata says {tn}, plan passes {name}({value.value!r})"
+        )
     return bytes(value)
 
 
@@ -184,8 +190,10 @@ def sg_pack(table, launch, leaves, out, names=()):
             f"a launch must be (kernel, grid, block, dynamic_lds, args), plan gives {launch!r:.80}"
         ) from None
     if kernel not in table:
-        raise SgPlanError(f"plan launches kernel '{kernel}', which the code object does not have "
-                          f"(it has: {', '.join(sorted(table))})")
+        raise SgPlanError(
+            f"plan launches kernel '{kernel}', which the code object does not have "
+            f"(it has: {', '.join(sorted(table))})"
+        )
     explicit_bytes, layout = table[kernel]
     grid = _sg_dims(kernel, "grid", grid)
     block = _sg_dims(kernel, "block", block)
@@ -222,34 +230,43 @@ def sg_pack(table, launch, leaves, out, names=()):
                 f"kernel '{kernel}' {where}: metadata says by_value size {size}, "
                 f"plan passes {type(value).__name__}"
             )
-        buf[offset:offset + size] = data
+        buf[offset : offset + size] = data
     return SgPacked(kernel, grid, block, lds, buf, tuple(slots), tuple(workspaces))
 
 
-def sg_triton_launch(launch, facts, out):
-    """A launch of a Triton kernel with what the compiler decided filled in: block None ->
-    num_warps x wave size (another block is refused), dynamic LDS None -> Triton's ``shared``
-    (less is refused), and the two trailing scratch pointers the plan never passes appended: None
-    (a null pointer) when a scratch size is 0, else a workspace of grid blocks x size bytes.
-    ``facts`` = (block threads, shared bytes, global scratch bytes, profile scratch bytes)."""
+@dataclass(frozen=True)
+class SgLaunchDefaults:
+    """What a kernel's compiler decided, which its launches leave to it (None in the plan)."""
+
+    compiler: str  # who decided ("Triton"), for messages
+    threads: int  # block (threads, 1, 1)
+    shared: int  # the least dynamic LDS, bytes
+    scratch: tuple[int, ...] = ()  # buffers appended to the arguments: bytes per block (0: None)
+    names: tuple[str, ...] = ()  # the plan's arguments as the kernel's source names them
+
+
+def sg_apply_defaults(launch, defaults, out):
+    """A launch with what the compiler decided filled in: block None -> (threads, 1, 1) (another
+    block is refused), dynamic LDS None -> ``shared`` (less is refused), and one buffer appended
+    per ``scratch`` size: None (a null pointer) for 0, else a workspace of grid blocks x size bytes."""
     kernel, grid, block, lds, args = launch
-    threads, shared, global_scratch, profile_scratch = facts
     if block is None:
-        block = (threads, 1, 1)
-    elif _sg_dims(kernel, "block", block) != (threads, 1, 1):
+        block = (defaults.threads, 1, 1)
+    elif _sg_dims(kernel, "block", block) != (defaults.threads, 1, 1):
         raise SgPlanError(
-            f"kernel '{kernel}': a Triton kernel runs blocks of num_warps x wave size = {threads} threads "
+            f"kernel '{kernel}': {defaults.compiler} built it for blocks of {defaults.threads} threads "
             f"(pass None), plan gives block {block!r}"
         )
     if lds is None:
-        lds = shared
-    elif isinstance(lds, int) and lds < shared:
+        lds = defaults.shared
+    elif isinstance(lds, int) and lds < defaults.shared:
         raise SgPlanError(
-            f"kernel '{kernel}': the Triton kernel needs {shared} bytes of dynamic LDS (pass None), "
-            f"plan gives {lds}"
+            f"kernel '{kernel}': {defaults.compiler} built it for {defaults.shared} bytes of dynamic LDS "
+            f"(pass None), plan gives {lds}"
         )
     gx, gy, gz = _sg_dims(kernel, "grid", grid)
-    scratch = []
-    for size in (global_scratch, profile_scratch):
-        scratch.append(out.new_empty((gx * gy * gz * size,), dtype=torch.uint8) if size else None)
-    return (kernel, grid, block, lds, tuple(args) + tuple(scratch))
+    scratch = tuple(
+        out.new_empty((gx * gy * gz * size,), dtype=torch.uint8) if size else None
+        for size in defaults.scratch
+    )
+    return (kernel, grid, block, lds, tuple(args) + scratch)

@@ -10,8 +10,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from submitgen.budgets import release_in_child
 from submitgen.errors import ToolchainError
+from submitgen.processes.budgets import release_in_child
 
 DEFAULT_TIMEOUT_S = 600.0
 INSTALL_HINT = (

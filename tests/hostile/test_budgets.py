@@ -1,4 +1,4 @@
-"""Each command's budget (submitgen/budgets.py) is what README.md's table states, and it is
+"""Each command's budget (submitgen/processes/budgets.py) is what README.md's table states, and it is
 enforced at run time: past it, one ``Error:`` line names the bound, its value and what was being
 read (issue 26 item 10). The tiny budgets come from SUBMITGEN_TEST_BUDGET_MB / _S (tests only)."""
 
@@ -12,7 +12,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from submitgen.budgets import BUDGETS
+from submitgen.processes.budgets import BUDGETS
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = sorted(p for p in (REPO / "tests" / "corpus").rglob("*") if p.suffix in (".co", ".hsaco"))

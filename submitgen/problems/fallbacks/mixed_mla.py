@@ -21,7 +21,7 @@ def _sg_fallback(data):
     per_seq = kv3.shape[1] * kv3.shape[2] * 4
     group = max(1, (256 << 20) // per_seq)
     for i in range(0, bs, group):
-        rows = kv3[i:i + group].float()
-        scores = torch.bmm(q3[i:i + group].float(), rows.transpose(1, 2)) * sm_scale
-        out[i:i + group] = torch.bmm(torch.softmax(scores, dim=-1), rows[:, :, :dv]).to(torch.bfloat16)
+        rows = kv3[i : i + group].float()
+        scores = torch.bmm(q3[i : i + group].float(), rows.transpose(1, 2)) * sm_scale
+        out[i : i + group] = torch.bmm(torch.softmax(scores, dim=-1), rows[:, :, :dv]).to(torch.bfloat16)
     return out.reshape(q.shape[0], heads, dv)

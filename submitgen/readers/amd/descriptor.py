@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from submitgen.hardware import processors
 
@@ -133,7 +134,7 @@ def _user_sgprs(kcp: int, preload_len: int) -> tuple[tuple[str, ...], int]:
     return tuple(user) + (("kernarg_preload",) if preload_len else ()), need
 
 
-def _rsrc1(rsrc1: int) -> dict:
+def _rsrc1(rsrc1: int) -> dict[str, Any]:
     return dict(
         float_round_mode_32=bits(rsrc1, RSRC1_FLOAT_ROUND_MODE_32),
         float_round_mode_16_64=bits(rsrc1, RSRC1_FLOAT_ROUND_MODE_16_64),
@@ -145,7 +146,7 @@ def _rsrc1(rsrc1: int) -> dict:
     )
 
 
-def _rsrc2(rsrc2: int) -> dict:
+def _rsrc2(rsrc2: int) -> dict[str, Any]:
     return dict(
         enable_private_segment=bool(bits(rsrc2, RSRC2_ENABLE_PRIVATE_SEGMENT)),
         user_sgpr_count=bits(rsrc2, RSRC2_USER_SGPR_COUNT),

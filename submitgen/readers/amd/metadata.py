@@ -7,12 +7,13 @@ kernel, the key, the expected and the actual value; keys submitgen does not mode
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 
 from submitgen.errors import CodeObjectError
 
@@ -117,9 +118,10 @@ class _Map:
     def __init__(self, m: Any, where: str, source: str):
         if not isinstance(m, dict):
             raise CodeObjectError(f"{source}: metadata {where}: expected a map, got {type(m).__name__}")
-        self.m, self.where, self.source, self.used = m, where, source, set()
+        self.m, self.where, self.source = m, where, source
+        self.used: set[str] = set()
 
-    def _get(self, key: str, required: bool):
+    def _get(self, key: str, required: bool) -> Any:
         self.used.add(key)
         if key not in self.m:
             if required:
@@ -150,15 +152,27 @@ class _Map:
             return default
         if v < 0:
             raise self._bad(key, "a non-negative integer", v)
+        return builtins.int(v)
+
+    def required_int(self, key: str) -> builtins.int:
+        v = self.int(key, True)
+        assert v is not None  # required: _get raised if it is missing
         return v
 
-    def str(self, key: str, required: bool = False) -> str | None:
-        return self._typed(key, required, str, "a string")
+    def str(self, key: str, required: bool = False) -> builtins.str | None:
+        v = self._typed(key, required, builtins.str, "a string")
+        return None if v is None else builtins.str(v)
 
-    def list(self, key: str, required: bool = False) -> list | None:
-        return self._typed(key, required, list, "a list")
+    def required_str(self, key: builtins.str) -> builtins.str:
+        v = self.str(key, True)
+        assert v is not None  # required: _get raised if it is missing
+        return v
 
-    def bool(self, key: str) -> bool | None:
+    def list(self, key: builtins.str, required: bool = False) -> builtins.list[Any] | None:
+        v = self._typed(key, required, builtins.list, "a list")
+        return None if v is None else builtins.list(v)
+
+    def bool(self, key: builtins.str) -> builtins.bool | None:
         v = self._get(key, False)
         if v is None or isinstance(v, bool):
             return v
@@ -166,7 +180,7 @@ class _Map:
             return bool(v)
         raise self._bad(key, "a boolean", v)
 
-    def ints(self, key: str, length: int | None = None) -> tuple[int, ...] | None:
+    def ints(self, key: builtins.str, length: builtins.int | None = None) -> tuple[builtins.int, ...] | None:
         v = self._get(key, False)
         if v is None:
             return None
@@ -175,7 +189,7 @@ class _Map:
             raise self._bad(key, f"a list of {length or 'some'} integers", v)
         return tuple(v)
 
-    def unknown(self) -> Mapping[str, Any]:
+    def unknown(self) -> Mapping[builtins.str, Any]:
         return MappingProxyType({k: _freeze(v) for k, v in self.m.items() if k not in self.used})
 
 
@@ -228,7 +242,7 @@ def _parse_arg(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
         values: dict[str, Any] = {**_ARG_DEFAULTS, "index": index, "unknown": _no_unknown()}
         for key, v in raw.items():
             known = _ARG_KEYS.get(key)
-            if known is None or type(v) is not known[1] or (known[1] is int and v < 0):
+            if known is None or type(v) is not known[1] or (isinstance(v, int) and v < 0):
                 break
             values[known[0]] = v
         else:
@@ -243,7 +257,7 @@ def _parse_arg_checked(raw: Any, index: int, kname: str, source: str) -> ArgMeta
     return ArgMeta(
         index=index,
         **_each(m.int, "offset", "size", required=True),
-        value_kind=m.str(".value_kind", True),
+        value_kind=m.required_str(".value_kind"),
         **_each(m.str, "name", "type_name", "address_space", "access", "actual_access"),
         pointee_align=m.int(".pointee_align"),
         **_each(m.bool, "is_const", "is_restrict", "is_volatile", "is_pipe"),
@@ -254,7 +268,7 @@ def _parse_arg_checked(raw: Any, index: int, kname: str, source: str) -> ArgMeta
 
 def _parse_kernel_meta(raw: Any, index: int, source: str) -> KernelMeta:
     m = _Map(raw, f"kernel {index}", source)
-    name = m.str(".name", True)
+    name = m.required_str(".name")
     m.where = f"kernel {name!r}"
     args_raw = m.list(".args") or []
     if len(args_raw) > MAX_ARGS:
@@ -263,12 +277,12 @@ def _parse_kernel_meta(raw: Any, index: int, source: str) -> KernelMeta:
     mnw = [m.int(f".max_num_workgroups_{d}") for d in "xyz"]
     return KernelMeta(
         name=name,
-        symbol=m.str(".symbol", True),
+        symbol=m.required_str(".symbol"),
         args=tuple(_parse_arg(a, i, name, source) for i, a in enumerate(args_raw)),
         **_each(m.int, "kernarg_segment_size", "kernarg_segment_align", "group_segment_fixed_size",
                 "private_segment_fixed_size", "wavefront_size", "sgpr_count", "vgpr_count", required=True),
         agpr_count=m.int(".agpr_count"),
-        max_flat_workgroup_size=m.int(".max_flat_workgroup_size", True),
+        max_flat_workgroup_size=m.required_int(".max_flat_workgroup_size"),
         **_each(m.int, "sgpr_spill_count", "vgpr_spill_count"),
         **_each(m.bool, "uniform_work_group_size", "uses_dynamic_stack", "workgroup_processor_mode"),
         language=m.str(".language"),
@@ -278,7 +292,7 @@ def _parse_kernel_meta(raw: Any, index: int, source: str) -> KernelMeta:
         workgroup_size_hint=m.ints(".workgroup_size_hint", 3),
         vec_type_hint=m.str(".vec_type_hint"),
         device_enqueue_symbol=m.str(".device_enqueue_symbol"),
-        max_num_workgroups=tuple(x or 0 for x in mnw) if any(x is not None for x in mnw) else None,
+        max_num_workgroups=(mnw[0] or 0, mnw[1] or 0, mnw[2] or 0) if mnw != [None, None, None] else None,
         cluster_dims=m.ints(".cluster_dims", 3),
         unknown=m.unknown(),
     )

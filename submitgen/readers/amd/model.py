@@ -216,7 +216,8 @@ def _arg_json(a: ArgMeta) -> dict[str, Any]:
 def _descriptor_json(kd: KernelDescriptor) -> dict[str, Any]:
     d = {f.name: getattr(kd, f.name) for f in fields(kd)}
     d["entry_address"] = kd.entry_address
-    return textfmt.jsonable(d)
+    out: dict[str, Any] = textfmt.jsonable(d)
+    return out
 
 
 def _arg_rows(k: Kernel) -> list[str]:

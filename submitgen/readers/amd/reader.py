@@ -4,6 +4,7 @@ descriptor and function symbol, and the cross-checks."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 from submitgen.errors import CodeObjectError
@@ -33,7 +34,7 @@ def read_code_object(data: bytes, *, source: str = "<bytes>") -> CodeObject:
 def _metadata_notes(image: elf.ElfImage, header: ElfHeader, findings: list[Finding]) -> bytes:
     """The metadata note a loader reads: the ``PT_NOTE`` segment's copy first (what the HIP
     runtime reads), else the ``.note`` section's. Two copies that disagree are an error finding."""
-    def amdgpu(notes) -> list[bytes]:
+    def amdgpu(notes: Iterable[tuple[str, int, bytes]]) -> list[bytes]:
         return [desc for owner, ntype, desc in notes if owner == "AMDGPU" and ntype == NT_AMDGPU_METADATA]
 
     in_sections = amdgpu(image.notes())

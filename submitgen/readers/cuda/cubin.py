@@ -22,6 +22,7 @@ stack frame), and NVIDIA has no SGPRs or AGPRs: all are None, shown as absent or
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -193,7 +194,7 @@ def _read(data: bytes, header: CubinHeader, source: str) -> CubinObject:
         return symtab.get_symbol(idx).name
 
     findings = _object_findings(header)
-    info = next((s for s in image.sections if s.name == ".nv.info" and s["sh_type"] == SHT_CUDA_INFO), None)
+    info = next((s for s in image.sections if s.name == ".nv.info" and _is_cuda_info(s)), None)
     tables = nvinfo.function_table(info.data() if info is not None else b"", source, sym_name)
     reserved = (
         RESERVED_SHARED_BYTES if any(s.name.startswith(".nv.shared.reserved") for s in image.sections) else 0
@@ -202,7 +203,7 @@ def _read(data: bytes, header: CubinHeader, source: str) -> CubinObject:
     kernels: list[CudaKernel] = []
     seen: set[str] = set()
     for sec in image.sections:
-        if sec["sh_type"] != SHT_CUDA_INFO or not sec.name.startswith(".nv.info."):
+        if not _is_cuda_info(sec) or not sec.name.startswith(".nv.info."):
             continue
         name = sec.name[len(".nv.info."):]
         if name in seen:
@@ -231,7 +232,15 @@ class _Context:
     reserved: int
 
 
-def _params(a: nvinfo.KernelAttrs, add) -> tuple[tuple[CudaParam, ...], int]:
+Add = Callable[[str, str, str], None]  # (severity, code, message): records one finding
+
+
+def _is_cuda_info(section: Any) -> bool:
+    """A ``.nv.info`` section (pyelftools gives an unknown section type as its number)."""
+    return bool(section["sh_type"] == SHT_CUDA_INFO)
+
+
+def _params(a: nvinfo.KernelAttrs, add: Add) -> tuple[tuple[CudaParam, ...], int]:
     params: dict[int, CudaParam] = {}
     for p in a.params:
         if p.ordinal in params:
@@ -262,7 +271,7 @@ def _params(a: nvinfo.KernelAttrs, add) -> tuple[tuple[CudaParam, ...], int]:
     return args, param_size
 
 
-def _param_layout(args: tuple[CudaParam, ...], param_size: int, add) -> None:
+def _param_layout(args: tuple[CudaParam, ...], param_size: int, add: Add) -> None:
     prev_end = 0
     for x in args:
         label = f"parameter {x.index}"
@@ -273,7 +282,7 @@ def _param_layout(args: tuple[CudaParam, ...], param_size: int, add) -> None:
         prev_end = max(prev_end, x.end)
 
 
-def _static_shared(name: str, ctx: _Context, add) -> tuple[int, int]:
+def _static_shared(name: str, ctx: _Context, add: Add) -> tuple[int, int]:
     shared_sec = ctx.by_name.get(f".nv.shared.{name}")
     shared_size = shared_sec["sh_size"] if shared_sec is not None else 0
     static_shared = shared_size
@@ -293,7 +302,7 @@ def _static_shared(name: str, ctx: _Context, add) -> tuple[int, int]:
     return shared_size, static_shared
 
 
-def _block_limits(a: nvinfo.KernelAttrs, add) -> int:
+def _block_limits(a: nvinfo.KernelAttrs, add: Add) -> int:
     for label, dims in (
         ("REQNTID", a.reqntid),
         ("MAX_THREADS", a.max_threads),

@@ -27,6 +27,7 @@ Found on cubins from nvcc 13.0 (sm_80 .. sm_120), cross-checked against ``cuobjd
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from submitgen.errors import CodeObjectError
@@ -125,7 +126,8 @@ def _half(a: NvInfoAttr, where: str, source: str) -> int:
 
 
 def _dims(a: NvInfoAttr, where: str, source: str) -> tuple[int, int, int]:
-    return struct.unpack_from("<III", payload(a, 12, where, source))  # type: ignore[return-value]
+    x, y, z = struct.unpack_from("<III", payload(a, 12, where, source))
+    return int(x), int(y), int(z)
 
 
 _DIMS = {EIATTR_MAX_THREADS: "max_threads", EIATTR_REQNTID: "reqntid", EIATTR_CTA_PER_CLUSTER: "cluster"}
@@ -156,7 +158,7 @@ def kernel_attrs(raw: bytes, where: str, source: str) -> KernelAttrs:
     return KernelAttrs(params=tuple(params), attributes=tuple(a.attr for a in attrs), **got)  # type: ignore[arg-type]
 
 
-def function_table(raw: bytes, source: str, sym_name) -> dict[int, dict[str, int]]:
+def function_table(raw: bytes, source: str, sym_name: Callable[[int, str], str]) -> dict[int, dict[str, int]]:
     """Whole-object ``.nv.info``: attribute -> {function name: value} for REGCOUNT, FRAME_SIZE and
     MIN_STACK_SIZE (``sym_name(index, where)`` names a ``.symtab`` entry)."""
     out: dict[int, dict[str, int]] = {EIATTR_REGCOUNT: {}, EIATTR_FRAME_SIZE: {}, EIATTR_MIN_STACK_SIZE: {}}

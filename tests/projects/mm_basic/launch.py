@@ -1,4 +1,5 @@
 """Plan of the test project: a split-K tile kernel and a reduce taking a struct by value."""
+
 import ctypes
 
 import torch
@@ -27,6 +28,11 @@ def plan(data):
     tiles = (m * n + 255) // 256
     return out, [
         ("mm_tile", (tiles, 1, splits), (256, 1, 1), 0, (a, b_q, b_scale, partial, m, n, k, 0.5)),
-        ("mm_reduce", ((m * n + 127) // 128,), (128,), 0,
-         ((ReduceArgs, {"partial": partial, "out": out, "count": m * n, "splits": splits, "scale": 1.0}),)),
+        (
+            "mm_reduce",
+            ((m * n + 127) // 128,),
+            (128,),
+            0,
+            ((ReduceArgs, {"partial": partial, "out": out, "count": m * n, "splits": splits, "scale": 1.0}),),
+        ),
     ]
