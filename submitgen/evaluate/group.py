@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from submitgen.budgets import release_in_child
+
 WATCHDOG_SOURCE = (
     "import os, signal, sys\n"
     "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):\n"
@@ -66,7 +68,7 @@ def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO[
     try:
         watchdog = subprocess.Popen(
             [sys.executable, "-S", "-I", "-c", WATCHDOG_SOURCE], stdin=rfd, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, cwd="/", close_fds=True)
+            stderr=subprocess.DEVNULL, cwd="/", close_fds=True, preexec_fn=release_in_child)
     except OSError:
         os.close(wfd)
         watchdog, wfd = None, None
@@ -75,7 +77,8 @@ def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO[
     try:
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env={**env, PARENT_PID_ENV: str(os.getpid())}, stdin=subprocess.DEVNULL,
-            stdout=stdout, stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True)
+            stdout=stdout, stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True,
+            preexec_fn=release_in_child)
     except BaseException:
         if wfd is not None:
             os.close(wfd)

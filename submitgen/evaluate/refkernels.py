@@ -30,10 +30,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from submitgen.budgets import release_in_child
 from submitgen.errors import EvaluateError, LintFailed
 from submitgen.evaluate.popcorn import PopcornResult, key_of, read_result
 from submitgen.evaluate.reftask import MODES, RefTask, cases_text, read_bytes, read_task
 from submitgen.lifetime import die_with_parent
+
+
+def _child_setup() -> None:
+    """eval.py's processes die with submitgen and get the limits from before any budget back."""
+    die_with_parent()
+    release_in_child()
+
 
 REFERENCE_UNAVAILABLE_EXIT = 3
 """Exit code of ``test``/``bench --reference-kernels`` when the problem's reference cannot run on
@@ -153,7 +161,7 @@ def preflight(task: RefTask, run: Path, timeout_s: float) -> str | None:
     with open(run.parent / "preflight.log", "w+b") as log:
         proc = subprocess.Popen([sys.executable, "-c", _PREFLIGHT, str(report), *modules], cwd=run,
                                 env=_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, preexec_fn=die_with_parent)
+                                start_new_session=True, preexec_fn=_child_setup)
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -207,7 +215,7 @@ def _run_eval(task: RefTask, run: Path, cases: Path, mode: str, seed: int | None
             proc = subprocess.Popen([sys.executable, task.main, mode, str(cases)], cwd=run,
                                     env=_env(wfd, seed), stdin=subprocess.DEVNULL, stdout=log,
                                     stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True,
-                                    preexec_fn=die_with_parent)
+                                    preexec_fn=_child_setup)
     finally:
         os.close(wfd)
     thread = threading.Thread(target=reader, daemon=True)
