@@ -89,11 +89,16 @@ def enforced(command: str, reading: Sequence[str], verb: str = "reading") -> Ite
         yield
         return
     budget = budget_of(command)
-    what = ", ".join(reading)
+    what = ", ".join(reading) if len(reading) <= 3 else \
+        f"{reading[0]}, {reading[1]} and {len(reading) - 2:,} more"
+    # the time is a budget per input: inspecting a corpus (2,613 objects) is as legitimate as one
+    # object, and each is bounded on its own; the memory is one budget, held by the whole run
+    cpu_seconds = budget.cpu_seconds * max(1, len(reading))
+    per = f" per input ({cpu_seconds:,} s for {len(reading):,})" if len(reading) > 1 else ""
     old_data = resource.getrlimit(resource.RLIMIT_DATA)
     old_cpu = resource.getrlimit(resource.RLIMIT_CPU)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu_limit = math.ceil(usage.ru_utime + usage.ru_stime) + budget.cpu_seconds
+    cpu_limit = math.ceil(usage.ru_utime + usage.ru_stime) + cpu_seconds
     old_handler = signal.signal(signal.SIGXCPU, _on_xcpu)
 
     restored = False
@@ -119,7 +124,7 @@ def enforced(command: str, reading: Sequence[str], verb: str = "reading") -> Ite
                           f"(README 'Bounds and budgets') {verb} {what}") from None
     except _OverCpu:
         restore()
-        raise BudgetError(f"{command}: over its CPU-time budget of {budget.cpu_seconds} s "
+        raise BudgetError(f"{command}: over its CPU-time budget of {budget.cpu_seconds} s{per} "
                           f"(README 'Bounds and budgets') {verb} {what}") from None
     finally:
         restore()

@@ -199,6 +199,20 @@ class _ElfFile(ELFFile):
                 self._headers[n] = super()._get_section_header(n)
         return self._headers[n]
 
+    def _get_section_name(self, section_header: Any) -> str:
+        """The name from the section name table's bytes, as pyelftools reads it (to the next NUL
+        of the file, UTF-8 with replacement), without its stream parser; pyelftools' own path
+        where the table's header or the name is unusual (it raises its own error)."""
+        if self._sh_types is not None:
+            strtab = self._get_section_header(self["e_shstrndx"]) if 0 < self["e_shstrndx"] < \
+                self["e_shnum"] else None
+            if strtab is not None and isinstance(strtab["sh_offset"], int):
+                start = strtab["sh_offset"] + section_header["sh_name"]
+                end = self._data.find(b"\0", start) if start < self.stream_len else -1
+                if end >= 0:
+                    return self._data[start:end].decode("utf-8", errors="replace")
+        return super()._get_section_name(section_header)
+
 
 @lru_cache(maxsize=16)
 def _sh_type_names(structs: ELFStructs) -> dict[int, str]:

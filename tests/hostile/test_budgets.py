@@ -141,3 +141,19 @@ def test_the_costliest_source_under_the_size_bound_fits_in_the_budgets(tmp_path)
     assert (r.returncode, r.stderr) == (
         1, "Error: names.py: no code object found: none of its 0 string literals decodes from base64 (or "
            "base64 of zlib/gzip/lzma/bz2) to an ELF code object or an offload bundle\n")
+
+
+def test_the_time_budget_is_per_input_and_the_error_names_a_few(tmp_path):
+    """Before: the budget was one for the whole run, so that inspecting the 2,613 objects of the
+    aiter wheel in one call was over it (memory then, 512 MB; and the time of the instruction
+    mix), and the error line named every one of the 2,613 paths."""
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text("import torch\n" + "a = (1, 2, 3)\n" * 70_000)
+    r = submitgen("inspect", "m0.py", "m1.py", "m2.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_S="1")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("Error: inspect: over its CPU-time budget of 1 s per input (3 s for 3) (README "
+                        "'Bounds and budgets') reading m0.py, m1.py, m2.py\n")
+    names = [str(p) for p in CORPUS[:5]]
+    r = submitgen("inspect", *names, cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
+    assert r.stderr == (f"Error: inspect: over its memory budget of 1 MB (README 'Bounds and budgets') "
+                        f"reading {names[0]}, {names[1]} and 3 more\n")

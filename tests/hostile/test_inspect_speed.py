@@ -1,6 +1,7 @@
 """The costs `inspect` cut for speed (issue 26 item 16) keep what it reads: each object's ELF image
 is parsed once per run (the instruction mix's code ranges reuse the reader's), and the section
-headers and symbols read by ``struct`` are pyelftools' own values, field for field."""
+headers, their names and the symbols read by ``struct`` are pyelftools' own values, field for
+field."""
 
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ def test_struct_reads_what_pyelftools_reads(path):
     slow._sh_types = None  # pyelftools' own parser for every header
     assert fast.elf._sh_types is not None
     for n in range(fast.elf.num_sections()):
-        assert dict(fast.elf._get_section_header(n)) == dict(slow._get_section_header(n))
+        header = fast.elf._get_section_header(n)
+        assert dict(header) == dict(slow._get_section_header(n))
+        assert fast.elf._get_section_name(header) == slow._get_section_name(header)
     for order in ((".symtab", ".dynsym"), (".dynsym", ".symtab")):
         by_library = elf.ElfImage(data, str(path))
         by_library._fast_symbols = lambda sec: None  # type: ignore[method-assign]
