@@ -39,6 +39,11 @@ def _shape(value: Any) -> tuple[int, ...]:
     return tuple(value)
 
 
+WIDEST = 16
+"""Bytes of torch's widest element (complex128): an output of the problem's element count in any
+dtype is read back (and judged, e.g. DTYPE MISMATCH), a larger one is not."""
+
+
 def read_output(described: Any, path: Path, limit: int | None = None) -> Any:
     """The output tensor from ``path`` as ``described`` by the worker (``{"dtype", "shape"}``), or a
     placeholder naming the type custom_kernel returned instead of a tensor. An output described as
@@ -55,7 +60,8 @@ def read_output(described: Any, path: Path, limit: int | None = None) -> Any:
     want = math.prod(shape) * itemsize
     if limit is not None and want > limit:
         raise OutputError(f"the worker describes a {dtype} {list(shape)} output of {want:,} bytes, more than "
-                          f"the {limit:,} bytes of the problem's output: not read")
+                          f"the {limit:,} read back for the problem's output of {limit // WIDEST:,} elements "
+                          f"({WIDEST} bytes each, the widest dtype): not read")
     try:
         size = os.stat(path).st_size
     except OSError:
@@ -154,15 +160,20 @@ class Assessor:
             return _launch_only(self.problem, spec, output)
         return check_fields(judge(self.problem, spec, output, data, expected))
 
-    def output_limit(self, spec: Mapping[str, Any], data: Any) -> tuple[int, Any]:
+    def output_limit(self, spec: Mapping[str, Any], data: Any) -> tuple[int | None, Any]:
         """(the most bytes of output read back for inputs ``data``, the reference when it was
-        computed for that): the size of the problem's output, from its ``output_meta`` where it
-        states one, else from its reference's output."""
+        computed for that): the problem's output's element count, from its ``output_meta`` where it
+        states one, else from its reference's output (which the check then reuses), at
+        :data:`WIDEST` bytes each. None on a dry
+        run of a problem without ``output_meta``: its values are not checked, and its reference
+        (minutes a shape on a CPU for moe) is not run for the bound."""
         meta = self.problem.output_meta(dict(spec)) if getattr(self.problem, "output_meta", None) else None
         expected = None
         if meta is None:
+            if not self.check_values:
+                return None, None
             meta = expected = self.problem.reference(data).cpu()
-        return meta.numel() * meta.element_size(), expected
+        return meta.numel() * WIDEST, expected
 
     def first_call(self, spec: Mapping[str, Any], ev: Mapping[str, Any], out: Path) -> Assessment:
         """The assessment of the untimed call (the only call of ``test``)."""

@@ -105,5 +105,5 @@ def test_a_worker_describing_a_huge_output_is_not_read_back(tmp_path):
                        text=True, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout == ("the worker's output cannot be read back: the worker describes a torch.float32 "
-                        "[2147483648] output of 8,589,934,592 bytes, more than the 256 bytes of the "
-                        "problem's output: not read\n")
+                        "[2147483648] output of 8,589,934,592 bytes, more than the 1,024 read back for the "
+                        "problem's output of 64 elements (16 bytes each, the widest dtype): not read\n")
