@@ -4,8 +4,9 @@ for) on its largest legitimate input, for the budgets table in README.md ("Bound
     PYTHONPATH=. .venv/bin/python benchmarks/bench_budgets.py [--only lint,build,...]
 
 Inputs: lint a 1,000,000-byte submission (the leaderboard's cap: the problem's fallback plus a
-base64 literal filling the file); inspect --json and diff the largest code object of
-tests/corpus (and of DIR with --corpus DIR); compile examples/hip_mxfp4_mm/mxfp4_mm.hip
+base64 literal filling the file); lint and inspect the costliest 1,000,000-byte source to parse
+(500,000 one-name lines, `lint-costliest`, `inspect-costliest`); inspect --json and diff the
+largest code object of tests/corpus (and of DIR with --corpus DIR); compile examples/hip_mxfp4_mm/mxfp4_mm.hip
 (--no-cache); build mxfp4-mm (default kernels, cold cache); test and bench the file that build
 wrote (every shape of the problem). Each is one fresh process, as a user runs it."""
 
@@ -46,9 +47,17 @@ def one_mb_submission(path: Path) -> None:
     assert path.stat().st_size == 1_000_000, path.stat().st_size
 
 
+def costliest_source(path: Path) -> None:
+    """The costliest source per byte for ast.parse of the shapes tried: one name a line."""
+    head = "#!POPCORN leaderboard amd-mxfp4-mm\n"
+    body = "a\n" * ((1_000_000 - len(head)) // 2)
+    path.write_text(head + body + "#" * (1_000_000 - len(head) - len(body) - 1) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="lint,inspect,diff,compile,build,test,bench")
+    ap.add_argument("--only",
+                    default="lint,lint-costliest,inspect,inspect-costliest,diff,compile,build,test,bench")
     ap.add_argument("--corpus", type=Path, default=REPO / "tests" / "corpus")
     ap.add_argument("--make-input", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -63,8 +72,11 @@ def main() -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO), SUBMITGEN_CACHE_DIR=str(d / "cache"))
         # made in a child: this process stays small (a child's peak RSS starts from its parent's)
         subprocess.run([sys.executable, __file__, "--make-input", str(d / "big.py")], env=env, check=True)
+        costliest_source(d / "names.py")
         cases = {
             "lint": ["lint", str(d / "big.py")],
+            "lint-costliest": ["lint", str(d / "names.py")],
+            "inspect-costliest": ["inspect", str(d / "names.py")],
             "inspect": ["inspect", "--json", str(objs[-1])],
             "diff": ["diff", str(objs[-2]), str(objs[-1])],
             "compile": ["compile", str(REPO / "examples/hip_mxfp4_mm/mxfp4_mm.hip"), "--no-cache",

@@ -81,11 +81,12 @@ def main() -> None:
 
 
 def _wall(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, bytes]:
-    """Wall time and stdout of one fresh process (exit status 0 or 1, inspect's findings)."""
+    """Wall time and stdout of one fresh process (exit status 0 or 1, inspect's findings; an exit
+    status 1 with nothing on stdout is an ``Error:`` line, e.g. a budget, and no figure)."""
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, env=env)
     took = time.perf_counter() - t0
-    if r.returncode not in (0, 1):
+    if r.returncode not in (0, 1) or not r.stdout:
         raise SystemExit(r.stderr.decode()[-2000:])
     return took, r.stdout
 

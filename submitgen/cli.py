@@ -240,7 +240,7 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
     from submitgen.pipeline.summary import format_summary
 
     problem = _one_problem(problem, leaderboard)
-    with _json_errors("build", as_json):
+    with _json_errors("build", as_json), enforced("build", (problem,), verb="building"):
         result = run_build(BuildOptions(
             problem=problem, gpu=gpu, mode=Mode(mode), output=output_path(output), kernels=kernels,
             code_objects=tuple(code_objects), arch=arch, plan_timeout=plan_timeout, target=Target(target),

@@ -39,9 +39,16 @@ def _shape(value: Any) -> tuple[int, ...]:
     return tuple(value)
 
 
-def read_output(described: Any, path: Path) -> Any:
+WIDEST = 16
+"""Bytes of torch's widest element (complex128): an output of the problem's element count in any
+dtype is read back (and judged, e.g. DTYPE MISMATCH), a larger one is not."""
+
+
+def read_output(described: Any, path: Path, limit: int | None = None) -> Any:
     """The output tensor from ``path`` as ``described`` by the worker (``{"dtype", "shape"}``), or a
-    placeholder naming the type custom_kernel returned instead of a tensor."""
+    placeholder naming the type custom_kernel returned instead of a tensor. An output described as
+    more than ``limit`` bytes (the problem's output, :meth:`Assessor.output_limit`) is not read:
+    the worker is the submission's, and this process holds only what the problem makes."""
     import torch
 
     if not isinstance(described, Mapping):
@@ -51,6 +58,10 @@ def read_output(described: Any, path: Path) -> Any:
     dtype, shape = _dtype(described.get("dtype")), _shape(described.get("shape"))
     itemsize = torch.empty((), dtype=dtype).element_size()
     want = math.prod(shape) * itemsize
+    if limit is not None and want > limit:
+        raise OutputError(f"the worker describes a {dtype} {list(shape)} output of {want:,} bytes, more than "
+                          f"the {limit:,} read back for the problem's output of {limit // WIDEST:,} elements "
+                          f"({WIDEST} bytes each, the widest dtype): not read")
     try:
         size = os.stat(path).st_size
     except OSError:
@@ -79,14 +90,15 @@ def device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def judge(problem: Any, spec: Mapping[str, Any], output: Any, data: Any = None) -> Any:
+def judge(problem: Any, spec: Mapping[str, Any], output: Any, data: Any = None, expected: Any = None) -> Any:
     """The problem's check of ``output`` against the reference of ``data`` (freshly generated
-    inputs when None)."""
+    inputs when None; ``expected``: that reference, when already computed)."""
     from submitgen.problems.compare import CheckResult
 
     if data is None:
         data = problem.generate_input(dict(spec), device=device())
-    expected = problem.reference(data).cpu()
+    if expected is None:
+        expected = problem.reference(data).cpu()
     if isinstance(output, _NotATensor):
         total = expected.numel()
         return CheckResult(False, math.nan, math.nan, total, total, 1.0,
@@ -141,11 +153,27 @@ class Assessor:
 
         return recheck_timed_calls(self, spec, ev, out, first)
 
-    def fields_of(self, spec: Mapping[str, Any], output: Any, data: Any) -> dict[str, Any]:
+    def fields_of(self, spec: Mapping[str, Any], output: Any, data: Any,
+                  expected: Any = None) -> dict[str, Any]:
         """The check's fields of ``output`` for inputs ``data`` (only its form on a dry run)."""
         if not self.check_values:
             return _launch_only(self.problem, spec, output)
-        return check_fields(judge(self.problem, spec, output, data))
+        return check_fields(judge(self.problem, spec, output, data, expected))
+
+    def output_limit(self, spec: Mapping[str, Any], data: Any) -> tuple[int | None, Any]:
+        """(the most bytes of output read back for inputs ``data``, the reference when it was
+        computed for that): the problem's output's element count, from its ``output_meta`` where it
+        states one, else from its reference's output (which the check then reuses), at
+        :data:`WIDEST` bytes each. None on a dry
+        run of a problem without ``output_meta``: its values are not checked, and its reference
+        (minutes a shape on a CPU for moe) is not run for the bound."""
+        meta = self.problem.output_meta(dict(spec)) if getattr(self.problem, "output_meta", None) else None
+        expected = None
+        if meta is None:
+            if not self.check_values:
+                return None, None
+            meta = expected = self.problem.reference(data).cpu()
+        return meta.numel() * WIDEST, expected
 
     def first_call(self, spec: Mapping[str, Any], ev: Mapping[str, Any], out: Path) -> Assessment:
         """The assessment of the untimed call (the only call of ``test``)."""
@@ -180,11 +208,14 @@ class Assessor:
         if ev.get("timed_digests") is not None:
             mutated += [m for m in changed(ev["timed_digests"], want, names) if m not in mutated]
         try:
-            output = read_output(ev.get("output"), out)
+            limit, expected = self.output_limit(spec, data)
+            output = read_output(ev.get("output"), out, limit)
         except OutputError as e:
             return Assessment(None, f"the worker's output cannot be read back: {e}", tuple(mutated))
+        except Exception as e:  # noqa: BLE001 - the reference failed: the shape fails, named
+            return Assessment(None, f"checking the output failed: {type(e).__name__}: {e}", tuple(mutated))
         try:
-            return Assessment(self.fields_of(spec, output, data), None, tuple(mutated))
+            return Assessment(self.fields_of(spec, output, data, expected), None, tuple(mutated))
         except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: the shape fails, named
             return Assessment(None, f"checking the output failed: {type(e).__name__}: {e}", tuple(mutated))
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from submitgen.processes.budgets import release_in_child
+
 WATCHDOG_SOURCE = (
     "import os, signal, sys\n"
     "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):\n"
@@ -60,15 +62,28 @@ class Group:
     watch_fd: int | None
 
 
+def _setup(preexec_fn: Callable[[], None] | None) -> Callable[[], None]:
+    """The child's setup: the limits from before any budget back, then the caller's own step."""
+    if preexec_fn is None:
+        return release_in_child
+
+    def both() -> None:
+        release_in_child()
+        preexec_fn()
+
+    return both
+
+
 def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO[Any],
           pass_fds: Sequence[int] = (), preexec_fn: Callable[[], None] | None = None) -> Group:
     """Start ``argv`` in a new session, and its watchdog; ``preexec_fn`` runs in the child before
-    ``argv`` does (``die_with_parent`` for a program that cannot call it itself, such as eval.py)."""
+    ``argv`` does (``die_with_parent`` for a program that cannot call it itself, such as eval.py),
+    after the limits from before any budget are restored (``release_in_child``)."""
     rfd, wfd = os.pipe()
     try:
         watchdog = subprocess.Popen(
             [sys.executable, "-S", "-I", "-c", WATCHDOG_SOURCE], stdin=rfd, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, cwd="/", close_fds=True)
+            stderr=subprocess.DEVNULL, cwd="/", close_fds=True, preexec_fn=release_in_child)
     except OSError:
         os.close(wfd)
         watchdog, wfd = None, None
@@ -78,7 +93,7 @@ def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO[
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env={**env, PARENT_PID_ENV: str(os.getpid())}, stdin=subprocess.DEVNULL,
             stdout=stdout, stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True,
-            preexec_fn=preexec_fn)
+            preexec_fn=_setup(preexec_fn))
     except BaseException:
         if wfd is not None:
             os.close(wfd)

@@ -78,8 +78,9 @@ def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str,
             if message is not None or not (fields and fields["passed"]):
                 continue
             try:
-                output = read_output(desc.get("output"), Path(recheck_path(str(out), j)))
-                result = assessor.fields_of(call_spec, output, data)
+                limit, expected = assessor.output_limit(call_spec, data)
+                output = read_output(desc.get("output"), Path(recheck_path(str(out), j)), limit)
+                result = assessor.fields_of(call_spec, output, data, expected)
             except OutputError as e:
                 message = f"{where}: the worker's output cannot be read back: {e}"
                 continue

@@ -16,6 +16,7 @@ from submitgen.errors import CodeObjectError
 from submitgen.hardware import processors
 from submitgen.hardware.occupancy import required_block
 from submitgen.inspection.source import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
+from submitgen.readers import elf
 from submitgen.readers.base import Finding, KernelInfo, ObjectInfo
 from submitgen.readers.containers import LoadedCodeObject, load_code_objects
 from submitgen.readers.demangle import demangle_many
@@ -124,15 +125,17 @@ def inspect_sources(
     provenance or a Triton sidecar says, else none). Names are demangled in one call per run.
     With ``disasm``, AMD objects are disassembled (one process each, several at a time) for their
     instruction mix."""
-    read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
-    for p in paths:
-        read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
-    subs = [submission_info(p, co.sha256) if loaded.container == "python" else None for p, loaded, co in read]
-    picks = _picked(read, kernels, subs)
-    every = tuple(k.name for picked in picks for k in picked)
-    dem = dict(zip(every, demangle_many(every)))
-    tool = find_disassembler() if disasm else None
-    mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
+    with elf.shared_images():  # the disassembly's code ranges reuse the images the readers parsed
+        read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
+        for p in paths:
+            read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
+        subs = [submission_info(p, co.sha256) if loaded.container == "python" else None
+                for p, loaded, co in read]
+        picks = _picked(read, kernels, subs)
+        every = tuple(k.name for picked in picks for k in picked)
+        dem = dict(zip(every, demangle_many(every)))
+        tool = find_disassembler() if disasm else None
+        mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
     out: list[Inspected] = []
     for (p, loaded, co), picked, sub, (mix, note) in zip(read, picks, subs, mixes):
         tgt = processors.PROCESSORS.get(arch.split(":", 1)[0].lower()) if arch else co.processor_facts()

@@ -1,5 +1,9 @@
 """Each command's budget in CPU time and memory, enforced at run time on the commands that read
-untrusted files and run no user code (`lint`, `inspect`, `diff`) and on `compile`'s own process.
+untrusted files and run no user code (`lint`, `inspect`, `diff`) and on the own process of
+`compile` and `build` (the programs they start, and the plan's child, get the limits from before
+the budget back: their bound is their time limit). `test` and `bench` get none (their process
+regenerates the problem's inputs and runs its reference, in torch, on the GPU where there is one;
+their bounds are the worker's time limits and the output they read back, README).
 README.md's budgets table ("Bounds and budgets") quotes these figures
 (tests/hostile/test_budgets.py checks that they agree).
 
@@ -33,10 +37,15 @@ class Budget:
 
 
 BUDGETS: dict[str, Budget] = {
-    "lint": Budget(cpu_seconds=15, memory_mb=512),
-    "inspect": Budget(cpu_seconds=15, memory_mb=512),
-    "diff": Budget(cpu_seconds=15, memory_mb=512),
+    # the costliest source a 1 MB .py (the leaderboard's cap, the bound on what they read as
+    # Python) can hold, 500,000 one-name lines, takes 0.9 GB and 11-15 s of CPU (a loaded machine)
+    "lint": Budget(cpu_seconds=60, memory_mb=2048),
+    "inspect": Budget(cpu_seconds=60, memory_mb=2048),
+    "diff": Budget(cpu_seconds=60, memory_mb=2048),
     "compile": Budget(cpu_seconds=600, memory_mb=1024),
+    # build mxfp4-mm, empty cache: 0.9 GB of data (torch's import, thread stacks, lint's parse
+    # thread's 256 MiB), 7 s of CPU in its own process; compilers and the plan run in children
+    "build": Budget(cpu_seconds=120, memory_mb=2048),
 }
 
 _owned = False
@@ -62,6 +71,9 @@ class _OverCpu(BaseException):
 
 
 def _on_xcpu(signum: int, frame: object) -> None:
+    # the kernel repeats SIGXCPU every CPU second past the soft limit: a second one arriving while
+    # the first unwinds (before the handler is restored) would escape as a traceback
+    signal.signal(signal.SIGXCPU, signal.SIG_IGN)
     raise _OverCpu
 
 
@@ -70,17 +82,23 @@ def _soft(limit: int, hard: int) -> int:
 
 
 @contextmanager
-def enforced(command: str, reading: Sequence[str]) -> Iterator[None]:
-    """Run the block under ``command``'s budget; past it, a BudgetError naming the bound."""
+def enforced(command: str, reading: Sequence[str], verb: str = "reading") -> Iterator[None]:
+    """Run the block under ``command``'s budget; past it, a BudgetError naming the bound and what
+    was being done (``verb`` ``reading``: "reading a.py, b.py")."""
     if not _owned:
         yield
         return
     budget = budget_of(command)
-    what = ", ".join(reading)
+    what = ", ".join(reading) if len(reading) <= 3 else \
+        f"{reading[0]}, {reading[1]} and {len(reading) - 2:,} more"
+    # the time is a budget per input: inspecting a corpus (2,613 objects) is as legitimate as one
+    # object, and each is bounded on its own; the memory is one budget, held by the whole run
+    cpu_seconds = budget.cpu_seconds * max(1, len(reading))
+    per = f" per input ({cpu_seconds:,} s for {len(reading):,})" if len(reading) > 1 else ""
     old_data = resource.getrlimit(resource.RLIMIT_DATA)
     old_cpu = resource.getrlimit(resource.RLIMIT_CPU)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu_limit = math.ceil(usage.ru_utime + usage.ru_stime) + budget.cpu_seconds
+    cpu_limit = math.ceil(usage.ru_utime + usage.ru_stime) + cpu_seconds
     old_handler = signal.signal(signal.SIGXCPU, _on_xcpu)
 
     restored = False
@@ -103,18 +121,19 @@ def enforced(command: str, reading: Sequence[str]) -> Iterator[None]:
     except MemoryError:
         restore()
         raise BudgetError(f"{command}: over its memory budget of {budget.memory_mb} MB "
-                          f"(README 'Bounds and budgets') reading {what}") from None
+                          f"(README 'Bounds and budgets') {verb} {what}") from None
     except _OverCpu:
         restore()
-        raise BudgetError(f"{command}: over its CPU-time budget of {budget.cpu_seconds} s "
-                          f"(README 'Bounds and budgets') reading {what}") from None
+        raise BudgetError(f"{command}: over its CPU-time budget of {budget.cpu_seconds} s{per} "
+                          f"(README 'Bounds and budgets') {verb} {what}") from None
     finally:
         restore()
 
 
 def release_in_child() -> None:
-    """A ``preexec_fn`` for every program submitgen starts (compilers, disassemblers, demanglers):
-    the budget bounds submitgen's own process, so a child gets the limits from before it back.
+    """A ``preexec_fn`` for every program submitgen starts (compilers, disassemblers, demanglers,
+    the test worker, eval.py), and the first call of the plan's forked child: the budget bounds
+    submitgen's own process, so a child gets the limits from before it back.
     (zig's clang started under a 1 MB data limit dies by SIGSEGV, not with an error; a child's
     own bound is its time limit, toolchain/process.py)."""
     if _outer:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.errors import PlanError, SubmitgenError
+from submitgen.processes.budgets import release_in_child
 from submitgen.processes.lifetime import die_with_parent
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -152,6 +153,7 @@ def run_plan(
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; it never returns
         die_with_parent(parent)  # its own session: a kill of the build's group does not reach it
+        release_in_child()  # held by --plan-timeout, not by the build's budget
         _child(send, go_r, fn, args)
     os.close(send)
     os.close(go_r)

@@ -38,9 +38,10 @@ from submitgen.readers.regular import Refused, read_regular
 
 ELF_MAGIC = elf.ELF_MAGIC
 MAX_FILE_SIZE = 256 * 1024 * 1024
-# A .py is a leaderboard submission, capped at 1 MB (rules.py); inspect reads one up to 4x that,
-# as lint does (lint.READ_LIMIT).
-MAX_PY_FILE_SIZE = 4 * rules.SIZE_LIMIT
+# A .py is a leaderboard submission, capped at 1 MB (rules.py): inspect and diff read one up to that,
+# as lint does (lint.READ_LIMIT), and read no larger file of another name as Python. The costliest
+# source under it to parse takes ~0.9 GB, within the budgets (submitgen/processes/budgets.py).
+MAX_PY_FILE_SIZE = rules.SIZE_LIMIT
 # All blobs of one .py together: a 1 MB file holds at most ~750 KB of base64 payload, which real
 # code objects (lzma, zlib: 3-6x) decode to a few MB; each blob alone is bounded by pysource.
 MAX_TOTAL_DECODED = 64 * 1024 * 1024
@@ -297,6 +298,10 @@ def load_code_objects(
         )
     if not is_py and is_container(data):
         return _from_bytes(data, path, arch, {})
+    if not is_py and len(data) > MAX_PY_FILE_SIZE:
+        raise ContainerError(f"{path}: not an ELF code object or an offload bundle (starts with "
+                             f"{data[:8].hex()}), and at {len(data):,} bytes too large to be read as a "
+                             f"Python file (at most {MAX_PY_FILE_SIZE:,}, the leaderboard's limit)")
     try:
         text = decode_python(data, path).text  # as Python decodes it (PEP 263)
     except ContainerError:

@@ -17,6 +17,8 @@ from io import BytesIO
 from typing import Any
 
 from elftools.common.exceptions import ELFError, ELFParseError
+from elftools.construct.lib.container import Container
+from elftools.elf import enums
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 from elftools.elf.structs import ELFStructs
@@ -34,6 +36,15 @@ _EHDR = struct.Struct("<4sBBBBB7sHHIQQQIHHHHHH")
 _PHDR = struct.Struct("<IIQQQQ")  # p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz (of 56 bytes)
 PT_NOTE = 4
 EHDR_SIZE = _EHDR.size
+# Elf64_Shdr and Elf64_Sym by struct, with pyelftools' own names for the enumerated fields: its
+# construct parsers cost ~0.3 ms a section header and ~0.1 ms a symbol, a third of reading a
+# corpus object (the values are the same: tests/test_elf_fast.py compares them on the corpus)
+_SHDR = struct.Struct("<IIQQQQIIQQ")
+_SHDR_FIELDS = ("sh_name", "sh_type", "sh_flags", "sh_addr", "sh_offset", "sh_size", "sh_link", "sh_info",
+                "sh_addralign", "sh_entsize")
+_SYM = struct.Struct("<IBBHQQ")  # st_name, st_info, st_other, st_shndx, st_value, st_size
+_STT = {v: k for k, v in enums.ENUM_ST_INFO_TYPE.items()}
+_SHN = {v: k for k, v in enums.ENUM_ST_SHNDX.items()}
 
 # What pyelftools and struct raise on malformed input; nothing else is translated.
 LIBRARY_ERRORS = (ELFError, ELFParseError, struct.error, ValueError, IndexError, KeyError, UnicodeDecodeError,
@@ -169,14 +180,45 @@ class _ElfFile(ELFFile):
                                 self["e_ident"]["EI_OSABI"])
         self.e_ident_raw = data[:16]
         self.stream_loader = None
+        self._data = data
         self._headers: dict[int, Any] = {}
+        self._sh_types = _sh_type_names(self.structs) if self.elfclass == 64 and self.little_endian \
+            and self["e_shentsize"] == _SHDR.size else None
 
     def _get_section_header(self, n: int) -> Any:
         """Each section header parsed once (pyelftools parses a symbol or string table's header
-        again for every section that links to it)."""
+        again for every section that links to it), by struct where it lies whole in the file (else
+        pyelftools' parser, which raises its own error)."""
         if n not in self._headers:
-            self._headers[n] = super()._get_section_header(n)
+            pos = self["e_shoff"] + n * _SHDR.size
+            if self._sh_types is not None and pos + _SHDR.size <= self.stream_len:
+                values = list(_SHDR.unpack_from(self._data, pos))
+                values[1] = self._sh_types.get(values[1], values[1])
+                self._headers[n] = Container(**dict(zip(_SHDR_FIELDS, values)))
+            else:
+                self._headers[n] = super()._get_section_header(n)
         return self._headers[n]
+
+    def _get_section_name(self, section_header: Any) -> str:
+        """The name from the section name table's bytes, as pyelftools reads it (to the next NUL
+        of the file, UTF-8 with replacement), without its stream parser; pyelftools' own path
+        where the table's header or the name is unusual (it raises its own error)."""
+        if self._sh_types is not None:
+            strtab = self._get_section_header(self["e_shstrndx"]) if 0 < self["e_shstrndx"] < \
+                self["e_shnum"] else None
+            if strtab is not None and isinstance(strtab["sh_offset"], int):
+                start = strtab["sh_offset"] + section_header["sh_name"]
+                end = self._data.find(b"\0", start) if start < self.stream_len else -1
+                if end >= 0:
+                    return self._data[start:end].decode("utf-8", errors="replace")
+        return super()._get_section_name(section_header)
+
+
+@lru_cache(maxsize=16)
+def _sh_type_names(structs: ELFStructs) -> dict[int, str]:
+    """sh_type value -> pyelftools' name, for the machine ``structs`` were made for."""
+    field = next(f for f in structs.Elf_Shdr.subcons if f.name == "sh_type")
+    return dict(field.decoding)
 
 
 class ElfImage:
@@ -233,8 +275,11 @@ class ElfImage:
             sec = self.symbol_table(secname)
             if sec is None:
                 continue
-            for sym in sec.iter_symbols():
-                if sym.name and sym.name not in out:
+            for sym in self._fast_symbols(sec) or sec.iter_symbols():
+                if isinstance(sym, Symbol):
+                    if sym.name not in out:
+                        out[sym.name] = sym
+                elif sym.name and sym.name not in out:
                     e = sym.entry
                     out[sym.name] = Symbol(
                         sym.name, e["st_info"]["type"], e["st_value"], e["st_size"], e["st_shndx"]
@@ -242,6 +287,29 @@ class ElfImage:
             if out:
                 break
         self._symbols[order] = out
+        return out
+
+    def _fast_symbols(self, sec: SymbolTableSection) -> list[Symbol] | None:
+        """The named symbols of ``sec`` by struct, as pyelftools reads them (names from the linked
+        string table, decoded as UTF-8 with replacement); None where anything is unusual (an entry
+        size other than 24, a name without its NUL in the file...): pyelftools' path then."""
+        link, count = sec["sh_link"], sec["sh_size"] // _SYM.size if sec["sh_entsize"] == _SYM.size else -1
+        if count < 0 or self.elf._sh_types is None or not 0 < link < len(self.sections):
+            return None
+        strtab = self.sections[link]["sh_offset"]
+        raw, data = sec.data(), self.data
+        out = []
+        for st_name, info, _other, shndx, value, size in _SYM.iter_unpack(raw[:count * _SYM.size]):
+            if not st_name:
+                continue
+            start = strtab + st_name
+            end = data.find(b"\0", start)
+            if end < 0:
+                return None
+            if end == start:
+                continue
+            name = data[start:end].decode("utf-8", errors="replace")
+            out.append(Symbol(name, _STT.get(info & 0xF, info & 0xF), value, size, _SHN.get(shndx, shndx)))
         return out
 
     def read_at(self, sym: Symbol, size: int, *, relocatable: bool) -> bytes | None:
@@ -267,6 +335,33 @@ class ElfImage:
             if sec["sh_addr"] <= sym.value and sym.value + size <= sec["sh_addr"] + sec["sh_size"]:
                 return sec["sh_offset"] + sym.value - sec["sh_addr"]
         return None
+
+
+_shared: dict[int, ElfImage] | None = None
+
+
+@contextmanager
+def shared_images() -> Iterator[None]:
+    """While the block runs, :func:`image_of` gives the image already parsed from the same bytes
+    object (``inspect`` reads an object, then finds its kernels' code ranges for the instruction
+    mix: one parse, not two); outside it, a fresh parse each time."""
+    global _shared
+    outer = _shared
+    _shared = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _shared = outer
+
+
+def image_of(data: bytes, source: str) -> ElfImage:
+    """``ElfImage(data, source)``, parsed once per bytes object inside :func:`shared_images`."""
+    if _shared is None:
+        return ElfImage(data, source)
+    img = _shared.get(id(data))
+    if img is None or img.data is not data:
+        img = _shared[id(data)] = ElfImage(data, source)
+    return img
 
 
 def _iter_notes(raw: bytes, secname: str, source: str) -> Iterator[tuple[str, int, bytes]]:

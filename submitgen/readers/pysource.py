@@ -70,6 +70,8 @@ def _join(node: ast.AST, depth: int) -> str | None:
     parts = [literal_value(e, depth + 1) for e in node.args[0].elts]
     if sep is None or any(p is None for p in parts):
         return None
+    if len(sep) * max(len(parts) - 1, 0) + sum(map(len, parts)) > MAX_LITERAL_CHARS:  # type: ignore[arg-type]
+        return None  # past the bound before it is built: a long separator joins a list of many
     return sep.join(parts)  # type: ignore[arg-type]
 
 

@@ -1132,7 +1132,7 @@ def bounds(seeds: Seeds, n: int, rng: random.Random, command: str) -> Case:
         data, suffix = _py_of_size(MAX_PY_FILE_SIZE + over), ".py"
         command, expect = (LINT, INSPECT)[n // 10 % 2], 1  # no code object in it: inspect refuses it too
         if command == LINT and not over:
-            expect = 1  # over the leaderboard's 1 MB: a lint error, not a refusal
+            expect = 1  # at the leaderboard's 1 MB: read, and failed for its header and custom_kernel
     else:
         data, suffix = _py_decoding_to(MAX_TOTAL_DECODED + over * 1024), ".py"
         expect = 1 if over else None

@@ -1,8 +1,9 @@
 """Every size a reader accepts is bounded, from what real inputs need, and an input past a bound is
 refused naming that bound, just above it, while one at the bound is read: the kernarg segment
 (4 KiB, in the metadata and in the descriptor), the metadata note (1 MiB), a kernel's arguments
-(1,024), the total that the blobs of one ``.py`` decode to (64 MiB) and the size of a ``.py``
-inspect reads (4 MB, 4x the leaderboard's cap; lint reads no more)."""
+(1,024), the total that the blobs of one ``.py`` decode to (64 MiB), the size of a ``.py``
+inspect and lint read (1,000,000 bytes, the leaderboard's cap: the costliest source under it fits
+in their budgets, where a 3.9 MB one did not) and of a folded ``"sep".join([...])`` literal."""
 
 from __future__ import annotations
 
@@ -147,17 +148,50 @@ def test_the_size_of_a_python_file_is_bounded(tmp_path):
     over.write_text(body + "#" * (MAX_PY_FILE_SIZE - len(body)) + "\n")
     with pytest.raises(ContainerError) as e:
         load_code_objects(over)
-    assert str(e.value) == f"{over}: 4000001 bytes is larger than the 4000000-byte limit"
+    assert str(e.value) == f"{over}: 1000001 bytes is larger than the 1000000-byte limit"
 
 
 def test_lint_reads_no_more_than_inspect(tmp_path):
     from submitgen.errors import LintError
-    from submitgen.lint import READ_LIMIT, read_submission
+    from submitgen.lint import READ_LIMIT, lint_file, read_submission
 
-    assert READ_LIMIT == MAX_PY_FILE_SIZE == 4_000_000
+    assert READ_LIMIT == MAX_PY_FILE_SIZE == 1_000_000
+    at = tmp_path / "at.py"
+    at.write_bytes(b"#!POPCORN leaderboard amd-mxfp4-mm\n" + b"#" * (READ_LIMIT - 36) + b"\n")
+    assert at.stat().st_size == READ_LIMIT
+    assert [f.rule for f in lint_file(at)] == ["custom-kernel"]  # read and judged in full
     over = tmp_path / "over.py"
     over.write_bytes(b"#" * (READ_LIMIT + 1))
     with pytest.raises(LintError) as e:
         read_submission(over)
-    assert str(e.value) == (f"cannot read submission {str(over)!r}: it is 4,000,001 bytes, more than the "
-                            "4,000,000 lint reads (the limit for a submission is 1,000,000)")
+    assert str(e.value) == (f"cannot read submission {str(over)!r}: it is 1,000,001 bytes, more than the "
+                            "1,000,000 a submission may have (the leaderboard's limit)")
+
+
+def test_a_file_of_another_name_is_read_as_python_only_up_to_the_same_bound(tmp_path):
+    """Before: a file not named .py was read up to 256 MB and parsed as Python (twice)."""
+    at = tmp_path / "at.txt"
+    at.write_text("import torch\n" + "#" * (MAX_PY_FILE_SIZE - 14) + "\n")
+    assert at.stat().st_size == MAX_PY_FILE_SIZE
+    with pytest.raises(ContainerError, match="no code object found"):
+        load_code_objects(at)
+    over = tmp_path / "over.txt"
+    over.write_text("import torch\n" + "#" * (MAX_PY_FILE_SIZE - 13) + "\n")
+    with pytest.raises(ContainerError) as e:
+        load_code_objects(over)
+    assert str(e.value) == (f"{over}: not an ELF code object or an offload bundle (starts with "
+                            "696d706f72742074), and at 1,000,001 bytes too large to be read as a Python file "
+                            "(at most 1,000,000, the leaderboard's limit)")
+
+
+def test_a_join_is_bounded_before_it_is_built(tmp_path):
+    """Before: an 850 KB file whose 400 KB separator joins 150,000 empty strings (a 60 GB
+    literal) was folded in full: inspect went past its memory budget."""
+    from submitgen.readers.pysource import MAX_LITERAL_CHARS, python_literals
+
+    bomb = "x = '" + "A" * 400_000 + "'.join([" + "''," * 150_000 + "])\n"
+    assert max(len(lit.text) for lit in python_literals(bomb)) == 400_000  # its parts, not the join
+    sep = "A" * 1000
+    at = "x = '" + sep + "'.join([" + "'b'," * (MAX_LITERAL_CHARS // 1001) + "])\n"
+    [lit] = python_literals(at)
+    assert len(lit.text) == (MAX_LITERAL_CHARS // 1001) * 1001 - 1000 <= MAX_LITERAL_CHARS

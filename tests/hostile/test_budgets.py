@@ -12,6 +12,8 @@ import sys
 import zlib
 from pathlib import Path
 
+import pytest
+
 from submitgen.processes.budgets import BUDGETS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,7 +52,7 @@ def test_inspect_past_its_memory_budget_names_the_bound(tmp_path):
 
 
 def test_inspect_past_its_cpu_budget_names_the_bound(tmp_path):
-    (tmp_path / "many.py").write_text("import torch\n" + "a = (1, 2, 3)\n" * 100_000)
+    (tmp_path / "many.py").write_text("import torch\n" + "a = (1, 2, 3)\n" * 70_000)
     r = submitgen("inspect", "many.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_S="0")
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == "Error: inspect: over its CPU-time budget of 0 s (README 'Bounds and budgets') " \
@@ -86,8 +88,8 @@ def test_the_largest_legitimate_inputs_pass_under_the_real_budgets(tmp_path):
 
 def test_a_parser_out_of_budget_memory_is_the_budget_not_a_nesting_finding(tmp_path):
     """ast.parse's MemoryError at the budget was reported as "nests too deeply" by lint and as
-    "not valid Python" by inspect (a 3.9 MB file under the real 512 MB)."""
-    (tmp_path / "flat.py").write_text("#!POPCORN leaderboard amd-mxfp4-mm\n" + "a = (1, 2, 3)\n" * 100_000)
+    "not valid Python" by inspect (a 3.9 MB file under the then 512 MB; 980 KB here under 128 MB)."""
+    (tmp_path / "flat.py").write_text("#!POPCORN leaderboard amd-mxfp4-mm\n" + "a = (1, 2, 3)\n" * 70_000)
     for command in ("lint", "inspect"):
         r = submitgen(command, "flat.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="128")
         assert (r.returncode, r.stdout, r.stderr) == (
@@ -103,7 +105,7 @@ def test_no_room_for_lints_deep_parse_thread_is_the_budget(tmp_path):
     assert (r.returncode, r.stdout, r.stderr) == (
         1, "", "Error: lint: over its memory budget of 200 MB (README 'Bounds and budgets') "
                "reading deep.py\n")
-    r = submitgen("lint", "deep.py", cwd=tmp_path)  # under the real 512 MB it is read, with a warning
+    r = submitgen("lint", "deep.py", cwd=tmp_path)  # under the real budget it is read, with a warning
     assert "warning: nesting:" in r.stdout and r.stderr == "", r.stderr
 
 
@@ -121,3 +123,37 @@ def test_compile_is_held_to_its_budget_and_fits_in_it(tmp_path):
     r = submitgen("compile", src, "--no-cache", "-o", "mm.co", cwd=tmp_path, SUBMITGEN_CACHE_DIR=cache)
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
     assert (tmp_path / "mm.co").read_bytes()[:4] == b"\x7fELF"
+
+
+@pytest.mark.slow
+def test_the_costliest_source_under_the_size_bound_fits_in_the_budgets(tmp_path):
+    """500,000 one-name lines, a file at the 1 MB bound that lint and inspect read as Python: the
+    costliest to parse per byte of the shapes tried (0.9 GB; `f(a)` lines, `a[b,c]` lines, lists of
+    names, f-strings, tuples, compare chains: 0.5-0.85 GB). Before, under the 512 MB budget, lint
+    and inspect stopped at it with the budget's error though the file is within the bound."""
+    head = "#!POPCORN leaderboard amd-mxfp4-mm\n"
+    body = "a\n" * ((1_000_000 - len(head)) // 2)
+    (tmp_path / "names.py").write_text(head + body + "#" * (1_000_000 - len(head) - len(body) - 1) + "\n")
+    assert (tmp_path / "names.py").stat().st_size == 1_000_000
+    r = submitgen("lint", "names.py", cwd=tmp_path)
+    assert (r.returncode, r.stdout.split(":")[:3], r.stderr) == (1, ["names.py", "1", " custom-kernel"], "")
+    r = submitgen("inspect", "names.py", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (
+        1, "Error: names.py: no code object found: none of its 0 string literals decodes from base64 (or "
+           "base64 of zlib/gzip/lzma/bz2) to an ELF code object or an offload bundle\n")
+
+
+def test_the_time_budget_is_per_input_and_the_error_names_a_few(tmp_path):
+    """Before: the budget was one for the whole run, so that inspecting the 2,613 objects of the
+    aiter wheel in one call was over it (memory then, 512 MB; and the time of the instruction
+    mix), and the error line named every one of the 2,613 paths."""
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text("import torch\n" + "a = (1, 2, 3)\n" * 70_000)
+    r = submitgen("inspect", "m0.py", "m1.py", "m2.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_S="1")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("Error: inspect: over its CPU-time budget of 1 s per input (3 s for 3) (README "
+                        "'Bounds and budgets') reading m0.py, m1.py, m2.py\n")
+    names = [str(p) for p in CORPUS[:5]]
+    r = submitgen("inspect", *names, cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
+    assert r.stderr == (f"Error: inspect: over its memory budget of 1 MB (README 'Bounds and budgets') "
+                        f"reading {names[0]}, {names[1]} and 3 more\n")

@@ -106,7 +106,7 @@ def _short(v: Any) -> str:
 
 
 def _read(data: bytes, header: ElfHeader, source: str) -> CodeObject:
-    image = elf.ElfImage(data, source)
+    image = elf.image_of(data, source)
     findings: list[Finding] = []
     desc = _metadata_notes(image, header, findings)
     metadata, kmetas = parse_metadata(decode_metadata_note(desc, source), source)
