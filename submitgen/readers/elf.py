@@ -218,7 +218,8 @@ class _ElfFile(ELFFile):
 def _sh_type_names(structs: ELFStructs) -> dict[int, str]:
     """sh_type value -> pyelftools' name, for the machine ``structs`` were made for."""
     field = next(f for f in structs.Elf_Shdr.subcons if f.name == "sh_type")
-    return dict(field.decoding)
+    decoding: dict[int, str] = field.decoding  # type: ignore[attr-defined]  # an Enum construct's table
+    return dict(decoding)
 
 
 class ElfImage:

@@ -41,8 +41,9 @@ def test_build_past_its_budget_names_the_bound_and_writes_nothing(tmp_path, env,
 CHILD_LIMITS = """
 import os, resource, subprocess, sys
 from pathlib import Path
-from submitgen import budgets
-from submitgen.evaluate import group, refkernels
+from submitgen.processes import budgets
+from submitgen.evaluate import group
+from submitgen.processes.lifetime import die_with_parent
 from submitgen.project.run import run_plan
 
 SHOW = ("import resource; "
@@ -60,8 +61,13 @@ with budgets.enforced("compile", ("x",)):
         g.proc.wait()
         group.end(g)
     worker = open("worker.out").read().strip()
-    ref = subprocess.run([sys.executable, "-c", SHOW], capture_output=True, text=True,
-                         preexec_fn=refkernels._child_setup).stdout.strip()
+    # eval.py's processes: refkernels starts them through group.start with die_with_parent
+    with open("ref.out", "w") as out:
+        g = group.start([sys.executable, "-c", SHOW], cwd=Path("."), env=dict(os.environ), stdout=out,
+                        preexec_fn=die_with_parent)
+        g.proc.wait()
+        group.end(g)
+    ref = open("ref.out").read().strip()
     plan = run_plan(limits, (), plan_path=Path("launch.py"), timeout=60)
 print(before, worker, ref, plan, sep="|")
 """
