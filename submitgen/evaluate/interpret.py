@@ -128,8 +128,10 @@ def driver_source(root: Path, arch: str) -> str:
 
 
 SMALL_SHAPES: dict[str, tuple[dict[str, int], ...]] = {
-    # every test shape is too large for the interpreter (the smallest, 256 experts of 4096 x 1024,
-    # ran past 5 min and 3.5 GB on the 2-core build machine, 2026-12-02): a shape of the same form
+    # every test shape is too large for the interpreter. The smallest (fewest input elements) is
+    # test 2 (64 + 1 experts of 4096 x 1536, bs 128): on the 2-core build machine (2026-12-02,
+    # load about 7) its inputs took 452 s to make, then in 2,400 s the interpreter ran route's 1,024
+    # programs and 269 of gate_up's 2,904 (of 12,184 in all): hours. So a shape of the same form
     "amd-moe-mxfp4": ({"dhidden": 256, "dexpert": 256, "nroutedexperts": 8, "nexpertspertoken": 2,
                        "nsharedexperts": 1, "bs": 8, "seed": 17},),
 }
