@@ -154,7 +154,7 @@ def test_mixed_hip_and_triton_project_embeds_both(tmp_path):
     assert "import cost of this file's launcher: ctypes: decodes and loads the 2 code objects," in summary
     assert "for comparison, --launcher cpp" in summary
     # the file's own header counts code objects too, not the compressed texts that hold them
-    assert "At import it decodes the embedded code objects (sha256-checked)" in r.text
+    assert "At import: decode the code objects (sha256-checked), load\n# them from memory" in r.text
 
 
 class _Meta:

@@ -95,8 +95,14 @@ def custom_kernel_for(root: str, arch: str) -> Callable[[Any], Any]:
         raise EvaluateError(f"kernel project {root} has no TRITON kernels: --interpret runs Triton kernels "
                             "only")
     plan = load_plan_module(project)
-    table = plan.TRITON
-    modules = kernel_modules(project.root, (table[s.name]["source"] for s in project.triton))
+    # the launches' kernels and constexprs come from the resolved specs: the plan's own TRITON holds
+    # only the keys its code names (project/plan_view.py), as in the emitted file
+    root_dir = project.root.resolve()
+    table = {s.name: {"source": str(s.source.resolve().relative_to(root_dir))
+                      if s.source.resolve().is_relative_to(root_dir) else str(s.source),
+                      "kernel": s.kernel, "constexprs": dict(s.constexprs)}
+             for s in project.triton}
+    modules = kernel_modules(project.root, (entry["source"] for entry in table.values()))
     for s in project.triton:
         _kernel(table, modules, s.name)
 

@@ -68,19 +68,19 @@ CASES = (
         "kernels_int",
         'KERNELS = ("mm_tile", "mm_reduce")',
         "KERNELS = 5",
-        "CASE/launch.py:7: KERNELS must be a tuple of strings, got int 5",
+        "CASE/launch.py:8: KERNELS must be a tuple of strings, got int 5",
     ),
     Case(
         "kernels_none",
         'KERNELS = ("mm_tile", "mm_reduce")',
         "KERNELS = None",
-        "CASE/launch.py:7: KERNELS must be a tuple of strings, got NoneType None",
+        "CASE/launch.py:8: KERNELS must be a tuple of strings, got NoneType None",
     ),
     Case(
         "kernels_float",
         'KERNELS = ("mm_tile", "mm_reduce")',
         "KERNELS = 1.5",
-        "CASE/launch.py:7: KERNELS must be a tuple of strings, got float 1.5",
+        "CASE/launch.py:8: KERNELS must be a tuple of strings, got float 1.5",
     ),
     Case(
         "not_utf8",
@@ -101,7 +101,7 @@ CASES = (
         "nul_byte",
         "import ctypes\n",
         "import ctypes\n# \0\n",
-        "CASE/launch.py:3: a NUL byte; the plan must be text",
+        "CASE/launch.py:4: a NUL byte; the plan must be text",
     ),
     Case(
         "out_dtype",
@@ -164,21 +164,21 @@ CASES = (
         "dunder_import",
         "    m, k = a.shape\n",
         '    m, k = a.shape\n    __import__("os")\n',
-        "CASE/launch.py:23: the plan uses '__import__'; it is pasted into the submission, so it may "
+        "CASE/launch.py:24: the plan uses '__import__'; it is pasted into the submission, so it may "
         "import only ctypes, math, torch, by name",
     ),
     Case(
         "importlib",
         "import ctypes\n",
         "import ctypes\nimport importlib\n",
-        "CASE/launch.py:3: the plan imports 'importlib'; it is pasted into the submission, so it may "
+        "CASE/launch.py:4: the plan imports 'importlib'; it is pasted into the submission, so it may "
         "import only ctypes, math, torch",
     ),
     Case(
         "dunder_attribute",
         "    m, k = a.shape\n",
         "    m, k = a.shape\n    torch.__builtins__\n",
-        "CASE/launch.py:23: the plan uses the attribute '__builtins__'; plans are plain code over torch, "
+        "CASE/launch.py:24: the plan uses the attribute '__builtins__'; plans are plain code over torch, "
         "ctypes and math",
     ),
     Case(
