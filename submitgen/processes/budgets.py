@@ -15,7 +15,11 @@ limits, restored when the command ends. They are set only in a process that ``su
 the command stops with one ``Error:`` line naming the bound, its value and what was being read.
 
 For tests only: ``SUBMITGEN_TEST_BUDGET_MB`` and ``SUBMITGEN_TEST_BUDGET_S`` replace every
-command's memory (MB) or CPU (seconds, 0 allowed: the next whole second) budget."""
+command's memory (MB) or CPU (seconds) budget. A CPU budget of 0 means none beyond what the
+process had used when the command started: the soft limit is those whole seconds, already passed
+(at least 1 s, since Linux reads an ``RLIMIT_CPU`` of 0 as 1), so that a test of the bound does
+not depend on how much of a second was left (``ceil`` would leave 0 to 1 s, which a warm build's
+own 0.55 s of CPU fits in or not by chance)."""
 
 from __future__ import annotations
 
@@ -98,7 +102,8 @@ def enforced(command: str, reading: Sequence[str], verb: str = "reading") -> Ite
     old_data = resource.getrlimit(resource.RLIMIT_DATA)
     old_cpu = resource.getrlimit(resource.RLIMIT_CPU)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu_limit = math.ceil(usage.ru_utime + usage.ru_stime) + cpu_seconds
+    used = usage.ru_utime + usage.ru_stime
+    cpu_limit = math.ceil(used) + cpu_seconds if cpu_seconds else max(1, math.floor(used))
     old_handler = signal.signal(signal.SIGXCPU, _on_xcpu)
 
     restored = False

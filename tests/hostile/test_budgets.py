@@ -5,6 +5,7 @@ read (issue 26 item 10). The tiny budgets come from SUBMITGEN_TEST_BUDGET_MB / _
 from __future__ import annotations
 
 import base64
+import math
 import os
 import re
 import subprocess
@@ -51,8 +52,20 @@ def test_inspect_past_its_memory_budget_names_the_bound(tmp_path):
                        "reading blobs.py\n"
 
 
+def _names_py(path: Path) -> None:
+    """500,000 one-name lines, a file at the 1 MB bound on a .py: the costliest to parse per byte
+    of the shapes tried (0.9 GB; 4.8 s of CPU for `inspect` on the idle 2-core machine,
+    2026-12-02), several times the at most 1 s that a CPU budget of 0 leaves."""
+    head = "#!POPCORN leaderboard amd-mxfp4-mm\n"
+    body = "a\n" * ((1_000_000 - len(head)) // 2)
+    path.write_text(head + body + "#" * (1_000_000 - len(head) - len(body) - 1) + "\n")
+    assert path.stat().st_size == 1_000_000
+
+
 def test_inspect_past_its_cpu_budget_names_the_bound(tmp_path):
-    (tmp_path / "many.py").write_text("import torch\n" + "a = (1, 2, 3)\n" * 70_000)
+    """Before: a file of 70,000 tuple lines, which took about the 0 to 1 s that the budget of 0
+    then left (the next whole second), so that it passed or not by the machine's speed."""
+    _names_py(tmp_path / "many.py")
     r = submitgen("inspect", "many.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_S="0")
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == "Error: inspect: over its CPU-time budget of 0 s (README 'Bounds and budgets') " \
@@ -131,10 +144,7 @@ def test_the_costliest_source_under_the_size_bound_fits_in_the_budgets(tmp_path)
     costliest to parse per byte of the shapes tried (0.9 GB; `f(a)` lines, `a[b,c]` lines, lists of
     names, f-strings, tuples, compare chains: 0.5-0.85 GB). Before, under the 512 MB budget, lint
     and inspect stopped at it with the budget's error though the file is within the bound."""
-    head = "#!POPCORN leaderboard amd-mxfp4-mm\n"
-    body = "a\n" * ((1_000_000 - len(head)) // 2)
-    (tmp_path / "names.py").write_text(head + body + "#" * (1_000_000 - len(head) - len(body) - 1) + "\n")
-    assert (tmp_path / "names.py").stat().st_size == 1_000_000
+    _names_py(tmp_path / "names.py")
     r = submitgen("lint", "names.py", cwd=tmp_path)
     assert (r.returncode, r.stdout.split(":")[:3], r.stderr) == (1, ["names.py", "1", " custom-kernel"], "")
     r = submitgen("inspect", "names.py", cwd=tmp_path)
@@ -146,12 +156,32 @@ def test_the_costliest_source_under_the_size_bound_fits_in_the_budgets(tmp_path)
 def test_the_time_budget_is_per_input_and_the_error_names_a_few(tmp_path):
     """Before: the budget was one for the whole run, so that inspecting the 2,613 objects of the
     aiter wheel in one call was over it (memory then, 512 MB; and the time of the instruction
-    mix), and the error line named every one of the 2,613 paths."""
+    mix), and the error line named every one of the 2,613 paths.
+    The limit's arithmetic is read back from the process (deterministic); the CLI's line comes
+    from inputs several times over a budget of 0 (stop 33's CI: 70,000-line files against 1 s per
+    input passed or not by the machine's speed)."""
+    probe = ("import resource\n"
+             "from submitgen.processes import budgets\n"
+             "budgets.own_process()\n"
+             "for n in (1, 3):\n"
+             "    u = resource.getrusage(resource.RUSAGE_SELF)\n"
+             "    with budgets.enforced('inspect', [f'm{i}.py' for i in range(n)]):\n"
+             "        soft = resource.getrlimit(resource.RLIMIT_CPU)[0]\n"
+             "    print(n, soft, u.ru_utime + u.ru_stime)\n")
+    full = {k: v for k, v in os.environ.items() if not k.startswith("SUBMITGEN_TEST_BUDGET")}
+    for budget in (0, 1, 2):
+        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                           env={**full, "PYTHONPATH": str(REPO), "SUBMITGEN_TEST_BUDGET_S": str(budget)})
+        assert r.stderr == "" and len(r.stdout.splitlines()) == 2, r.stderr
+        for line in r.stdout.splitlines():
+            n, soft, used = int(line.split()[0]), int(line.split()[1]), float(line.split()[2])
+            # a budget per input, on top of the whole seconds already used; 0: none beyond them
+            assert soft == (math.ceil(used) + budget * n if budget else max(1, math.floor(used))), line
     for i in range(3):
-        (tmp_path / f"m{i}.py").write_text("import torch\n" + "a = (1, 2, 3)\n" * 70_000)
-    r = submitgen("inspect", "m0.py", "m1.py", "m2.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_S="1")
+        _names_py(tmp_path / f"m{i}.py")
+    r = submitgen("inspect", "m0.py", "m1.py", "m2.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_S="0")
     assert (r.returncode, r.stdout) == (1, "")
-    assert r.stderr == ("Error: inspect: over its CPU-time budget of 1 s per input (3 s for 3) (README "
+    assert r.stderr == ("Error: inspect: over its CPU-time budget of 0 s per input (0 s for 3) (README "
                         "'Bounds and budgets') reading m0.py, m1.py, m2.py\n")
     names = [str(p) for p in CORPUS[:5]]
     r = submitgen("inspect", *names, cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
