@@ -27,6 +27,7 @@ import sys
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -239,33 +240,53 @@ def _wait(pid: int, hang_s: float) -> tuple[int | None, float]:
         time.sleep(0.002)
 
 
+def _in_child(folder: Path, child: Callable[[], int], hang_s: float) -> tuple[int | None, float]:
+    """Fork; the child runs in ``folder`` with fd 0 from /dev/null and fds 1 and 2 into its
+    ``stdout.txt`` and ``stderr.txt``, and exits with what ``child()`` returns (127 if it raised
+    or returned nothing, as an exec that failed does). (Exit status, or None if it was still
+    running after ``hang_s`` seconds of wall time and was killed; the CPU seconds it used.)
+    Not subprocess: ``os.wait4`` gives this child's own CPU time, where two run at once."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 127
+        try:
+            os.chdir(folder)
+            for fd, name, flags in ((0, os.devnull, os.O_RDONLY),
+                                    (1, "stdout.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                                    (2, "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+                f = os.open(name, flags, 0o644)
+                os.dup2(f, fd)
+                os.close(f)
+            code = child()
+        finally:
+            os._exit(code)
+    return _wait(pid, hang_s)
+
+
+def _cli_main(argv: list[str]) -> int:
+    """``submitgen ARGV`` through ``cli.main``, in the child: its exit status (1 after a traceback,
+    which is printed)."""
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    code = 1
+    try:
+        cli.main(argv, prog_name="submitgen")
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return code
+
+
 def _main_in_fork(argv: list[str], folder: Path) -> tuple[int | None, float, str, str]:
     """``submitgen ARGV`` through ``cli.main`` in a forked child (its own process, exit status and
     file descriptors 1 and 2): (exit status, or None if it was still running after ``HANG_S``
     seconds and was killed; its CPU seconds; stdout; stderr)."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 1
-        try:
-            os.chdir(folder)
-            for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
-                f = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-                os.dup2(f, fd)
-                os.close(f)
-            sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-            sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-            try:
-                cli.main(argv, prog_name="submitgen")
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
-            except BaseException:
-                traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    code, used = _wait(pid, HANG_S)
+    code, used = _in_child(folder, lambda: _cli_main(argv), HANG_S)
     if code is None:
         return None, used, "", ""
     return code, used, (folder / "stdout.txt").read_text(), (folder / "stderr.txt").read_text()
@@ -297,18 +318,7 @@ def run_subprocess(ws: Workspace, case: Case) -> tuple[list[str], float]:
     if argv[0] == "inspect" and case.n % 2:
         argv.remove("--no-disasm")
     command = [sys.executable, "-m", "submitgen", *argv]
-    with open(folder / "stdout.txt", "wb") as o, open(folder / "stderr.txt", "wb") as e:
-        pid = os.fork()  # not subprocess: os.wait4 gives this child's own CPU time (two run at once)
-        if pid == 0:  # pragma: no cover - the child
-            try:
-                os.chdir(folder)
-                null = os.open(os.devnull, os.O_RDONLY)
-                for fd, target in ((null, 0), (o.fileno(), 1), (e.fileno(), 2)):
-                    os.dup2(fd, target)
-                os.execv(command[0], command)
-            finally:
-                os._exit(127)
-    code, used = _wait(pid, SUBPROCESS_HANG_S)
+    code, used = _in_child(folder, lambda: os.execv(command[0], command), SUBPROCESS_HANG_S)
     if code is None:
         return [f"hang: python -m submitgen still running after {SUBPROCESS_HANG_S:g} s of wall time, "
                 f"having used {used:.1f} s of CPU ({load()})"], used
