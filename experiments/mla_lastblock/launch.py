@@ -1,0 +1,99 @@
+"""Launch plan of a candidate amd-mixed-mla project (experiments/mla_lastblock): the default
+kernels with mla_reduce merged into mla_decode by a last-split counter, one launch per call
+instead of two. Not timed yet (no device time in the session that wrote it); its outputs are
+bit-identical to the default project's under Triton's interpreter (tests/test_mla_lastblock.py).
+
+mla_decode reads the fp8 KV copy (e4m3fn + per-tensor scale): each program decodes one
+(split, sequence) pair for all 16 heads in tiles of BN tokens, Q.K^T and P.V on the matrix units.
+The split that arrives last at its sequence's counter merges the splits' normalised outputs by
+their log-sum-exp into the bf16 output; one split writes it directly.
+
+Splits per config: enough (split, sequence) programs for about TARGET_PROGRAMS, each split at
+least MIN_TILES_PER_SPLIT tiles long so that the Q load and the partial-output write stay small
+next to the KV it reads (docs/default-kernels.md has the measurements).
+"""
+
+import torch
+
+HEADS = 16
+DK = 576
+DV = 512
+BN = 32  # KV tokens per tile (mla_decode's BN)
+TARGET_PROGRAMS = 512
+MIN_TILES_PER_SPLIT = 4
+MAX_SPLITS = 64
+# per (device, batch): the arrival counters, zeroed once; the last split of each sequence re-arms
+# its counter to zero, so no call launches a fill
+_COUNTERS = {}
+
+TRITON = {
+    "mla_decode": {
+        "source": "mixed_mla.py",
+        "kernel": "mla_decode_kernel",
+        "signature": {
+            "q_ptr": "*bf16:16",
+            "kv_ptr": "*fp8e4nv:16",
+            "kv_scale_ptr": "*fp32:16",
+            "po_ptr": "*fp32:16",
+            "plse_ptr": "*fp32:16",
+            "out_ptr": "*bf16:16",
+            "cnt_ptr": "*i32:16",
+            "kv_len": "i32",
+            "split_len": "i32:16",
+            "sm_scale": "fp32",
+            "BN": "constexpr",
+        },
+        "constexprs": {"BN": 32},
+        "num_warps": 4,
+        "num_stages": 1,
+        # Hopper's wgmma wants 64-token tiles and a 3-stage pipeline; on gfx950 that config needs
+        # 431 VGPRs (1 wave/SIMD), so it applies to sm_90 only. Tiles are masked at the split's end,
+        # so split_len (a multiple of 32) stays valid.
+        "arch": {"sm_90": {"num_stages": 3, "constexprs": {"BN": 64}}},
+    },
+}
+KERNELS = ()
+
+
+def _cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def split_for(batch, kv_len):
+    """(splits, split_len in tokens, a multiple of BN) for one config; no split is empty."""
+    tiles = _cdiv(kv_len, BN)
+    splits = max(1, min(_cdiv(TARGET_PROGRAMS, batch), tiles // MIN_TILES_PER_SPLIT, MAX_SPLITS))
+    split_len = _cdiv(tiles, splits) * BN
+    return _cdiv(kv_len, split_len), split_len
+
+
+def plan(data):
+    q, kv_data, _qo_indptr, _kv_indptr, config = data
+    batch = int(config["batch_size"])
+    kv_len = int(config["kv_seq_len"])
+    if int(config.get("q_seq_len", 1)) != 1 or q.shape[0] != batch:
+        raise ValueError(f"mla plan: only q_seq_len 1 is supported, got q {tuple(q.shape)} for batch {batch}")
+    if tuple(q.shape[1:]) != (HEADS, DK):
+        raise ValueError(f"mla plan: q must be (T, {HEADS}, {DK}), got {tuple(q.shape)}")
+    kv, kv_scale = kv_data["fp8"]
+    if kv.shape[0] != batch * kv_len or kv.shape[-1] != DK:
+        raise ValueError(f"mla plan: kv must be ({batch * kv_len}, 1, {DK}), got {tuple(kv.shape)}")
+    splits, split_len = split_for(batch, kv_len)
+    dev = q.device
+    out = torch.empty((batch, HEADS, DV), dtype=torch.bfloat16, device=dev)
+    # workspaces, fully overwritten every call (one split: none)
+    part_o = torch.empty((batch, splits, HEADS, DV) if splits > 1 else (1,), dtype=torch.float32, device=dev)
+    part_lse = torch.empty((batch, splits, HEADS) if splits > 1 else (1,), dtype=torch.float32, device=dev)
+    cnt = _COUNTERS.get((str(dev), batch))
+    if cnt is None:
+        cnt = _COUNTERS[(str(dev), batch)] = torch.zeros((batch,), dtype=torch.int32, device=dev)
+    sm_scale = float(config["sm_scale"])
+    return out, [
+        (
+            "mla_decode",
+            (splits, batch, 1),
+            None,
+            None,
+            (q, kv, kv_scale, part_o, part_lse, out, cnt, kv_len, split_len, sm_scale),
+        ),
+    ]
