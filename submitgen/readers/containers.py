@@ -11,19 +11,17 @@ import ast
 import os
 import struct
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from submitgen import rules
+from submitgen.backends import Backend, Image, by_machine
 from submitgen.errors import CodeObjectError, ContainerError
 from submitgen.hardware import processors
 from submitgen.joined import split_joined
 from submitgen.readers import elf
-from submitgen.readers.amd import EM_AMDGPU, parse_header, read_code_object
-from submitgen.readers.base import HeaderInfo, ObjectInfo
-from submitgen.readers.cuda.cubin import EM_CUDA, parse_cubin_header, read_cubin
+from submitgen.readers.base import ObjectInfo
 from submitgen.readers.pysource import (
     BUNDLE_MAGIC,
     CCOB_MAGIC,
@@ -46,14 +44,12 @@ MAX_PY_FILE_SIZE = rules.SIZE_LIMIT
 # code objects (lzma, zlib: 3-6x) decode to a few MB; each blob alone is bounded by pysource.
 MAX_TOTAL_DECODED = 64 * 1024 * 1024
 
-# e_machine -> (header reader, object reader); anything else is read as an AMD code object,
-# whose reader names the machine it expected.
-_READERS: dict[int, tuple[Callable[[bytes, str], HeaderInfo], Callable[..., ObjectInfo]]] = {
-    EM_AMDGPU: (parse_header, read_code_object), EM_CUDA: (parse_cubin_header, read_cubin)}
 
-
-def _reader(data: bytes) -> tuple[Callable[[bytes, str], HeaderInfo], Callable[..., ObjectInfo]]:
-    return _READERS.get(elf.e_machine(data) or EM_AMDGPU, _READERS[EM_AMDGPU])
+def _reader(data: bytes) -> Backend:
+    """The backend whose reader reads ``data``, by its ELF ``e_machine`` (submitgen/backends/); an
+    object of any other machine is read by the default target's, which names the machine it
+    expected."""
+    return by_machine(elf.e_machine(data))
 
 
 @dataclass(frozen=True)
@@ -109,7 +105,7 @@ class LoadedCodeObject:
 
     def read(self) -> ObjectInfo:
         """The AMD code object or NVIDIA cubin these bytes are (both give ``kernelinfo``'s interface)."""
-        return _reader(self.data)[1](self.data, source=self.provenance)
+        return _reader(self.data).read(Image(self.data, self.provenance))
 
 
 # --------------------------------------------------------------------------- arch matching
@@ -248,7 +244,7 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict[str, Any]) 
             return [obj for image in joined for obj in _from_bytes(image, path, arch, base)]
         if arch is not None:
             try:
-                proc = _reader(data)[0](data, label).processor
+                proc = _reader(data).read_header(data, label).processor
             except CodeObjectError:
                 proc = None  # read() reports the header problem itself
             if proc is not None and not arch_matches(proc, arch):
