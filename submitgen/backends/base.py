@@ -18,17 +18,22 @@ class Runtime(str):
     """The runtime library an emitted loader binds: its template is ``runtime/<name>.py.j2``, and
     ``label`` is how the emitted file's section comments name it. A runtime is its name (a str):
     templates compare it with one (``ctx.runtime == "cuda"``). Each backend declares its own
-    (``Backend.runtime``); a launcher may bind another on a target (aql: HSA, launchers/builtin.py)."""
+    (``Backend.runtime``); a launcher may bind another on a target (aql: HSA, launchers/builtin.py).
+    ``after_load`` names a function its template defines that the ctypes launcher calls with the
+    library and the resolved kernels once they are loaded ("" for none): CUDA's lets kernels use
+    more than 48 KiB of dynamic shared memory."""
 
     label: str
+    after_load: str
 
-    def __new__(cls, name: str, label: str) -> Runtime:
+    def __new__(cls, name: str, label: str, after_load: str = "") -> Runtime:
         self = super().__new__(cls, name)
         self.label = label
+        self.after_load = after_load
         return self
 
     def __repr__(self) -> str:
-        return f"Runtime({str(self)!r}, {self.label!r})"
+        return f"Runtime({str(self)!r}, {self.label!r}, {self.after_load!r})"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from submitgen.options import Target
 if TYPE_CHECKING:
     from submitgen.readers.base import HeaderInfo, KernelInfo, ObjectInfo
 
-CUDA = Runtime("cuda", "CUDA driver")
+CUDA = Runtime("cuda", "CUDA driver", after_load="_sg_allow_large_shared")  # runtime/cuda.py.j2
 
 
 class CudaBackend:
