@@ -55,13 +55,13 @@ class AmdBackend:
 
         if image.parsed is not None:
             return image.parsed
-        return read_code_object(image.data, source=image.label)
+        return read_code_object(image.data, label=image.label)
 
     def lds_limit(self, code_object: ObjectInfo) -> int:
         t = code_object.processor_facts()
         if t is None:
             raise ValidationError(
-                f"{code_object.source}: no hardware facts for {code_object.processor}; cannot check LDS"
+                f"{code_object.label}: no hardware facts for {code_object.processor}; cannot check LDS"
             )
         return t.lds_per_workgroup
 
@@ -71,7 +71,7 @@ class AmdBackend:
         from submitgen.readers.amd.model import Kernel
 
         if not isinstance(kernel, Kernel):
-            raise ValidationError(f"{code_object.source}: kernel {kernel.name!r} is not an AMD code object's")
+            raise ValidationError(f"{code_object.label}: kernel {kernel.name!r} is not an AMD code object's")
         o = occupancy(kernel, code_object.processor, block, dynamic_lds=dynamic_lds)
         return f"{o.waves_per_simd} waves/SIMD (limited by {', '.join(o.limited_by)})"
 

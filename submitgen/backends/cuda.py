@@ -49,13 +49,13 @@ class CudaBackend:
     def read(self, image: Image) -> ObjectInfo:
         from submitgen.readers.cuda.cubin import read_cubin
 
-        return read_cubin(image.data, source=image.label)
+        return read_cubin(image.data, label=image.label)
 
     def lds_limit(self, code_object: ObjectInfo) -> int:
         from submitgen.readers.cuda.cubin import CubinObject
 
         if not isinstance(code_object, CubinObject):
-            raise ValidationError(f"{code_object.source}: not a cubin; the cuda target reads only cubins")
+            raise ValidationError(f"{code_object.label}: not a cubin; the cuda target reads only cubins")
         return code_object.max_shared_bytes
 
     def occupancy_text(self, code_object: ObjectInfo, kernel: KernelInfo, block: int,

@@ -370,7 +370,7 @@ def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
     if kind == "hsaco":
         from submitgen.toolchain.compile import check_code_object  # noqa: PLC0415
 
-        names = check_code_object(art.image, arch, source=f"{spec.source.name}:{spec.kernel}")
+        names = check_code_object(art.image, arch, label=f"{spec.source.name}:{spec.kernel}")
         if art.symbol not in names:
             raise _fail(spec, f"Triton's object for {arch} holds {', '.join(names)}, not {art.symbol}")
     return art
