@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from submitgen import __version__
+from submitgen.backends import BACKENDS
 from submitgen.errors import SubmitgenError
 from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
 from submitgen.launchers import DEFAULT as DEFAULT_LAUNCHER
@@ -52,6 +53,14 @@ def _warn_broken_plugins(ctx: click.Context, error: str) -> None:
 
 
 _TRACEBACK = "submitgen.traceback"
+
+
+# --target and --arch follow the backends (submitgen/backends/): the first is the default target,
+# each names its arches, its default first
+_DEFAULT_TARGET, *_OTHER_TARGETS = BACKENDS.values()
+_ARCH_HELP = (f"Target processor: {_DEFAULT_TARGET.default_arch} (default), "
+              + ", ".join(a for a in _DEFAULT_TARGET.arches if a != _DEFAULT_TARGET.default_arch)
+              + "".join(f"; {', '.join(b.arches)} with --target {b.target}" for b in _OTHER_TARGETS) + ".")
 
 
 def _choice(enum) -> click.Choice:
@@ -199,9 +208,9 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 @click.option("--co", "code_objects", multiple=True,
               type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Embed this prebuilt code object (or bundle) instead of compiling. Repeatable.")
-@click.option("--arch", help="Target processor: gfx950 (default), gfx942; sm_90 with --target cuda.")
-@click.option("--target", type=_choice(Target), default=Target.AMD.value, show_default=True,
-              help="amd: HIP code object for MI355X. cuda: a cubin for NVIDIA GPUs (same kernel sources).")
+@click.option("--arch", help=_ARCH_HELP)
+@click.option("--target", type=_choice(Target), default=_DEFAULT_TARGET.target.value, show_default=True,
+              help=" ".join(f"{b.target}: {b.summary}." for b in BACKENDS.values()))
 @click.option("--compress", type=_choice(Compress), default=Compress.LZMA.value, show_default=True)
 @click.option("--no-fallback", is_flag=True, help="Fail at import instead of running the torch fallback.")
 @click.option("--reuse-output", is_flag=True,

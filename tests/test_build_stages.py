@@ -119,7 +119,7 @@ def test_each_code_object_is_parsed_once(tmp_path, monkeypatch):
     real = submitgen.readers.amd.read_code_object
 
     def counted(*args, **kwargs):
-        calls.append(kwargs.get("source"))
+        calls.append(kwargs.get("label"))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(submitgen.readers.amd, "read_code_object", counted)
@@ -154,7 +154,7 @@ def test_a_cold_build_parses_its_compiled_object_once(tmp_path, monkeypatch):
     real = submitgen.readers.amd.read_code_object
 
     def counted(*args, **kwargs):
-        calls.append(kwargs.get("source"))
+        calls.append(kwargs.get("label"))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(submitgen.readers.amd, "read_code_object", counted)

@@ -21,7 +21,7 @@ EXPLICIT = [  # offset, size, value_kind of many_args(out, in, n, Params p, d, c
 @pytest.mark.parametrize("key,proc,cov", [("args_v6", "gfx950", 6), ("args_v5", "gfx950", 5),
                                           ("args_v4_942", "gfx942", 4), ("args_942", "gfx942", 6)])
 def test_header_and_args(cos, key, proc, cov):
-    co = read_code_object(cos[key], source=key)
+    co = read_code_object(cos[key], label=key)
     assert co.processor == proc
     assert co.code_object_version == cov
     assert co.header.elf_type == "ET_DYN"
@@ -60,7 +60,7 @@ def test_mangled_name(cos):
 
 
 def test_missing_kernel_lists_names(cos):
-    co = read_code_object(cos["args_v6"], source="k.co")
+    co = read_code_object(cos["args_v6"], label="k.co")
     with pytest.raises(
         CodeObjectError, match=r"k.co: no kernel named 'nope'; it has 'many_args', '_Z5scaleILi4EEvPfi'"
     ):
@@ -90,7 +90,7 @@ def test_lds_over_gfx942_limit_is_an_error_finding(cos):
     data = bytearray(cos["big"])
     flags = struct.unpack_from("<I", data, 48)[0]
     struct.pack_into("<I", data, 48, (flags & ~0xFF) | 0x4C)  # retarget e_flags to gfx942
-    co = read_code_object(bytes(data), source="big942")
+    co = read_code_object(bytes(data), label="big942")
     assert co.processor == "gfx942"
     codes = {(f.code, f.kernel) for f in co.findings}
     assert ("lds-over-limit", "big_lds") in codes and ("target-mismatch", None) in codes

@@ -25,7 +25,7 @@ extern "C" __global__ void many(float* out, const float* in, int n) {
     ("gfx950", (), False),
 ])
 def test_descriptor_vgprs_agree_with_metadata(compile_co, arch, flags, wave32):
-    co = read_code_object(compile_co(PRESSURE, arch=arch, flags=flags), source=arch)
+    co = read_code_object(compile_co(PRESSURE, arch=arch, flags=flags), label=arch)
     (k,) = co.kernels
     assert k.descriptor.wave32 is wave32
     assert k.vgpr_count > 8

@@ -100,7 +100,7 @@ def cubins(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def co90(cubins):
-    return read_cubin(cubins["sm_90"].read_bytes(), source="k.cubin")
+    return read_cubin(cubins["sm_90"].read_bytes(), label="k.cubin")
 
 
 # --------------------------------------------------------------------------- the model
@@ -110,7 +110,7 @@ def co90(cubins):
 def test_header_and_kernels(co90):
     assert co90.processor == "sm_90" and co90.target_id == "nvptx-nvidia-cuda--sm_90"
     assert co90.max_shared_bytes == 227 * 1024
-    assert co90.header.elf_type == "ET_EXEC" and co90.source == "k.cubin" and len(co90.sha256) == 64
+    assert co90.header.elf_type == "ET_EXEC" and co90.label == "k.cubin" and len(co90.sha256) == 64
     assert {k.name for k in co90.kernels} == {
         "axpy",
         "withstruct",
@@ -365,7 +365,7 @@ def test_bad_headers(co90, cubins):
         (data[:2000], "truncated ELF"),
     ):
         with pytest.raises(CodeObjectError, match=msg):
-            read_cubin(bad, source="x.cubin")
+            read_cubin(bad, label="x.cubin")
     assert int.from_bytes(data[18:20], "little") == EM_CUDA
 
 
@@ -400,7 +400,7 @@ def test_mutations_give_domain_errors(cubins):
             pos = shoff + rng.randrange(int.from_bytes(data[0x3C:0x3E], "little") * 64)
             buf[pos] = rng.randrange(256)
         try:
-            read_cubin(bytes(buf), source="m.cubin")
+            read_cubin(bytes(buf), label="m.cubin")
             outcomes["ok"] += 1
         except CodeObjectError as e:
             assert str(e).startswith("m.cubin: ") and "\n" not in str(e)

@@ -89,7 +89,7 @@ def test_descriptor_decode_equals_llvm_objdump():
     theirs = objdump_descriptors(OBJECTS)
     kernels = fields = 0
     for path in OBJECTS:
-        for kernel in read_code_object(path.read_bytes(), source=str(path)).kernels:
+        for kernel in read_code_object(path.read_bytes(), label=str(path)).kernels:
             directives = theirs.pop((str(path), kernel.name))
             ours = _decoded(kernel.descriptor)
             for name, want in directives.items():

@@ -24,7 +24,7 @@ def test_own_kernel_project(tmp_path):
 
 
 def test_prebuilt_code_object_matches_its_source(tmp_path):
-    shipped = read_code_object((EXAMPLES / "prebuilt" / "my_gemm.co").read_bytes(), source="my_gemm.co")
+    shipped = read_code_object((EXAMPLES / "prebuilt" / "my_gemm.co").read_bytes(), label="my_gemm.co")
     fresh = read_code_object(compile_sources([EXAMPLES / "my_gemm" / "gemm.hip"], arch="gfx950").code_object)
     assert shipped.processor == fresh.processor == "gfx950"
     (a,), (b,) = shipped.kernels, fresh.kernels

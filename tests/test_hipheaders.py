@@ -48,7 +48,7 @@ def write(tmp_path: Path, text: str, name: str = "k.hip") -> Path:
 @pytest.mark.parametrize("cov", [None, 5])
 def test_math_shuffles_and_atomics_build_a_loadable_gfx950_object(tmp_path, cov):
     r = compile_sources([write(tmp_path, KERNEL)], arch="gfx950", code_object_version=cov)
-    co = read_code_object(r.code_object, source="k.co")
+    co = read_code_object(r.code_object, label="k.co")
     assert co.header.processor == "gfx950" and co.header.elf_type == "ET_DYN"
     assert co.header.code_object_version == (cov or hipheaders.DEFAULT_CODE_OBJECT_VERSION)
     (k,) = co.kernels

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from submitgen import launchers
+from submitgen.backends.amd import HIP
+from submitgen.backends.cuda import CUDA
 from submitgen.errors import LauncherError, OptionError
-from submitgen.launchers import ImportCost, LauncherSpec, Runtime, get_launcher, register
-from submitgen.launchers.builtin import AQL, CPP, CTYPES
+from submitgen.launchers import ImportCost, LauncherSpec, get_launcher, register
+from submitgen.launchers.builtin import AQL, CPP, CTYPES, HSA
 from submitgen.options import Compress, Target
 from submitgen.pipeline import (
     BuildOptions,
@@ -35,7 +37,7 @@ CO = TESTS / "golden" / "mm_basic.co"
 FAKE = LauncherSpec(
     name="fakeload",
     summary="a launcher only this test knows",
-    runtimes={Target.AMD: Runtime.HIP},
+    runtimes={Target.AMD: HIP},
     import_cost=ImportCost("pretends to load {objects}", "~1 ms", "a test machine", "2026-12-02"),
     template="launcher/ctypes.py.j2",  # its own template would sit beside it; ctypes' serves the test
     submittable=False,
@@ -76,7 +78,7 @@ def test_no_stage_after_prepare_sees_the_build_options(tmp_path):
     opts = BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py", kernels=PROJECT, code_objects=(CO,),
                         launcher="cpp", compress="zlib")
     p = prepare(opts)
-    assert (p.launcher, p.compress, p.runtime, p.code_objects) == (CPP, Compress.ZLIB, Runtime.HIP, (CO,))
+    assert (p.launcher, p.compress, p.runtime, p.code_objects) == (CPP, Compress.ZLIB, HIP, (CO,))
     assert " ".join(p.rebuild) == "--kernels mm_basic --co mm_basic.co --compress zlib --launcher cpp"
     objects = produce_objects(p)
     text = render_submission(p, objects, check(p, objects)).text
@@ -89,7 +91,7 @@ def test_the_builtin_launchers():
     assert launchers.launcher_names() == ("ctypes", "cpp", "aql") and launchers.DEFAULT == "ctypes"
     assert (get_launcher("ctypes"), get_launcher("cpp"), get_launcher("aql")) == (CTYPES, CPP, AQL)
     assert CTYPES.targets == (Target.AMD, Target.CUDA) and CPP.targets == AQL.targets == (Target.AMD,)
-    assert (CTYPES.runtime(Target.CUDA), AQL.runtime(Target.AMD)) == (Runtime.CUDA, Runtime.HSA)
+    assert (CTYPES.runtime(Target.CUDA), AQL.runtime(Target.AMD)) == (CUDA, HSA)
     assert [s.name for s in launchers.comparable(CTYPES, Target.AMD)] == ["cpp"]
     assert launchers.comparable(CTYPES, Target.CUDA) == () and AQL.own_queue is not None
     for spec in (CTYPES, CPP):  # every figure says where and when it was measured

@@ -19,8 +19,8 @@ def _raw_args(monkeypatch) -> list[dict]:
     docs = []
     decode = md.decode_metadata_note
 
-    def keep(desc, source="<bytes>"):
-        docs.append(decode(desc, source))
+    def keep(desc, label="<bytes>"):
+        docs.append(decode(desc, label))
         return docs[-1]
 
     import submitgen.readers.amd.reader as reader
@@ -30,7 +30,7 @@ def _raw_args(monkeypatch) -> list[dict]:
             monkeypatch.setattr(reader, name, keep)
     for path in sorted(CORPUS.rglob("*")):
         if path.suffix in (".co", ".hsaco"):
-            read_code_object(path.read_bytes(), source=str(path))
+            read_code_object(path.read_bytes(), label=str(path))
     return [a for d in docs for k in d.get("amdhsa.kernels", []) for a in k.get(".args", [])]
 
 

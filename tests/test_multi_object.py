@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import build_stub
 
+from submitgen.backends.amd import HIP
+from submitgen.backends.cuda import CUDA
 from submitgen.joined import split_joined
-from submitgen.launchers import Runtime
 from submitgen.launchers.builtin import CTYPES
 from submitgen.options import Compress
 from submitgen.pipeline import BuildOptions, build
@@ -233,7 +234,7 @@ def triton_context(
         leaderboard=problem.leaderboard,
         target_id=arch,
         arch=arch,
-        runtime=Runtime.CUDA if arch == "sm_90" else Runtime.HIP,
+        runtime=CUDA if arch == "sm_90" else HIP,
         launcher=CTYPES,
         compress=Compress.LZMA,
         blobs=blobs,

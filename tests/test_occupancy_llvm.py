@@ -120,7 +120,7 @@ def compiled(request, tmp_path_factory):
     specs = _specs(target)
     data, remarks = compile_with_remarks(
         arch, "".join(_kernel_ir(i, s) for i, s in enumerate(specs)), tmp_path_factory.mktemp(arch))
-    co = read_code_object(data, source=f"{arch}.o")
+    co = read_code_object(data, label=f"{arch}.o")
     return target, specs, co, remarks
 
 
@@ -179,7 +179,7 @@ def test_corpus_occupancy_equals_llvm_on_twins(tmp_path):
     """Every kernel of the third-party corpus against LLVM's remark for its twin."""
     by_arch: dict[str, list] = {}
     for path in sorted(p for p in CORPUS.rglob("*") if p.suffix in (".co", ".hsaco")):
-        co = read_code_object(path.read_bytes(), source=str(path))
+        co = read_code_object(path.read_bytes(), label=str(path))
         by_arch.setdefault(co.processor, []).extend((path.name, k) for k in co.kernels)
     compared = 0
     for arch, kernels in sorted(by_arch.items()):

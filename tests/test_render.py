@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from submitgen.backends.cuda import CUDA
 from submitgen.errors import RenderError
-from submitgen.launchers import Runtime
 from submitgen.launchers.builtin import CPP
 from submitgen.options import Compress
 from submitgen.render.template import RenderContext, comment_text, py_literal
@@ -59,7 +59,7 @@ def test_a_launcher_renders_only_with_its_runtimes():
             (),
             "# p",
             *(("",) * 6),
-            runtime=Runtime.CUDA,
+            runtime=CUDA,
             launcher=CPP,
             compress=Compress.LZMA,
             blobs=(),

@@ -229,7 +229,7 @@ def test_missing_compiler_says_how_to_get_one(tmp_path, monkeypatch):
 
 
 def kernels_of(data: bytes, arch: str) -> list[str]:
-    co = read_code_object(data, source="test")
+    co = read_code_object(data, label="test")
     assert co.header.processor == arch and co.header.elf_type == "ET_DYN"
     assert all(k.symbol == f"{k.name}.kd" and k.descriptor is not None for k in co.kernels)
     return sorted(k.name for k in co.kernels)
@@ -257,7 +257,7 @@ def test_options_reach_the_compiler(tmp_path):
     write(tmp_path / "inc", "extra.h", "#define SCALE 2\n")
     r = toolchain.compile_sources([src], include_dirs=[tmp_path / "inc"], defines=["OTHER=1"], opt="2",
                                   code_object_version=5, extra_flags=["-ffast-math"])
-    co = read_code_object(r.code_object, source="k")
+    co = read_code_object(r.code_object, label="k")
     assert co.header.code_object_version == 5
     assert (tmp_path / "inc" / "extra.h").absolute() in r.headers
     cmd = r.commands[0]
@@ -351,7 +351,7 @@ def test_device_header_builds_with_bundled_clang(tmp_path, arch):
     r = toolchain.compile_sources(
         [write(tmp_path, "all.hip", DEVICE_H_ALL)], arch=arch, extra_flags=["-Werror", "-Wall"]
     )
-    co = read_code_object(r.code_object, source="all")
+    co = read_code_object(r.code_object, label="all")
     ks = {k.name: k for k in co.kernels}
     assert sorted(ks) == ["all_kernel", "lb_kernel"]
     assert ks["all_kernel"].max_flat_workgroup_size == 256 and ks["lb_kernel"].max_flat_workgroup_size == 128
@@ -509,7 +509,7 @@ def test_cli_compile_with_options_and_extra_flags(tmp_path):
     )
     assert r.exit_code == 0, r.output
     assert f"wrote {out}" in r.output and "kernels add_kernel" in r.output and "gfx942" in r.output
-    co = read_code_object(out.read_bytes(), source="k.co")
+    co = read_code_object(out.read_bytes(), label="k.co")
     assert co.header.processor == "gfx942" and co.header.code_object_version == 5
     r = CliRunner().invoke(cli, ["inspect", str(out)])
     assert r.exit_code == 0 and "add_kernel" in r.output
@@ -523,7 +523,7 @@ def test_hip_kernel_source_reads_back_with_arguments(tmp_path):
     for arch in ("gfx950", "gfx942"):
         out = tmp_path / f"add_{arch}.co"
         assert CliRunner().invoke(cli, ["compile", str(src), "--arch", arch, "-o", str(out)]).exit_code == 0
-        (k,) = read_code_object(out.read_bytes(), source=out.name).kernels
+        (k,) = read_code_object(out.read_bytes(), label=out.name).kernels
         explicit = [a for a in k.args if not a.value_kind.startswith("hidden")]
         assert [(a.offset, a.size, a.value_kind) for a in explicit] == [
             (0, 8, "global_buffer"), (8, 8, "global_buffer"), (16, 4, "by_value")]

@@ -78,7 +78,7 @@ def test_gfx950_hsaco_reads_back_with_the_launch_facts(tmp_path):
         256,
     )
     assert (art.shared, art.global_scratch, art.profile_scratch) == (0, 0, 0)
-    co = read_code_object(art.image, source="add.hsaco")
+    co = read_code_object(art.image, label="add.hsaco")
     assert co.header.processor == "gfx950" and co.header.elf_type == "ET_DYN"
     (k,) = co.kernels
     assert k.name == "add_kernel" and k.descriptor is not None
@@ -95,14 +95,14 @@ def test_dot_kernel_needs_dynamic_shared_memory_from_the_metadata(tmp_path):
                    ("BM", "constexpr"), ("BN", "constexpr"), ("BK", "constexpr")),
                    (("BM", 64), ("BN", 64), ("BK", 64)), name="dot")
     art = compile_triton(spec, "gfx942")
-    (k,) = read_code_object(art.image, source="dot").kernels
+    (k,) = read_code_object(art.image, label="dot").kernels
     assert art.shared > 0 and k.group_segment_fixed_size == 0  # all of it dynamic: the launch passes it
 
 
 def test_sm90_cubin_reads_back(tmp_path):
     art = compile_triton(spec_of(tmp_path, num_warps=8), "sm_90")
     assert (art.kind, art.symbol, art.warp_size, art.block) == ("cubin", "add_kernel", 32, 256)
-    cub = read_cubin(art.image, source="add.cubin")
+    cub = read_cubin(art.image, label="add.cubin")
     (k,) = cub.kernels
     assert k.name == "add_kernel" and len(k.args) == 6 and k.kernarg_segment_size == 48
     # no line info by default: Triton's -lineinfo would embed the whole PTX text in the cubin
@@ -238,7 +238,7 @@ def test_divisibility_hints_reach_the_compiler(tmp_path):
         hinted.spec.divisible_by_16 == ("x_ptr", "y_ptr", "out_ptr", "n") and plain.spec.divisible_by_16 == ()
     )
     assert hinted.image != plain.image  # 16-byte aligned pointers: Triton vectorises the loads (dwordx4)
-    (k,) = read_code_object(hinted.image, source="hinted").kernels
+    (k,) = read_code_object(hinted.image, label="hinted").kernels
     assert [a.size for a in k.args if not a.hidden] == [8, 8, 8, 4, 8, 8]
     bad = tuple((n, "i32:8" if n == "n" else t) for n, t in SIG)
     with pytest.raises(TritonCompileError) as e:

@@ -84,7 +84,7 @@ def test_gfx950_specialization_resources(proj: str, name: str) -> None:
     folder, _ = PROJECTS[proj]
     entry = _module(folder / "launch.py", f"_tk_launch_{proj}").TRITON[name]
     compiled = _compile_gfx950(folder, entry)
-    co = read_code_object(compiled.asm["hsaco"], source=f"{proj}:{name}")
+    co = read_code_object(compiled.asm["hsaco"], label=f"{proj}:{name}")
     (kernel,) = co.kernels
     assert kernel.name == entry["kernel"]
     assert (kernel.private_segment_fixed_size, kernel.vgpr_spill_count, kernel.sgpr_spill_count) == (0, 0, 0)

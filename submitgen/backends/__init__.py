@@ -1,10 +1,15 @@
 """Backends: everything that differs between GPU targets lives behind :class:`Backend`.
 
-The build asks the backend of ``BuildOptions.target`` to compile a project, load prebuilt
-objects, read them, and give limits and occupancy; nothing outside this package asks which
-target is active. Adding a backend: a module here with a class satisfying the protocol, a
-member of ``options.Target``, an entry in ``BACKENDS``, and the runtime each launcher that runs on
-it binds there (its ``LauncherSpec.runtimes``, submitgen/launchers/)."""
+``BACKENDS`` is the one registry of targets: the build asks the backend of ``BuildOptions.target``
+to compile a project, load prebuilt objects, read them, and give limits and occupancy; the CLI's
+``--target``/``--arch`` help, the ctypes launcher's runtime on each target, the container reader's
+choice of reader (by ``e_machine``) and Triton's arches (toolchain/triton.py) are read from it.
+Nothing outside this package asks which target is active.
+
+Adding a target (HACKING.md, "Where each axis of change lives"): a module here with a class
+satisfying the protocol (its reader under ``readers/<name>/``, its compiler in ``toolchain/``, its
+runtime template ``templates/runtime/<runtime>.py.j2``), a member of ``options.Target``, and its
+entry in ``BACKENDS``."""
 
 from __future__ import annotations
 
@@ -12,13 +17,15 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from submitgen.backends.amd import AmdBackend
-from submitgen.backends.base import Backend, Image
+from submitgen.backends.base import Backend, Image, Runtime, TritonTarget
 from submitgen.backends.cuda import CudaBackend
 from submitgen.options import Target, parse
 
-__all__ = ["BACKENDS", "AmdBackend", "Backend", "CudaBackend", "Image", "get_backend"]
+__all__ = ["BACKENDS", "AmdBackend", "Backend", "CudaBackend", "Image", "Runtime", "TritonTarget",
+           "by_machine", "get_backend"]
 
 
+# one backend per Target member, in its order (tests/test_build_stages.py checks it)
 BACKENDS: Mapping[Target, Backend] = MappingProxyType({
     Target.AMD: AmdBackend(),
     Target.CUDA: CudaBackend(),
@@ -29,3 +36,9 @@ def get_backend(target: Target | str) -> Backend:
     """The backend of ``target`` (an OptionError names the choices for an unknown one)."""
     return BACKENDS[parse(Target, target, "--target")]
 
+
+def by_machine(e_machine: int | None) -> Backend:
+    """The backend whose code objects carry ``e_machine``; the default target's for any other (its
+    reader then names the machine it expected)."""
+    default = next(iter(BACKENDS.values()))
+    return next((b for b in BACKENDS.values() if b.e_machine == e_machine), default)

@@ -3,22 +3,31 @@ with the hardware facts of ``processors.py``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from submitgen.backends.base import Image, compile_triton
+from submitgen.backends.base import Image, Runtime, TritonTarget
 from submitgen.errors import ValidationError
 from submitgen.options import Target
 
 if TYPE_CHECKING:
-    from submitgen.readers.base import KernelInfo, ObjectInfo
-    from submitgen.toolchain.triton import TritonArtifact, TritonSpec
+    from submitgen.readers.base import HeaderInfo, KernelInfo, ObjectInfo
+
+HIP = Runtime("hip", "HIP")
 
 
 class AmdBackend:
     target = Target.AMD
+    summary = "HIP code object for MI355X"
+    arches: tuple[str, ...] = ("gfx950", "gfx942")
     default_arch = "gfx950"
-    triton_kind = "hsaco"
+    runtime = HIP
+    image_kind = "hsaco"
+    e_machine = 224  # EM_AMDGPU (readers/amd/header.py; tests/test_build_stages.py checks they agree)
+    triton_arches: Mapping[str, TritonTarget] = MappingProxyType(
+        {arch: TritonTarget("hip", arch, 64) for arch in arches})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
@@ -28,9 +37,6 @@ class AmdBackend:
         # the model the toolchain's read-back made, if it keeps one: the build need not parse again
         return Image(result.code_object, label, getattr(result, "parsed", None), result.source_sha256)
 
-    def compile_triton(self, spec: TritonSpec, arch: str, *, use_cache: bool) -> TritonArtifact:
-        return compile_triton(spec, arch, self.triton_kind, use_cache=use_cache)
-
     def load_prebuilt(self, path: Path, arch: str) -> Image:
         from submitgen.readers.containers import load_code_objects
 
@@ -39,18 +45,23 @@ class AmdBackend:
             raise ValidationError(f"{path} holds {len(found)} code objects for {arch}; pass one")
         return Image(found[0].data, str(path))
 
+    def read_header(self, data: bytes, source: str) -> HeaderInfo:
+        from submitgen.readers.amd import parse_header
+
+        return parse_header(data, source)
+
     def read(self, image: Image) -> ObjectInfo:
         from submitgen.readers.amd import read_code_object
 
         if image.parsed is not None:
             return image.parsed
-        return read_code_object(image.data, source=image.label)
+        return read_code_object(image.data, label=image.label)
 
     def lds_limit(self, code_object: ObjectInfo) -> int:
         t = code_object.processor_facts()
         if t is None:
             raise ValidationError(
-                f"{code_object.source}: no hardware facts for {code_object.processor}; cannot check LDS"
+                f"{code_object.label}: no hardware facts for {code_object.processor}; cannot check LDS"
             )
         return t.lds_per_workgroup
 
@@ -60,7 +71,7 @@ class AmdBackend:
         from submitgen.readers.amd.model import Kernel
 
         if not isinstance(kernel, Kernel):
-            raise ValidationError(f"{code_object.source}: kernel {kernel.name!r} is not an AMD code object's")
+            raise ValidationError(f"{code_object.label}: kernel {kernel.name!r} is not an AMD code object's")
         o = occupancy(kernel, code_object.processor, block, dynamic_lds=dynamic_lds)
         return f"{o.waves_per_simd} waves/SIMD (limited by {', '.join(o.limited_by)})"
 

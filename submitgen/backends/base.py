@@ -1,7 +1,9 @@
-"""The backend protocol and the value a backend's compile or load gives the build."""
+"""The backend protocol, the value a backend's compile or load gives the build, and the runtime
+an emitted file binds."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -9,8 +11,39 @@ from typing import TYPE_CHECKING, Protocol
 from submitgen.options import Target
 
 if TYPE_CHECKING:
-    from submitgen.readers.base import KernelInfo, ObjectInfo
-    from submitgen.toolchain.triton import TritonArtifact, TritonSpec
+    from submitgen.readers.base import HeaderInfo, KernelInfo, ObjectInfo
+
+
+class Runtime(str):
+    """The runtime library an emitted loader binds: its template is ``runtime/<name>.py.j2``, and
+    ``label`` is how the emitted file's section comments name it. A runtime is its name (a str):
+    templates compare it with one (``ctx.runtime == "cuda"``). Each backend declares its own
+    (``Backend.runtime``); a launcher may bind another on a target (aql: HSA, launchers/builtin.py).
+    ``after_load`` names a function its template defines that the ctypes launcher calls with the
+    library and the resolved kernels once they are loaded ("" for none): CUDA's lets kernels use
+    more than 48 KiB of dynamic shared memory."""
+
+    label: str
+    after_load: str
+
+    def __new__(cls, name: str, label: str, after_load: str = "") -> Runtime:
+        self = super().__new__(cls, name)
+        self.label = label
+        self.after_load = after_load
+        return self
+
+    def __repr__(self) -> str:
+        return f"Runtime({str(self)!r}, {self.label!r}, {self.after_load!r})"
+
+
+@dataclass(frozen=True)
+class TritonTarget:
+    """What Triton's ``GPUTarget`` takes for one arch of a backend: Triton's backend name, its arch
+    (a name or a number) and the wave size."""
+
+    backend: str  # "hip", "cuda"
+    arch: str | int  # "gfx950", 90
+    warp_size: int
 
 
 @dataclass(frozen=True)
@@ -25,21 +58,28 @@ class Image:
 
 
 class Backend(Protocol):
-    """What the build needs of a GPU target."""
+    """What the build, the CLI, the launchers and the readers need of a GPU target: everything that
+    differs between targets is here (BACKENDS in backends/__init__.py lists them, in
+    ``options.Target``'s order)."""
 
     target: Target
+    summary: str  # one phrase for --target's help
+    arches: tuple[str, ...]  # the processors it names in --arch's help, the default first
     default_arch: str
-    triton_kind: str  # the image Triton makes for this target ("hsaco", "cubin")
+    runtime: Runtime  # what an emitted file binds on it (the ctypes launcher's, and any launcher's default)
+    image_kind: str  # the image it loads ("hsaco", "cubin"): a front end's compiler must make this kind
+    e_machine: int  # the ELF e_machine of its code objects: how a container's reader picks its reader
+    triton_arches: Mapping[str, TritonTarget]  # the arches Triton builds for it (toolchain/triton.py)
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
         """Compile a project's device sources into one code object."""
 
-    def compile_triton(self, spec: TritonSpec, arch: str, *, use_cache: bool) -> TritonArtifact:
-        """Compile one Triton specialization (a TritonSpec) into a TritonArtifact for ``arch``."""
-
     def load_prebuilt(self, path: Path, arch: str) -> Image:
         """The one code object for ``arch`` that the file at ``path`` holds."""
+
+    def read_header(self, data: bytes, source: str) -> HeaderInfo:
+        """Check and decode the ELF header of one of its code objects (its processor)."""
 
     def read(self, image: Image) -> ObjectInfo:
         """Parse a code object (the build's only parse of it)."""
@@ -50,17 +90,3 @@ class Backend(Protocol):
     def occupancy_text(self, code_object: ObjectInfo, kernel: KernelInfo, block: int,
                        dynamic_lds: int) -> str:
         """One short phrase for the build summary's occupancy column."""
-
-
-def compile_triton(spec: TritonSpec, arch: str, kind: str, *, use_cache: bool) -> TritonArtifact:
-    """Compile a Triton specialization with the toolchain; the image must be of ``kind``."""
-    from submitgen.errors import TritonCompileError
-    from submitgen.toolchain.triton import compile_triton as compile_one
-
-    artifact = compile_one(spec, arch, cache=use_cache)
-    if artifact.kind != kind:
-        raise TritonCompileError(
-            f"{spec.source}: Triton kernel '{spec.kernel}' for {arch} gave a {artifact.kind}, "
-            f"this target loads a {kind}"
-        )
-    return artifact

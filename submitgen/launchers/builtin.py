@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from submitgen.backends import BACKENDS
 from submitgen.launchers.spec import ImportCost, LauncherSpec, OwnQueue, Runtime
 from submitgen.options import Target
 
 # Import costs: `python benchmarks/bench_import.py --cpp` against the stand-in HIP library (the
 # README has the latest figures).
 _MACHINE, _DATE = "a 2-core x86 machine", "2026-11-29"
+# AQL packets go through the HSA runtime (AMD's), not the backend's own (HIP)
+HSA = Runtime("hsa", "HSA")
 
 CTYPES = LauncherSpec(
     name="ctypes",
     summary="load and launch through ctypes (fast import)",
-    runtimes={Target.AMD: Runtime.HIP, Target.CUDA: Runtime.CUDA},
+    runtimes={target: backend.runtime for target, backend in BACKENDS.items()},  # each target's own
     import_cost=ImportCost("decodes and loads {objects}, nothing compiled", "~7 ms", _MACHINE, _DATE),
     template="launcher/ctypes.py.j2",
 )
@@ -21,7 +24,7 @@ CPP = LauncherSpec(
     name="cpp",
     summary="a C++ extension built by load_inline at import (the common hand-written pattern; costs "
             "compile time)",
-    runtimes={Target.AMD: Runtime.HIP},
+    runtimes={Target.AMD: BACKENDS[Target.AMD].runtime},
     import_cost=ImportCost("compiles a C++ extension with load_inline", "~34 s on first import", _MACHINE,
                            _DATE, "~0.16 s once torch's extension cache holds it; 10-90 s reported on the "
                            "runner"),
@@ -33,7 +36,7 @@ CPP = LauncherSpec(
 AQL = LauncherSpec(
     name="aql",
     summary="AQL packets on an HSA queue of its own (local experiments only; needs --allow-own-queue)",
-    runtimes={Target.AMD: Runtime.HSA},
+    runtimes={Target.AMD: HSA},
     import_cost=ImportCost("loads {objects} with the HSA executable API and creates a queue, kernarg "
                            "memory and a completion signal; each call then waits for its kernels"),
     template="launcher/aql.py.j2",

@@ -8,24 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from submitgen.backends.base import Runtime
 from submitgen.errors import LauncherError, OptionError
-from submitgen.options import StrEnum, Target
+from submitgen.options import Target
 
-
-class Runtime(StrEnum):
-    """The runtime library an emitted loader binds: its template is ``runtime/<value>.py.j2``."""
-
-    HIP = "hip"
-    CUDA = "cuda"
-    HSA = "hsa"
-
-    @property
-    def label(self) -> str:
-        """How the emitted file's section comments name it."""
-        return _RUNTIME_LABELS[self]
-
-
-_RUNTIME_LABELS = {Runtime.HIP: "HIP", Runtime.CUDA: "CUDA driver", Runtime.HSA: "HSA"}
+__all__ = ["ImportCost", "LauncherSpec", "OwnQueue", "Runtime"]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from submitgen.errors import ValidationError
+from submitgen.pipeline.frontends import front_ends
 from submitgen.pipeline.values import Checked, EmbeddedObject, KernelSummary, Prepared
 from submitgen.project.launches import (
     KernelLayout,
@@ -17,7 +18,7 @@ from submitgen.project.launches import (
     missing_kernels_error,
 )
 from submitgen.project.load import load_plan_module
-from submitgen.project.param_kinds import TritonParams, hip_param_kinds, triton_param_kinds, triton_params
+from submitgen.project.param_kinds import TritonParams
 from submitgen.project.run import run_plan
 from submitgen.readers.base import KernelInfo
 
@@ -82,23 +83,15 @@ def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[K
 
 
 def param_kinds(p: Prepared) -> dict[str, tuple[str, tuple[object, ...]]]:
-    """Each kernel's by-value parameters as int or float: from the project's device sources (the
-    ones a --co object stands in for, when the folder has them) and from the Triton signatures."""
-    kinds: dict[str, tuple[str, tuple[object, ...]]] = {}
-    files = [(path.name, data) for path, data in zip(p.project.sources, p.project.source_bytes)]
-    kinds.update(hip_param_kinds(files, p.project.kernels))
-    for spec in p.project.triton:
-        kinds[spec.name] = (
-            f"{spec.source.name} ({spec.kernel}'s signature)",
-            triton_param_kinds(spec.signature),
-        )
-    return kinds
+    """Each launch name's by-value parameters as int or float, as its front end reads them (the
+    device sources, also the ones a --co object stands in for; the Triton signatures)."""
+    return {name: kinds for fe in front_ends() for name, kinds in fe.param_kinds(p).items()}
 
 
 def param_names(p: Prepared) -> dict[str, TritonParams]:
-    """Each Triton specialization's parameters as the plan passes them, for counting and naming."""
-    return {spec.name: triton_params(f"{spec.source.name} ({spec.kernel}'s signature)", spec.signature)
-            for spec in p.project.triton}
+    """Each launch name's parameters as the plan passes them, where its front end names them
+    (Triton specializations), for counting and naming."""
+    return {name: params for fe in front_ends() for name, params in fe.param_names(p).items()}
 
 
 def _run_plan(

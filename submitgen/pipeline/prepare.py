@@ -87,6 +87,8 @@ def rebuild_flags(opts: BuildOptions, *, target: Target, arch: str, compress: Co
 
 
 def build_inputs(p: Prepared) -> tuple[Path, ...]:
-    """Every file the build reads: the output may be none of them."""
-    project = p.project
-    return (project.plan_path, *project.sources, *(s.source for s in project.triton), *p.code_objects)
+    """Every file the build reads (launch.py, then each front end's inputs): the output may be none
+    of them."""
+    from submitgen.pipeline.frontends import front_ends
+
+    return (p.project.plan_path, *(path for fe in front_ends() for path in fe.inputs(p)))

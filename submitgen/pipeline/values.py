@@ -26,7 +26,7 @@ class BuildOptions:
     kernels: Path | None = None  # kernel project folder; default: the shipped one for the problem
     code_objects: tuple[Path, ...] = ()  # prebuilt code objects instead of compiling
     arch: str | None = None  # default: the backend's (gfx950 for amd, sm_90 for cuda)
-    target: Target = Target.AMD
+    target: Target = next(iter(Target))  # the first --target (amd)
     compress: Compress = Compress.LZMA
     allow_fallback: bool = True
     reuse_output: bool = False  # return one output tensor per shape instead of a fresh one per call

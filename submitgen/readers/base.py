@@ -142,7 +142,7 @@ class KernelInfo(Protocol):
 
 class ObjectInfo(Protocol):
     @property
-    def source(self) -> str: ...
+    def label(self) -> str: ...
 
     @property
     def size(self) -> int: ...
@@ -200,7 +200,7 @@ class KernelLookup:
     came from, their size and hash, and the lookups. Subclasses add ``header``, ``kernels``
     and ``findings`` (object-level findings plus every kernel's)."""
 
-    source: str
+    label: str
     size: int
     sha256: str
     if TYPE_CHECKING:  # what each subclass declares as its own fields
@@ -230,12 +230,12 @@ class KernelLookup:
         if len(by_demangled) == 1:
             return by_demangled[0]
         names = ", ".join(repr(k.name) for k in self.kernels) or "none"
-        raise CodeObjectError(f"{self.source}: no kernel named {name!r}; it has {names}")
+        raise CodeObjectError(f"{self.label}: no kernel named {name!r}; it has {names}")
 
     def require_loadable(self, label: str | None = None) -> None:
         """Raise ``CodeObjectError`` with the first error finding, if any, naming the object by
-        ``label`` (default: its ``source``). The build's one check of the findings."""
+        ``label`` (default: its own ``label``). The build's one check of the findings."""
         if self.errors:
             f = self.errors[0]
             where = f"kernel {f.kernel!r}: " if f.kernel else ""
-            raise CodeObjectError(f"{label or self.source}: {where}{f.message}")
+            raise CodeObjectError(f"{label or self.label}: {where}{f.message}")

@@ -11,19 +11,17 @@ import ast
 import os
 import struct
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from submitgen import rules
+from submitgen.backends import Backend, Image, by_machine
 from submitgen.errors import CodeObjectError, ContainerError
 from submitgen.hardware import processors
 from submitgen.joined import split_joined
 from submitgen.readers import elf
-from submitgen.readers.amd import EM_AMDGPU, parse_header, read_code_object
-from submitgen.readers.base import HeaderInfo, ObjectInfo
-from submitgen.readers.cuda.cubin import EM_CUDA, parse_cubin_header, read_cubin
+from submitgen.readers.base import ObjectInfo
 from submitgen.readers.pysource import (
     BUNDLE_MAGIC,
     CCOB_MAGIC,
@@ -46,14 +44,12 @@ MAX_PY_FILE_SIZE = rules.SIZE_LIMIT
 # code objects (lzma, zlib: 3-6x) decode to a few MB; each blob alone is bounded by pysource.
 MAX_TOTAL_DECODED = 64 * 1024 * 1024
 
-# e_machine -> (header reader, object reader); anything else is read as an AMD code object,
-# whose reader names the machine it expected.
-_READERS: dict[int, tuple[Callable[[bytes, str], HeaderInfo], Callable[..., ObjectInfo]]] = {
-    EM_AMDGPU: (parse_header, read_code_object), EM_CUDA: (parse_cubin_header, read_cubin)}
 
-
-def _reader(data: bytes) -> tuple[Callable[[bytes, str], HeaderInfo], Callable[..., ObjectInfo]]:
-    return _READERS.get(elf.e_machine(data) or EM_AMDGPU, _READERS[EM_AMDGPU])
+def _reader(data: bytes) -> Backend:
+    """The backend whose reader reads ``data``, by its ELF ``e_machine`` (submitgen/backends/); an
+    object of any other machine is read by the default target's, which names the machine it
+    expected."""
+    return by_machine(elf.e_machine(data))
 
 
 @dataclass(frozen=True)
@@ -109,7 +105,7 @@ class LoadedCodeObject:
 
     def read(self) -> ObjectInfo:
         """The AMD code object or NVIDIA cubin these bytes are (both give ``kernelinfo``'s interface)."""
-        return _reader(self.data)[1](self.data, source=self.provenance)
+        return _reader(self.data).read(Image(self.data, self.provenance))
 
 
 # --------------------------------------------------------------------------- arch matching
@@ -124,29 +120,29 @@ def arch_matches(processor: str, arch: str) -> bool:
 # --------------------------------------------------------------------------- bundles
 
 
-def list_bundle(data: bytes, source: str = "<bytes>") -> list[BundleEntry]:
+def list_bundle(data: bytes, label: str = "<bytes>") -> list[BundleEntry]:
     """Entries of an uncompressed clang offload bundle, bounds-checked."""
     if not data.startswith(BUNDLE_MAGIC):
-        raise ContainerError(f"{source}: not a clang offload bundle: expected magic {BUNDLE_MAGIC.decode()}")
+        raise ContainerError(f"{label}: not a clang offload bundle: expected magic {BUNDLE_MAGIC.decode()}")
     n = len(data)
     pos = len(BUNDLE_MAGIC)
     if n < pos + 8:
-        raise ContainerError(f"{source}: truncated offload bundle: expected an entry count at byte {pos}, "
+        raise ContainerError(f"{label}: truncated offload bundle: expected an entry count at byte {pos}, "
                              f"file has {n} bytes")
     (count,) = struct.unpack_from("<Q", data, pos)
     pos += 8
     if count == 0 or count > (n - pos) // 24:
-        raise ContainerError(f"{source}: offload bundle entry count: expected 1..{max(0, (n - pos) // 24)} "
+        raise ContainerError(f"{label}: offload bundle entry count: expected 1..{max(0, (n - pos) // 24)} "
                              f"for {n} bytes, got {count}")
     entries = []
     for i in range(count):
         if pos + 24 > n:
-            raise ContainerError(f"{source}: truncated offload bundle: entry {i} header at byte {pos} "
+            raise ContainerError(f"{label}: truncated offload bundle: entry {i} header at byte {pos} "
                                  f"past the end ({n} bytes)")
         off, size, idlen = struct.unpack_from("<QQQ", data, pos)
         pos += 24
         if idlen > 1024 or pos + idlen > n:
-            raise ContainerError(f"{source}: offload bundle entry {i}: id length {idlen} runs past the "
+            raise ContainerError(f"{label}: offload bundle entry {i}: id length {idlen} runs past the "
                                  f"end ({n} bytes)")
         raw_id = data[pos:pos + idlen]
         pos += idlen
@@ -154,19 +150,19 @@ def list_bundle(data: bytes, source: str = "<bytes>") -> list[BundleEntry]:
             eid = raw_id.decode("ascii")
         except UnicodeDecodeError:
             raise ContainerError(
-                f"{source}: offload bundle entry {i}: id is not ASCII: {raw_id[:40]!r}"
+                f"{label}: offload bundle entry {i}: id is not ASCII: {raw_id[:40]!r}"
             ) from None
         if off + size > n:
-            raise ContainerError(f"{source}: offload bundle entry {i} ({eid}): bytes {off}..{off + size} "
+            raise ContainerError(f"{label}: offload bundle entry {i} ({eid}): bytes {off}..{off + size} "
                                  f"run past the end ({n} bytes)")
         entries.append(BundleEntry(eid, off, size))
     return entries
 
 
-def decompress_ccob(data: bytes, source: str = "<bytes>", limit: int = MAX_DECODED_SIZE) -> bytes:
+def decompress_ccob(data: bytes, label: str = "<bytes>", limit: int = MAX_DECODED_SIZE) -> bytes:
     """A compressed offload bundle (``CCOB``) -> the uncompressed bundle bytes (zlib only)."""
     if len(data) < 8:
-        raise ContainerError(f"{source}: truncated compressed bundle: {len(data)} bytes")
+        raise ContainerError(f"{label}: truncated compressed bundle: {len(data)} bytes")
     version, method = struct.unpack_from("<HH", data, 4)
     if version == 1:
         hdr = 4 + 2 + 2 + 4 + 8
@@ -175,17 +171,17 @@ def decompress_ccob(data: bytes, source: str = "<bytes>", limit: int = MAX_DECOD
     elif version == 3:
         hdr = 4 + 2 + 2 + 8 + 8 + 8
     else:
-        raise ContainerError(f"{source}: compressed bundle version: expected 1, 2 or 3, got {version}")
+        raise ContainerError(f"{label}: compressed bundle version: expected 1, 2 or 3, got {version}")
     if len(data) < hdr:
         raise ContainerError(
-            f"{source}: truncated compressed bundle: header needs {hdr} bytes, got {len(data)}"
+            f"{label}: truncated compressed bundle: header needs {hdr} bytes, got {len(data)}"
         )
     if method != 0:
-        raise ContainerError(f"{source}: compressed bundle method {method} (zstd) is not supported: "
+        raise ContainerError(f"{label}: compressed bundle method {method} (zstd) is not supported: "
                              "expected 0 (zlib); unbundle it with clang-offload-bundler")
-    out = bounded(zlib.decompressobj, data[hdr:], "zlib", source, limit)
+    out = bounded(zlib.decompressobj, data[hdr:], "zlib", label, limit)
     if out is None:
-        raise ContainerError(f"{source}: compressed bundle: zlib data is corrupt")
+        raise ContainerError(f"{label}: compressed bundle: zlib data is corrupt")
     return out
 
 
@@ -248,7 +244,7 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict[str, Any]) 
             return [obj for image in joined for obj in _from_bytes(image, path, arch, base)]
         if arch is not None:
             try:
-                proc = _reader(data)[0](data, label).processor
+                proc = _reader(data).read_header(data, label).processor
             except CodeObjectError:
                 proc = None  # read() reports the header problem itself
             if proc is not None and not arch_matches(proc, arch):

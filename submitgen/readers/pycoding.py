@@ -35,7 +35,7 @@ def _coding_line(raw: bytes) -> int:
     return 0
 
 
-def decode_python(raw: bytes, source: str = "<python>") -> PythonText:
+def decode_python(raw: bytes, label: str = "<python>") -> PythonText:
     """Decode the bytes of a ``.py`` exactly as Python does (PEP 263: a UTF-8 BOM, else a coding
     declaration in the first two lines, else UTF-8). Raises ContainerError where Python would
     refuse the file (an unknown or non-text coding, a BOM with another coding, bytes invalid in
@@ -49,33 +49,33 @@ def decode_python(raw: bytes, source: str = "<python>") -> PythonText:
     except SyntaxError as e:
         msg = str(e.msg if hasattr(e, "msg") else e)
         if raw.startswith(codecs.BOM_UTF8):
-            raise ContainerError(f"{source}: not valid Python: a UTF-8 BOM and a coding declaration "
+            raise ContainerError(f"{label}: not valid Python: a UTF-8 BOM and a coding declaration "
                                  "other than utf-8") from None
         if not msg.startswith("invalid or missing encoding"):
-            raise ContainerError(f"{source}: not valid Python: {msg}") from None
+            raise ContainerError(f"{label}: not valid Python: {msg}") from None
         encoding = "utf-8"  # the decode below names the bad byte
     line = _coding_line(raw)
     info = codecs.lookup(encoding)
     if not getattr(info, "_is_text_encoding", True):
-        raise ContainerError(f"{source}: not valid Python: {encoding!r} is not a text encoding")
+        raise ContainerError(f"{label}: not valid Python: {encoding!r} is not a text encoding")
     if encoding not in ("utf-8", "utf-8-sig"):
         try:
             same = _ASCII.decode(encoding) == _ASCII.decode("ascii")
         except (UnicodeDecodeError, LookupError):
             same = False
         if not same:
-            raise SourceCodingError(source, line or 1, (
+            raise SourceCodingError(label, line or 1, (
                 f"the coding declaration {info.name!r} on line {line} makes Python read other text than "
                 "the file shows: under it ASCII bytes do not decode to themselves, so code can hide in "
                 "what reads as a comment or a string"))
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as e:
-        raise ContainerError(f"{source}: not valid Python: byte 0x{raw[e.start]:02x} at offset {e.start} "
+        raise ContainerError(f"{label}: not valid Python: byte 0x{raw[e.start]:02x} at offset {e.start} "
                              f"is not valid {info.name}") from None
     if encoding not in ("utf-8", "utf-8-sig") and \
             text.encode("ascii", "ignore") != raw.translate(None, _NON_ASCII):
-        raise SourceCodingError(source, line or 1, (
+        raise SourceCodingError(label, line or 1, (
             f"the coding declaration {info.name!r} on line {line} makes Python read other code than the "
             "file shows: it decodes some ASCII bytes as parts of other characters, so what reads as "
             "code, a comment or a string is not what runs"))

@@ -134,7 +134,7 @@ def _token_literals(text: str) -> list[Literal]:
     return out
 
 
-def python_literals(text: str, source: str = "<python>") -> list[Literal]:
+def python_literals(text: str, label: str = "<python>") -> list[Literal]:
     """Every maximal string literal expression in a Python source, in line order."""
     try:
         tree = ast.parse(text)
@@ -146,12 +146,12 @@ def python_literals(text: str, source: str = "<python>") -> list[Literal]:
         except (SyntaxError, tokenize.TokenError, ValueError, RecursionError, MemoryError) as e:
             if isinstance(e, MemoryError) and memory_budget_hit():
                 raise
-            raise ContainerError(f"{source}: not valid Python: {e}") from None
+            raise ContainerError(f"{label}: not valid Python: {e}") from None
     except (SyntaxError, ValueError) as e:
         line = getattr(e, "lineno", None)
         where = f" (line {line})" if line else ""
         detail = getattr(e, "msg", None) or str(e)
-        raise ContainerError(f"{source}: not valid Python{where}: {detail}") from None
+        raise ContainerError(f"{label}: not valid Python{where}: {detail}") from None
     out: list[Literal] = []
     stack: list[ast.AST] = [tree]
     while stack:
@@ -165,7 +165,7 @@ def python_literals(text: str, source: str = "<python>") -> list[Literal]:
     return out
 
 
-def bounded(make: Callable[[], Any], payload: bytes, what: str, source: str, limit: int) -> bytes | None:
+def bounded(make: Callable[[], Any], payload: bytes, what: str, label: str, limit: int) -> bytes | None:
     """Decompress with a cap; None if the data is corrupt; ContainerError if it exceeds ``limit``."""
     d = make()
     try:
@@ -173,7 +173,7 @@ def bounded(make: Callable[[], Any], payload: bytes, what: str, source: str, lim
     except (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError):
         return None
     if len(out) > limit:
-        raise ContainerError(f"{source}: {what} data decompresses to more than {limit} bytes "
+        raise ContainerError(f"{label}: {what} data decompresses to more than {limit} bytes "
                              "(the bound); refusing a possible decompression bomb")
     return out
 
@@ -205,7 +205,7 @@ def _codec(blob: bytes) -> tuple[str, str, Callable[[], Any]] | None:
     return None
 
 
-def decode_blob(text: str, source: str = "<python>", limit: int | None = None) -> tuple[str, bytes] | None:
+def decode_blob(text: str, label: str = "<python>", limit: int | None = None) -> tuple[str, bytes] | None:
     """(encoding, bytes) if ``text`` is base64 (of zlib/gzip/lzma/bz2 data) of a code object or
     bundle; else None. Raises ContainerError for a decompression bomb."""
     limit = MAX_DECODED_SIZE if limit is None else limit
@@ -226,7 +226,7 @@ def decode_blob(text: str, source: str = "<python>", limit: int | None = None) -
     if codec is None:
         return None
     name, what, make = codec
-    out = bounded(make, raw, what, source, limit)
+    out = bounded(make, raw, what, label, limit)
     if out is not None and is_container(out):
         return f"{name}+base64", out
     return None

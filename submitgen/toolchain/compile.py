@@ -87,7 +87,7 @@ def compile_sources(sources: Sequence[Path | str], options: CompileOptions | Non
     started = time.time_ns()
     data, commands, headers = _build(tc, opts, inputs, hh)
     label = srcs[0].name if len(srcs) == 1 else f"{srcs[0].name} (+{len(srcs) - 1})"
-    parsed = read_back(data, opts.arch, source=label)
+    parsed = read_back(data, opts.arch, label=label)
     kernels = tuple(k.name for k in parsed.kernels)
     digest = hashlib.sha256(data).hexdigest()
     warning = None
@@ -326,23 +326,23 @@ def parse_deps(work: Path, dep: Path) -> list[Path]:
     return [Path(os.path.abspath(work / n.replace("\\ ", " "))) for n in names]
 
 
-def check_code_object(data: bytes, arch: str, *, source: str = "<compiled>") -> tuple[str, ...]:
+def check_code_object(data: bytes, arch: str, *, label: str = "<compiled>") -> tuple[str, ...]:
     """Read a linked code object back with the code object reader: it must be for ``arch`` and
     hold at least one kernel, each with its ``NAME.kd`` descriptor. Returns the kernel names."""
-    return tuple(k.name for k in read_back(data, arch, source=source).kernels)
+    return tuple(k.name for k in read_back(data, arch, label=label).kernels)
 
 
-def read_back(data: bytes, arch: str, *, source: str = "<compiled>") -> Any:
+def read_back(data: bytes, arch: str, *, label: str = "<compiled>") -> Any:
     """:func:`check_code_object`, returning the reader's model (the build reuses it: one parse)."""
     from submitgen.readers.amd import read_code_object
 
-    co = read_code_object(data, source=source)
+    co = read_code_object(data, label=label)
     if co.header.processor != arch:
-        raise CompileError(f"{source}: the code object is for {co.header.processor}, expected {arch}")
+        raise CompileError(f"{label}: the code object is for {co.header.processor}, expected {arch}")
     names = tuple(k.name for k in co.kernels)
     if not names:
-        raise CompileError(f"{source}: the code object for {arch} has no kernels")
+        raise CompileError(f"{label}: the code object for {arch} has no kernels")
     missing = [k.name for k in co.kernels if k.descriptor is None]
     if missing:
-        raise CompileError(f"{source}: kernel(s) without a NAME.kd descriptor: {', '.join(missing)}")
+        raise CompileError(f"{label}: kernel(s) without a NAME.kd descriptor: {', '.join(missing)}")
     return co

@@ -278,7 +278,7 @@ def describe_extras() -> dict:
 
     try:
         version, where = triton.triton_version()
-        tri: dict | None = {"version": version, "path": where, "arches": list(triton.ARCHES)}
+        tri: dict | None = {"version": version, "path": where, "arches": list(triton.arches())}
     except TritonMissingError:
         tri = None
     hh = hipheaders.find_hip_headers()

@@ -1,4 +1,4 @@
-"""Triton kernels -> gfx950/gfx942 code objects (hsaco) and sm_90 cubins, with the installed
+"""Triton kernels -> each backend's images (gfx950/gfx942 hsaco, sm_90 cubins), with the installed
 ``triton`` (the optional ``[triton]`` extra), on any machine: no GPU, ROCm or CUDA toolkit needed.
 
 The kernel's file is loaded from the bytes the caller read (``TritonSpec.source_bytes``), as a
@@ -35,18 +35,21 @@ from submitgen.toolchain import cache
 from submitgen.toolchain.process import DEFAULT_TIMEOUT_S
 
 INSTALL_HINT = "pip install 'submitgen[triton]'"
-# arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it
-ARCHES: dict[str, tuple[str, str | int, int, str]] = {
-    "gfx950": ("hip", "gfx950", 64, "hsaco"),
-    "gfx942": ("hip", "gfx942", 64, "hsaco"),
-    "sm_90": ("cuda", 90, 32, "cubin"),
-}
 _CACHE_FORMAT = "triton-1"
 _UNKEYED_ENV = ("TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR")
 # Embedded objects never use line info, and Triton's default -lineinfo puts the whole PTX text and
 # line tables into every sm_90 cubin (60-70 % of its bytes): off unless the user's environment says
 # otherwise. Applied to the compile child and to the cache key alike.
 DEFAULT_ENV = {"TRITON_DISABLE_LINE_INFO": "1"}
+
+
+def arches() -> dict[str, tuple[str, str | int, int, str]]:
+    """arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it, as each
+    backend declares them (``Backend.triton_arches``, ``image_kind``), in the backends' order."""
+    from submitgen.backends import BACKENDS  # noqa: PLC0415
+
+    return {arch: (t.backend, t.arch, t.warp_size, b.image_kind)
+            for b in BACKENDS.values() for arch, t in b.triton_arches.items()}
 
 
 def triton_env() -> dict[str, str]:
@@ -130,7 +133,7 @@ def _import_triton():
 
 def compile_triton(spec: TritonSpec, arch: str, *, cache: bool = True,
                    timeout: float = DEFAULT_TIMEOUT_S) -> TritonArtifact:
-    """Compile one specialization for ``arch`` ("gfx950", "gfx942" or "sm_90"). Raises
+    """Compile one specialization for ``arch`` (one of ``arches()``: "gfx950", "gfx942", "sm_90"). Raises
     TritonMissingError (with how to install it) or TritonCompileError (file, kernel, Triton's
     message, on one line)."""
     return compile_triton_many((spec,), arch, cache=cache, timeout=timeout)[0]
@@ -141,10 +144,11 @@ def compile_triton_many(specs: Sequence[TritonSpec], arch: str, *, cache: bool =
     """Compile several specializations for ``arch``: cache hits here, the rest in one child
     process (the kernels' files run there, under ``timeout`` seconds, and Triton's own output
     stays there)."""
-    if arch not in ARCHES:
+    known = arches()
+    if arch not in known:
         bad = specs[0] if specs else None
         where = f"{bad.source}: Triton kernel '{bad.kernel}': " if bad else ""
-        raise TritonCompileError(f"{where}arch {arch!r} is not one of {', '.join(ARCHES)}")
+        raise TritonCompileError(f"{where}arch {arch!r} is not one of {', '.join(known)}")
     version, where = triton_version()
     keys = [cache_key(s, arch, version, where) for s in specs]
     found: list[TritonArtifact | None] = [_lookup(k, s) if cache else None for k, s in zip(keys, specs)]
@@ -338,7 +342,7 @@ def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
     from triton.compiler.compiler import make_backend  # noqa: PLC0415
     from triton.runtime.jit import JITFunction  # noqa: PLC0415
 
-    backend_name, target_arch, warp, kind = ARCHES[arch]
+    backend_name, target_arch, warp, kind = arches()[arch]
     target = GPUTarget(backend_name, target_arch, warp)
     opts = {"num_warps": spec.num_warps, "num_stages": spec.num_stages, **dict(spec.options)}
     with _module_from_bytes(spec) as module, warnings.catch_warnings():
@@ -366,7 +370,7 @@ def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
     if kind == "hsaco":
         from submitgen.toolchain.compile import check_code_object  # noqa: PLC0415
 
-        names = check_code_object(art.image, arch, source=f"{spec.source.name}:{spec.kernel}")
+        names = check_code_object(art.image, arch, label=f"{spec.source.name}:{spec.kernel}")
         if art.symbol not in names:
             raise _fail(spec, f"Triton's object for {arch} holds {', '.join(names)}, not {art.symbol}")
     return art

@@ -92,7 +92,7 @@ def test_the_metadata_note_is_bounded(good):
     assert read_code_object(at).kernels[0].name == "k"
     over = with_desc(good, _padded_note(good, MAX_NOTE_SIZE + 1))
     with pytest.raises(CodeObjectError) as e:
-        read_code_object(over, source="big.co")
+        read_code_object(over, label="big.co")
     want = "big.co: NT_AMDGPU_METADATA note is 1048577 bytes, more than the 1048576-byte bound"
     assert str(e.value) == want
 
@@ -110,7 +110,7 @@ def test_the_argument_count_is_bounded(good):
     at = with_metadata(good, _args(1024))
     assert len(read_code_object(at).kernels[0].args) == 1024
     with pytest.raises(CodeObjectError) as e:
-        read_code_object(with_metadata(good, _args(1025)), source="many.co")
+        read_code_object(with_metadata(good, _args(1025)), label="many.co")
     assert str(e.value) == "many.co: metadata kernel 'k' '.args': 1025 arguments, more than the bound of 1024"
 
 

@@ -91,7 +91,7 @@ def test_the_unedited_object_is_clean(good):
 @pytest.mark.parametrize("label,mutate,kernel,code,message", CASES, ids=[c[0] for c in CASES])
 def test_unloadable_object_is_an_error_finding(good, tmp_path, label, mutate, kernel, code, message):
     data = mutate(good)
-    co = read_code_object(data, source=label)
+    co = read_code_object(data, label=label)
     found = [f for f in co.errors if f.code == code]
     assert found and found[0].kernel == kernel and message in found[0].message, co.findings
     with pytest.raises(CodeObjectError, match=f"^{label}: "):
@@ -109,7 +109,7 @@ def test_the_build_refuses_what_require_loadable_refuses(good, tmp_path, monkeyp
     path = tmp_path / "bad.co"
     path.write_bytes(with_metadata(good, kernel_edit("k", sgpr_count=200)))
     with pytest.raises(CodeObjectError) as want:
-        read_code_object(path.read_bytes(), source=str(path)).require_loadable()
+        read_code_object(path.read_bytes(), label=str(path)).require_loadable()
     calls = []
     real = type(read_code_object(good)).require_loadable
 

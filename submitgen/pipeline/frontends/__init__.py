@@ -5,8 +5,13 @@ their launches (``SgLaunchDefaults``).
 A front end is a module of this package that binds ``FRONT_END``, an object with a ``name``, an
 ``order`` (front ends run in ascending order; the objects keep that order in the file) and
 ``objects(prepared) -> tuple[EmbeddedObject, ...]``, which returns () when the project has none
-of its input. ``front_ends()`` finds them all; adding a language means adding its module here and
-its compile step in ``submitgen/toolchain/``."""
+of its input; ``inputs(prepared)``, the files it reads (the build's -o may be none of them);
+``param_kinds(prepared)``, whether each by-value parameter of the launch names it serves is an int
+or a float, where its language says; and ``param_names(prepared)``, the parameters the plan passes
+by name, where its language names them. ``front_ends()`` finds them all; the build, ``prepare``'s
+input list and ``check``'s plan checks ask each of them. Adding a language means adding its
+module here, its compile step in ``submitgen/toolchain/`` (with any per-arch table of its own),
+and its declaration in the project (``project/load.py``, as ``TRITON`` is)."""
 
 from __future__ import annotations
 
@@ -15,7 +20,10 @@ import pkgutil
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from submitgen.pipeline.values import EmbeddedObject, Prepared
+    from submitgen.project.param_kinds import TritonParams
 
 
 class FrontEnd(Protocol):
@@ -23,6 +31,12 @@ class FrontEnd(Protocol):
     order: int
 
     def objects(self, p: Prepared) -> tuple[EmbeddedObject, ...]: ...
+
+    def inputs(self, p: Prepared) -> tuple[Path, ...]: ...
+
+    def param_kinds(self, p: Prepared) -> dict[str, tuple[str, tuple[object, ...]]]: ...
+
+    def param_names(self, p: Prepared) -> dict[str, TritonParams]: ...
 
 
 def front_ends() -> tuple[FrontEnd, ...]:

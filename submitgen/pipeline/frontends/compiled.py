@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 from submitgen.backends import Image
 from submitgen.errors import PlanError, ValidationError
 from submitgen.pipeline.frontends.images import serving_kernels
 from submitgen.pipeline.values import EmbeddedObject, Prepared
+from submitgen.project.param_kinds import TritonParams, hip_param_kinds
 
 
 def _same_bytes(p: Prepared, image: Image) -> None:
@@ -25,6 +27,18 @@ def _same_bytes(p: Prepared, image: Image) -> None:
 class Compiled:
     name: str = "compiled"
     order: int = 1
+
+    def inputs(self, p: Prepared) -> tuple[Path, ...]:
+        return p.project.sources
+
+    def param_kinds(self, p: Prepared) -> dict[str, tuple[str, tuple[object, ...]]]:
+        """The KERNELS' by-value parameters as int or float, from the device sources that define
+        them (also when --co objects stand in for them)."""
+        files = [(path.name, data) for path, data in zip(p.project.sources, p.project.source_bytes)]
+        return hip_param_kinds(files, p.project.kernels)
+
+    def param_names(self, p: Prepared) -> dict[str, TritonParams]:
+        return {}  # a C declaration's names are not the plan's
 
     def objects(self, p: Prepared) -> tuple[EmbeddedObject, ...]:
         if p.code_objects:

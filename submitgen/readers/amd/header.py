@@ -43,24 +43,24 @@ class ElfHeader:
         return tid
 
 
-def parse_header(data: bytes, source: str = "<bytes>") -> ElfHeader:
+def parse_header(data: bytes, label: str = "<bytes>") -> ElfHeader:
     """Check and decode the ELF header; ``CodeObjectError`` for anything a loader refuses."""
-    h = elf.read_header(data, source, EM_AMDGPU, "EM_AMDGPU")
+    h = elf.read_header(data, label, EM_AMDGPU, "EM_AMDGPU")
     if h.osabi != ELFOSABI_AMDGPU_HSA:
-        raise CodeObjectError(f"{source}: ELF OS/ABI: expected AMDGPU_HSA (64), got {h.osabi}")
+        raise CodeObjectError(f"{label}: ELF OS/ABI: expected AMDGPU_HSA (64), got {h.osabi}")
     abiver = h.abi_version
     if abiver in (0, 1):
         raise CodeObjectError(
-            f"{source}: code object v{abiver + 2} (ABI version {abiver}) is not supported: "
+            f"{label}: code object v{abiver + 2} (ABI version {abiver}) is not supported: "
             f"expected v4, v5 or v6 (ABI version 2-4)"
         )
     if abiver not in SUPPORTED_ABI_VERSIONS:
         raise CodeObjectError(
-            f"{source}: ELF ABI version: expected 2, 3 or 4 (code object v4-v6), got {abiver}"
+            f"{label}: ELF ABI version: expected 2, 3 or 4 (code object v4-v6), got {abiver}"
         )
     if h.e_type not in (elf.ET_REL, elf.ET_DYN):
-        raise CodeObjectError(f"{source}: ELF type: expected ET_DYN (3), got {h.e_type}")
-    elf.check_section_table(h, len(data), source)
+        raise CodeObjectError(f"{label}: ELF type: expected ET_DYN (3), got {h.e_type}")
+    elf.check_section_table(h, len(data), label)
     flags = h.e_flags
     mach = flags & EF_AMDGPU_MACH
     return ElfHeader(

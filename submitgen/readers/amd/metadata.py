@@ -115,10 +115,10 @@ class Metadata:
 class _Map:
     """Typed reads from one msgpack map, naming the place on error; remembers keys used."""
 
-    def __init__(self, m: Any, where: str, source: str):
+    def __init__(self, m: Any, where: str, label: str):
         if not isinstance(m, dict):
-            raise CodeObjectError(f"{source}: metadata {where}: expected a map, got {type(m).__name__}")
-        self.m, self.where, self.source = m, where, source
+            raise CodeObjectError(f"{label}: metadata {where}: expected a map, got {type(m).__name__}")
+        self.m, self.where, self.label = m, where, label
         self.used: set[str] = set()
 
     def _get(self, key: str, required: bool) -> Any:
@@ -126,7 +126,7 @@ class _Map:
         if key not in self.m:
             if required:
                 raise CodeObjectError(
-                    f"{self.source}: metadata {self.where}: required key '{key}' is missing"
+                    f"{self.label}: metadata {self.where}: required key '{key}' is missing"
                 )
             return None
         return self.m[key]
@@ -136,7 +136,7 @@ class _Map:
         if len(shown) > 40:
             shown = shown[:37] + "..."
         return CodeObjectError(
-            f"{self.source}: metadata {self.where} '{key}': expected {expected}, got {type(v).__name__} "
+            f"{self.label}: metadata {self.where} '{key}': expected {expected}, got {type(v).__name__} "
             f"{shown}"
         )
 
@@ -201,9 +201,9 @@ def _freeze(v: Any) -> Any:
     return v
 
 
-def decode_metadata_note(desc: bytes, source: str = "<bytes>") -> Any:
+def decode_metadata_note(desc: bytes, label: str = "<bytes>") -> Any:
     if len(desc) > MAX_NOTE_SIZE:
-        raise CodeObjectError(f"{source}: NT_AMDGPU_METADATA note is {len(desc)} bytes, more than the "
+        raise CodeObjectError(f"{label}: NT_AMDGPU_METADATA note is {len(desc)} bytes, more than the "
                               f"{MAX_NOTE_SIZE}-byte bound")
     try:
         return msgpack.unpackb(desc, raw=False, strict_map_key=True)
@@ -211,7 +211,7 @@ def decode_metadata_note(desc: bytes, source: str = "<bytes>") -> Any:
             UnicodeDecodeError) as e:
         detail = f"{type(e).__name__}: {str(e)[:80]}" if str(e) else type(e).__name__
         raise CodeObjectError(
-            f"{source}: NT_AMDGPU_METADATA note: expected a msgpack map, got undecodable bytes ({detail})"
+            f"{label}: NT_AMDGPU_METADATA note: expected a msgpack map, got undecodable bytes ({detail})"
         ) from None
 
 
@@ -235,7 +235,7 @@ _ARG_KEYS = {
 _ARG_DEFAULTS = {f.name: f.default for f in fields(ArgMeta) if f.default is not MISSING}
 
 
-def _parse_arg(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
+def _parse_arg(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
     """One ``.args`` entry. The common case (known keys only, each of its exact type) is read in
     one pass; anything else takes the checked path, which names the key and the bad value."""
     if type(raw) is dict and ".offset" in raw and ".size" in raw and ".value_kind" in raw:
@@ -249,11 +249,11 @@ def _parse_arg(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
             arg = object.__new__(ArgMeta)
             arg.__dict__.update(values)  # every field set, as ArgMeta(**values) would
             return arg
-    return _parse_arg_checked(raw, index, kname, source)
+    return _parse_arg_checked(raw, index, kname, label)
 
 
-def _parse_arg_checked(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
-    m = _Map(raw, f"kernel {kname!r} arg {index}", source)
+def _parse_arg_checked(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
+    m = _Map(raw, f"kernel {kname!r} arg {index}", label)
     return ArgMeta(
         index=index,
         **_each(m.int, "offset", "size", required=True),
@@ -266,19 +266,19 @@ def _parse_arg_checked(raw: Any, index: int, kname: str, source: str) -> ArgMeta
     )
 
 
-def _parse_kernel_meta(raw: Any, index: int, source: str) -> KernelMeta:
-    m = _Map(raw, f"kernel {index}", source)
+def _parse_kernel_meta(raw: Any, index: int, label: str) -> KernelMeta:
+    m = _Map(raw, f"kernel {index}", label)
     name = m.required_str(".name")
     m.where = f"kernel {name!r}"
     args_raw = m.list(".args") or []
     if len(args_raw) > MAX_ARGS:
-        raise CodeObjectError(f"{source}: metadata kernel {name!r} '.args': {len(args_raw)} arguments, "
+        raise CodeObjectError(f"{label}: metadata kernel {name!r} '.args': {len(args_raw)} arguments, "
                               f"more than the bound of {MAX_ARGS}")
     mnw = [m.int(f".max_num_workgroups_{d}") for d in "xyz"]
     return KernelMeta(
         name=name,
         symbol=m.required_str(".symbol"),
-        args=tuple(_parse_arg(a, i, name, source) for i, a in enumerate(args_raw)),
+        args=tuple(_parse_arg(a, i, name, label) for i, a in enumerate(args_raw)),
         **_each(m.int, "kernarg_segment_size", "kernarg_segment_align", "group_segment_fixed_size",
                 "private_segment_fixed_size", "wavefront_size", "sgpr_count", "vgpr_count", required=True),
         agpr_count=m.int(".agpr_count"),
@@ -298,19 +298,19 @@ def _parse_kernel_meta(raw: Any, index: int, source: str) -> KernelMeta:
     )
 
 
-def parse_metadata(doc: Any, source: str = "<bytes>") -> tuple[Metadata, tuple[KernelMeta, ...]]:
-    m = _Map(doc, "root", source)
+def parse_metadata(doc: Any, label: str = "<bytes>") -> tuple[Metadata, tuple[KernelMeta, ...]]:
+    m = _Map(doc, "root", label)
     version = m.ints("amdhsa.version", None)
     if version is None:
-        raise CodeObjectError(f"{source}: metadata: required key 'amdhsa.version' is missing")
+        raise CodeObjectError(f"{label}: metadata: required key 'amdhsa.version' is missing")
     if len(version) != 2:
         raise CodeObjectError(
-            f"{source}: metadata 'amdhsa.version': expected [major, minor], got {list(version)}"
+            f"{label}: metadata 'amdhsa.version': expected [major, minor], got {list(version)}"
         )
     target = m.str("amdhsa.target")
     printf = m.list("amdhsa.printf") or []
     if not all(isinstance(p, str) for p in printf):
-        raise CodeObjectError(f"{source}: metadata 'amdhsa.printf': expected a list of strings")
+        raise CodeObjectError(f"{label}: metadata 'amdhsa.printf': expected a list of strings")
     kernels_raw = m.list("amdhsa.kernels") or []
-    kernels = tuple(_parse_kernel_meta(k, i, source) for i, k in enumerate(kernels_raw))
+    kernels = tuple(_parse_kernel_meta(k, i, label) for i, k in enumerate(kernels_raw))
     return Metadata(version=version, target=target, printf=tuple(printf), unknown=m.unknown()), kernels

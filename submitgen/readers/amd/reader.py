@@ -22,13 +22,13 @@ from submitgen.readers.amd.model import CodeObject, Kernel
 from submitgen.readers.base import Finding
 
 
-def read_code_object(data: bytes, *, source: str = "<bytes>") -> CodeObject:
+def read_code_object(data: bytes, *, label: str = "<bytes>") -> CodeObject:
     """Parse a code object. Raises ``CodeObjectError`` for input that is not a usable
     gfx9+ HSA code object; returns the model with ``findings`` for suspicious but readable ones."""
     data = bytes(data)
-    header = parse_header(data, source)
-    with elf.library_errors(source):
-        return _read(data, header, source)
+    header = parse_header(data, label)
+    with elf.library_errors(label):
+        return _read(data, header, label)
 
 
 def _metadata_notes(image: elf.ElfImage, header: ElfHeader, findings: list[Finding]) -> bytes:
@@ -59,13 +59,13 @@ def _metadata_notes(image: elf.ElfImage, header: ElfHeader, findings: list[Findi
     return (in_segments or in_sections)[0]
 
 
-def _difference(segment: bytes, section: bytes, source: str) -> str:
+def _difference(segment: bytes, section: bytes, label: str) -> str:
     """Where two metadata notes first differ, as ``PATH: segment A, section B``."""
     try:
-        b = decode_metadata_note(section, source)
+        b = decode_metadata_note(section, label)
     except CodeObjectError:
         return "the section's copy is not msgpack"
-    a = decode_metadata_note(segment, source)  # the reader decodes it anyway: its error is the one to show
+    a = decode_metadata_note(segment, label)  # the reader decodes it anyway: its error is the one to show
     path, x, y = _first_difference(a, b, "")
     return f"{path or 'the root'}: segment {_short(x)}, section {_short(y)}"
 
@@ -105,11 +105,11 @@ def _short(v: Any) -> str:
     return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
-def _read(data: bytes, header: ElfHeader, source: str) -> CodeObject:
-    image = elf.image_of(data, source)
+def _read(data: bytes, header: ElfHeader, label: str) -> CodeObject:
+    image = elf.image_of(data, label)
     findings: list[Finding] = []
     desc = _metadata_notes(image, header, findings)
-    metadata, kmetas = parse_metadata(decode_metadata_note(desc, source), source)
+    metadata, kmetas = parse_metadata(decode_metadata_note(desc, label), label)
     findings += object_findings(header, metadata)
     order = (".dynsym", ".symtab") if header.elf_type == "ET_DYN" else (".symtab", ".dynsym")
     symbols = image.symbols(order)
@@ -131,7 +131,7 @@ def _read(data: bytes, header: ElfHeader, source: str) -> CodeObject:
         if sname.endswith(".kd") and sname not in listed and sym.type == "STT_OBJECT":
             findings.append(Finding("warning", "kernel-without-metadata",
                                     f"descriptor symbol {sname!r} has no kernel in the metadata"))
-    return CodeObject(source=source, size=len(data), sha256=hashlib.sha256(data).hexdigest(), header=header,
+    return CodeObject(label=label, size=len(data), sha256=hashlib.sha256(data).hexdigest(), header=header,
                       metadata=metadata, kernels=tuple(kernels), findings=tuple(findings))
 
 
@@ -139,18 +139,18 @@ def _kernel(
     image: elf.ElfImage, header: ElfHeader, symbols: dict[str, elf.Symbol], meta: KernelMeta,
     others: frozenset[str] = frozenset(),
 ) -> Kernel:
-    source, name = image.source, meta.name
+    label, name = image.source, meta.name
     kd_sym = symbols.get(meta.symbol)
     if kd_sym is None:
         raise CodeObjectError(
-            f"{source}: kernel {name!r}: descriptor symbol {meta.symbol!r} not found in the symbol table"
+            f"{label}: kernel {name!r}: descriptor symbol {meta.symbol!r} not found in the symbol table"
         )
     if kd_sym.size not in (0, KD_SIZE):
-        raise CodeObjectError(f"{source}: kernel {name!r}: descriptor {meta.symbol!r} size: expected 64, "
+        raise CodeObjectError(f"{label}: kernel {name!r}: descriptor {meta.symbol!r} size: expected 64, "
                               f"got {kd_sym.size}")
     kd_bytes = image.read_at(kd_sym, KD_SIZE, relocatable=header.elf_type == "ET_REL")
     if kd_bytes is None:
-        raise CodeObjectError(f"{source}: kernel {name!r}: descriptor {meta.symbol!r} at 0x{kd_sym.value:x}: "
+        raise CodeObjectError(f"{label}: kernel {name!r}: descriptor {meta.symbol!r} at 0x{kd_sym.value:x}: "
                               "expected 64 bytes inside a loaded section, found none")
     kd = decode_descriptor(kd_bytes, kd_sym.value, header.processor)
     fsym = symbols.get(name)

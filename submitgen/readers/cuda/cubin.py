@@ -126,36 +126,36 @@ class CubinObject(KernelLookup):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "source": self.source,
+            "source": self.label,
             **self.header_json(),
             "kernels": [{**k.to_json(), "findings": [f.to_json() for f in k.findings]} for k in self.kernels],
             "findings": [f.to_json() for f in self.findings if f.kernel is None],
         }
 
 
-def parse_cubin_header(data: bytes, source: str = "<bytes>") -> CubinHeader:
-    h = elf.read_header(data, source, EM_CUDA, "EM_CUDA")
+def parse_cubin_header(data: bytes, label: str = "<bytes>") -> CubinHeader:
+    h = elf.read_header(data, label, EM_CUDA, "EM_CUDA")
     if h.e_type not in (elf.ET_REL, elf.ET_EXEC):
-        raise CodeObjectError(f"{source}: ELF type: expected ET_EXEC (2), got {h.e_type}")
-    elf.check_section_table(h, len(data), source)
+        raise CodeObjectError(f"{label}: ELF type: expected ET_EXEC (2), got {h.e_type}")
+    elf.check_section_table(h, len(data), label)
     # nvcc 13 (EI_ABIVERSION 8) keeps the SM in bits 8..15 (0x6005a04: sm_90, verified on sm_80..sm_120);
     # older cubins (ABI version 7 and below) keep it in bits 0..7 (EF_CUDA_SM; not verified here).
     sm = (h.e_flags >> 8) & 0xFF if h.abi_version >= 8 else h.e_flags & 0xFF
     if sm < 20:
         raise CodeObjectError(
-            f"{source}: e_flags 0x{h.e_flags:x}: expected an SM architecture of 20 or more, got {sm}"
+            f"{label}: e_flags 0x{h.e_flags:x}: expected an SM architecture of 20 or more, got {sm}"
         )
     accelerator = bool(h.e_flags & (EF_CUDA_ACCELERATORS if h.abi_version >= 8 else EF_CUDA_ACCELERATORS_V1))
     return CubinHeader(elf.ELF_TYPE_NAMES[h.e_type], h.osabi, h.abi_version, h.e_flags, sm, accelerator)
 
 
-def read_cubin(data: bytes, *, source: str = "<bytes>") -> CubinObject:
+def read_cubin(data: bytes, *, label: str = "<bytes>") -> CubinObject:
     """Parse a cubin. Raises ``CodeObjectError`` for input that is not a readable CUDA ELF;
     returns the model with ``findings`` for suspicious but readable ones."""
     data = bytes(data)
-    header = parse_cubin_header(data, source)
-    with elf.library_errors(source):
-        return _read(data, header, source)
+    header = parse_cubin_header(data, label)
+    with elf.library_errors(label):
+        return _read(data, header, label)
 
 
 def _object_findings(header: CubinHeader) -> list[Finding]:
@@ -176,30 +176,30 @@ def _object_findings(header: CubinHeader) -> list[Finding]:
     return out
 
 
-def _read(data: bytes, header: CubinHeader, source: str) -> CubinObject:
-    image = elf.ElfImage(data, source, _NO_FILE_BYTES)
+def _read(data: bytes, header: CubinHeader, label: str) -> CubinObject:
+    image = elf.ElfImage(data, label, _NO_FILE_BYTES)
     compat = image.section(".nv.compat")
-    if compat is not None and not header.accelerator and nvinfo.accelerator_target(compat.data(), source):
+    if compat is not None and not header.accelerator and nvinfo.accelerator_target(compat.data(), label):
         header = replace(header, accelerator=True)
     symtab = image.symbol_table(".symtab")
     if symtab is None:
-        raise CodeObjectError(f"{source}: no .symtab: expected a symbol table naming the kernels")
+        raise CodeObjectError(f"{label}: no .symtab: expected a symbol table naming the kernels")
     nsyms = symtab.num_symbols()
 
     def sym_name(idx: int, where: str) -> str:
         if idx >= nsyms:
             raise CodeObjectError(
-                f"{source}: {where}: symbol index {idx} is past the {nsyms} symbols of .symtab"
+                f"{label}: {where}: symbol index {idx} is past the {nsyms} symbols of .symtab"
             )
         return symtab.get_symbol(idx).name
 
     findings = _object_findings(header)
     info = next((s for s in image.sections if s.name == ".nv.info" and _is_cuda_info(s)), None)
-    tables = nvinfo.function_table(info.data() if info is not None else b"", source, sym_name)
+    tables = nvinfo.function_table(info.data() if info is not None else b"", label, sym_name)
     reserved = (
         RESERVED_SHARED_BYTES if any(s.name.startswith(".nv.shared.reserved") for s in image.sections) else 0
     )
-    ctx = _Context(header, source, {s.name: s for s in image.sections}, tables, reserved)
+    ctx = _Context(header, label, {s.name: s for s in image.sections}, tables, reserved)
     kernels: list[CudaKernel] = []
     seen: set[str] = set()
     for sec in image.sections:
@@ -219,14 +219,14 @@ def _read(data: bytes, header: CubinHeader, source: str) -> CubinObject:
         findings.append(
             Finding("warning", "no-kernels", "no .nv.info.NAME section: the object has no kernels")
         )
-    return CubinObject(source=source, size=len(data), sha256=hashlib.sha256(data).hexdigest(), header=header,
+    return CubinObject(label=label, size=len(data), sha256=hashlib.sha256(data).hexdigest(), header=header,
                        kernels=tuple(kernels), findings=tuple(findings))
 
 
 @dataclass(frozen=True)
 class _Context:
     header: CubinHeader
-    source: str
+    label: str
     by_name: dict[str, Any]
     tables: dict[int, dict[str, int]]
     reserved: int
@@ -329,7 +329,7 @@ def _read_kernel(sec: Any, name: str, ctx: _Context) -> CudaKernel:
     def add(sev: str, code: str, msg: str) -> None:
         out.append(Finding(sev, code, msg, name))
 
-    a = nvinfo.kernel_attrs(sec.data(), sec.name, ctx.source)
+    a = nvinfo.kernel_attrs(sec.data(), sec.name, ctx.label)
     args, param_size = _params(a, add)
     text = ctx.by_name.get(f".text.{name}")
     if text is None or text["sh_type"] != "SHT_PROGBITS":

@@ -83,13 +83,13 @@ class KernelAttrs:
     attributes: tuple[int, ...]
 
 
-def parse_nv_info(raw: bytes, where: str, source: str = "<bytes>") -> tuple[NvInfoAttr, ...]:
+def parse_nv_info(raw: bytes, where: str, label: str = "<bytes>") -> tuple[NvInfoAttr, ...]:
     """The records of one ``.nv.info*`` section, bounds-checked."""
     out: list[NvInfoAttr] = []
     pos, n = 0, len(raw)
     while pos < n:
         if pos + 4 > n:
-            raise CodeObjectError(f"{source}: {where} at byte {pos}: expected a 4-byte record header, "
+            raise CodeObjectError(f"{label}: {where} at byte {pos}: expected a 4-byte record header, "
                                   f"{n - pos} bytes left")
         fmt, attr, half = raw[pos], raw[pos + 1], struct.unpack_from("<H", raw, pos + 2)[0]
         if fmt in (EIFMT_NVAL, EIFMT_BVAL, EIFMT_HVAL):
@@ -98,35 +98,35 @@ def parse_nv_info(raw: bytes, where: str, source: str = "<bytes>") -> tuple[NvIn
         elif fmt == EIFMT_SVAL:
             if pos + 4 + half > n:
                 raise CodeObjectError(
-                    f"{source}: {where} attribute 0x{attr:02x} at byte {pos}: payload of {half} "
+                    f"{label}: {where} attribute 0x{attr:02x} at byte {pos}: payload of {half} "
                     f"bytes runs past the section end ({n} bytes)"
                 )
             out.append(NvInfoAttr(fmt, attr, raw[pos + 4:pos + 4 + half]))
             pos += 4 + half
         else:
-            raise CodeObjectError(f"{source}: {where} at byte {pos}: record format: expected 1..4, got {fmt}")
+            raise CodeObjectError(f"{label}: {where} at byte {pos}: record format: expected 1..4, got {fmt}")
     return tuple(out)
 
 
-def payload(a: NvInfoAttr, size: int, where: str, source: str) -> bytes:
+def payload(a: NvInfoAttr, size: int, where: str, label: str) -> bytes:
     if not isinstance(a.value, bytes) or len(a.value) < size:
         got = f"{len(a.value)} bytes" if isinstance(a.value, bytes) else f"format {a.fmt}"
         raise CodeObjectError(
-            f"{source}: {where} attribute 0x{a.attr:02x}: expected a payload of {size} bytes, got {got}"
+            f"{label}: {where} attribute 0x{a.attr:02x}: expected a payload of {size} bytes, got {got}"
         )
     return a.value
 
 
-def _half(a: NvInfoAttr, where: str, source: str) -> int:
+def _half(a: NvInfoAttr, where: str, label: str) -> int:
     if isinstance(a.value, bytes):
         raise CodeObjectError(
-            f"{source}: {where} attribute 0x{a.attr:02x}: expected a 16-bit value, got a payload"
+            f"{label}: {where} attribute 0x{a.attr:02x}: expected a 16-bit value, got a payload"
         )
     return a.value
 
 
-def _dims(a: NvInfoAttr, where: str, source: str) -> tuple[int, int, int]:
-    x, y, z = struct.unpack_from("<III", payload(a, 12, where, source))
+def _dims(a: NvInfoAttr, where: str, label: str) -> tuple[int, int, int]:
+    x, y, z = struct.unpack_from("<III", payload(a, 12, where, label))
     return int(x), int(y), int(z)
 
 
@@ -138,38 +138,38 @@ _HALVES = {
 }
 
 
-def kernel_attrs(raw: bytes, where: str, source: str) -> KernelAttrs:
+def kernel_attrs(raw: bytes, where: str, label: str) -> KernelAttrs:
     """Decode the attributes of one ``.nv.info.NAME`` section."""
-    attrs = parse_nv_info(raw, where, source)
+    attrs = parse_nv_info(raw, where, label)
     got: dict[str, object] = {"param_size": None, "cbank": None, "max_threads": None, "reqntid": None,
                               "cluster": None, "maxreg": None, "barriers": 0}
     params: list[RawParam] = []
     for a in attrs:
         if a.attr == EIATTR_KPARAM_INFO:
-            _idx, ordinal, offset, flags = struct.unpack_from("<IHHI", payload(a, 12, where, source))
+            _idx, ordinal, offset, flags = struct.unpack_from("<IHHI", payload(a, 12, where, label))
             params.append(RawParam(ordinal, offset, flags))
         elif a.attr == EIATTR_PARAM_CBANK:
-            _sym, off, size = struct.unpack_from("<IHH", payload(a, 8, where, source))
+            _sym, off, size = struct.unpack_from("<IHH", payload(a, 8, where, label))
             got["cbank"] = (off, size)
         elif a.attr in _DIMS:
-            got[_DIMS[a.attr]] = _dims(a, where, source)
+            got[_DIMS[a.attr]] = _dims(a, where, label)
         elif a.attr in _HALVES:
-            got[_HALVES[a.attr]] = _half(a, where, source)
+            got[_HALVES[a.attr]] = _half(a, where, label)
     return KernelAttrs(params=tuple(params), attributes=tuple(a.attr for a in attrs), **got)  # type: ignore[arg-type]
 
 
-def function_table(raw: bytes, source: str, sym_name: Callable[[int, str], str]) -> dict[int, dict[str, int]]:
+def function_table(raw: bytes, label: str, sym_name: Callable[[int, str], str]) -> dict[int, dict[str, int]]:
     """Whole-object ``.nv.info``: attribute -> {function name: value} for REGCOUNT, FRAME_SIZE and
     MIN_STACK_SIZE (``sym_name(index, where)`` names a ``.symtab`` entry)."""
     out: dict[int, dict[str, int]] = {EIATTR_REGCOUNT: {}, EIATTR_FRAME_SIZE: {}, EIATTR_MIN_STACK_SIZE: {}}
-    for a in parse_nv_info(raw, ".nv.info", source):
+    for a in parse_nv_info(raw, ".nv.info", label):
         if a.attr in out:
-            sym, val = struct.unpack_from("<II", payload(a, 8, ".nv.info", source))
+            sym, val = struct.unpack_from("<II", payload(a, 8, ".nv.info", label))
             out[a.attr][sym_name(sym, f".nv.info attribute 0x{a.attr:02x}")] = val
     return out
 
 
-def accelerator_target(raw: bytes, source: str) -> bool:
+def accelerator_target(raw: bytes, label: str) -> bool:
     """Whether a ``.nv.compat`` section marks the cubin architecture-specific (``sm_90a``)."""
     return any(a.attr == EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET and a.value not in (0, b"")
-               for a in parse_nv_info(raw, ".nv.compat", source))
+               for a in parse_nv_info(raw, ".nv.compat", label))
