@@ -115,3 +115,12 @@ def test_the_fast_read_agrees_with_the_full_parse_on_the_corpus(path, tmp_path):
     fast = fast_mixes(listing, ranges)
     assert fast is not None  # the fast read holds on every corpus object
     assert fast == _slow(listing, ranges) and any(m.total for m in fast.values())
+
+
+def test_a_tool_s_output_can_go_to_a_file(tmp_path):
+    """The disassembler's listing goes through a file, not a pipe (``run_tool(stdout_to=...)``)."""
+    from submitgen.toolchain.process import run_tool
+
+    out = tmp_path / "listing.txt"
+    r = run_tool(["sh", "-c", "echo listing; echo warning >&2"], timeout=60, stdout_to=out)
+    assert (r.returncode, r.stdout, r.stderr, out.read_text()) == (0, "", "warning\n", "listing\n")
