@@ -237,7 +237,7 @@ def batches(jobs: Sequence[Job]) -> list[list[int]]:
 
 
 def _disassemble(tool: Disassembler, processor: str, paths: Sequence[str],
-                 folder: Path) -> tuple[subprocess.CompletedProcess, bytes]:
+                 folder: Path) -> tuple[subprocess.CompletedProcess[str], bytes]:
     """One disassembler process over ``paths``; its listing goes through a file in ``folder`` (a
     batch's listing is tens of MB: through a pipe it cost several times the system time)."""
     listing = folder / "listing.txt"

@@ -250,7 +250,7 @@ def _parse_arg(raw: Any, index: int, kname: str, source: str) -> ArgMeta:
     if type(raw) is dict and raw.keys() <= _ARG_TYPES.keys() and raw.keys() >= _ARG_REQUIRED:
         for key, v in raw.items():
             t = _ARG_TYPES[key]
-            if type(v) is not t or (t is int and v < 0):
+            if type(v) is not t or (isinstance(v, int) and v < 0):
                 break
         else:
             arg = object.__new__(ArgMeta)
