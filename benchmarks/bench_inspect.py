@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -80,41 +81,52 @@ def main() -> None:
         )
 
 
-def _wall(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, bytes]:
-    """Wall time and stdout of one fresh process (exit status 0 or 1, inspect's findings; an exit
-    status 1 with nothing on stdout is an ``Error:`` line, e.g. a budget, and no figure)."""
+def _wall(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, bytes]:
+    """Wall time, CPU time (user + system, of the process and everything it waited for: the
+    disassembler's processes too) and stdout of one fresh process (exit status 0 or 1, inspect's
+    findings; an exit status 1 with nothing on stdout is an ``Error:`` line, e.g. a budget, and no
+    figure)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, env=env)
     took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if r.returncode not in (0, 1) or not r.stdout:
         raise SystemExit(r.stderr.decode()[-2000:])
-    return took, r.stdout
+    return took, cpu, r.stdout
 
 
 def many(root: Path, repeat: int, modes: tuple[bool, ...] = (False, True)) -> None:
     """For each mode (without, then with the instruction mix): ``repeat`` rounds of
     ``llvm-readelf-22 --notes`` and ``inspect --json`` over the same files, back to back (on a
-    loaded machine both see the same load); prints each median and the ratio of the medians."""
+    loaded machine both see the same load); prints each median (wall and CPU), the ratio of the
+    medians and the load average."""
     paths = sorted(str(p) for ext in ("*.co", "*.hsaco") for p in root.rglob(ext))
     if not paths:
         raise SystemExit(f"no *.co or *.hsaco under {root}")
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     for with_disasm in modes:
         flags = ["--json"] if with_disasm else ["--json", "--no-disasm"]
-        base, ours, ratios, out = [], [], [], b""
+        base, ours, base_cpu, ours_cpu, ratios, out = [], [], [], [], [], b""
+        load0 = os.getloadavg()[0]
         for _ in range(repeat):
-            r_t, _ = _wall(["llvm-readelf-22", "--notes", *paths])
-            i_t, out = _wall([sys.executable, "-m", "submitgen", "inspect", *flags, *paths], env)
+            r_t, r_c, _ = _wall(["llvm-readelf-22", "--notes", *paths])
+            i_t, i_c, out = _wall([sys.executable, "-m", "submitgen", "inspect", *flags, *paths], env)
             base.append(r_t)
             ours.append(i_t)
+            base_cpu.append(r_c)
+            ours_cpu.append(i_c)
             ratios.append(i_t / r_t)
         m_r, m_i = statistics.median(base), statistics.median(ours)
+        c_r, c_i = statistics.median(base_cpu), statistics.median(ours_cpu)
         goal = 5 if with_disasm else 3
         print(f"inspect {' '.join(flags):<18} over {len(paths)} objects: median {m_i:7.2f} s "
               f"(runs {', '.join(f'{t:.2f}' for t in ours)}); llvm-readelf-22 --notes median {m_r:5.2f} s "
               f"(runs {', '.join(f'{t:.2f}' for t in base)}); ratio {m_i / m_r:5.1f}x "
               f"(median of per-round ratios {statistics.median(ratios):.1f}x; goal {goal}x); "
-              f"{len(out):,} bytes of JSON")
+              f"CPU medians {c_i:.2f} s vs {c_r:.2f} s ({c_i / c_r:.1f}x); "
+              f"load {load0:.2f} -> {os.getloadavg()[0]:.2f}; {len(out):,} bytes of JSON")
 
 
 if __name__ == "__main__":

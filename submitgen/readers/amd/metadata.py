@@ -24,8 +24,11 @@ MAX_NOTE_SIZE = 1024 * 1024
 MAX_ARGS = 1024
 
 
+_NO_UNKNOWN: Mapping[str, Any] = MappingProxyType({})  # immutable: one for every value without unknown keys
+
+
 def _no_unknown() -> Mapping[str, Any]:
-    return MappingProxyType({})
+    return _NO_UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -235,19 +238,27 @@ _ARG_KEYS = {
 _ARG_DEFAULTS = {f.name: f.default for f in fields(ArgMeta) if f.default is not MISSING}
 
 
+_ARG_TYPES = {key: t for key, (_, t) in _ARG_KEYS.items()}
+_ARG_FIELDS = {key: name for key, (name, _) in _ARG_KEYS.items()}
+_ARG_REQUIRED = frozenset((".offset", ".size", ".value_kind"))
+_ARG_BASE = {**_ARG_DEFAULTS, "index": 0, "unknown": _NO_UNKNOWN}
+
+
 def _parse_arg(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
     """One ``.args`` entry. The common case (known keys only, each of its exact type) is read in
     one pass; anything else takes the checked path, which names the key and the bad value."""
-    if type(raw) is dict and ".offset" in raw and ".size" in raw and ".value_kind" in raw:
-        values: dict[str, Any] = {**_ARG_DEFAULTS, "index": index, "unknown": _no_unknown()}
+    if type(raw) is dict and raw.keys() <= _ARG_TYPES.keys() and raw.keys() >= _ARG_REQUIRED:
         for key, v in raw.items():
-            known = _ARG_KEYS.get(key)
-            if known is None or type(v) is not known[1] or (isinstance(v, int) and v < 0):
+            t = _ARG_TYPES[key]
+            if type(v) is not t or (isinstance(v, int) and v < 0):
                 break
-            values[known[0]] = v
         else:
             arg = object.__new__(ArgMeta)
-            arg.__dict__.update(values)  # every field set, as ArgMeta(**values) would
+            values = arg.__dict__  # every field set, as ArgMeta(**values) would
+            values.update(_ARG_BASE)
+            values["index"] = index
+            for key, v in raw.items():
+                values[_ARG_FIELDS[key]] = v
             return arg
     return _parse_arg_checked(raw, index, kname, label)
 
