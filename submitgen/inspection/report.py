@@ -4,11 +4,9 @@ fields with clear names. docs/inspect-json.md documents every key."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -18,6 +16,7 @@ from submitgen.errors import CodeObjectError
 from submitgen.hardware import processors
 from submitgen.hardware.occupancy import required_block
 from submitgen.inspection.source import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
+from submitgen.processes.collector import no_cyclic_gc
 from submitgen.readers import elf
 from submitgen.readers.base import Finding, KernelInfo, ObjectInfo
 from submitgen.readers.containers import LoadedCodeObject, load_code_objects
@@ -128,7 +127,10 @@ def inspect_sources(
     With ``disasm``, AMD objects are disassembled for their instruction mix (each once, many to a
     disassembler process, several processes at a time)."""
     # the disassembly's code ranges reuse the images the readers parsed (shared_images)
-    with _no_cyclic_gc(), elf.shared_images():
+    # the collector waits: a corpus makes and keeps millions of objects (~80 arguments an object,
+    # each a dataclass and its JSON dict) and no garbage cycles. CPU of reading the 2,613 aiter
+    # objects 3.4 s -> 2.6 s, their JSON 1.4 s -> 1.1 s (load ~4.5)
+    with no_cyclic_gc(), elf.shared_images():
         read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
         for p in paths:
             read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
@@ -149,22 +151,6 @@ def inspect_sources(
         out.append(Inspected(loaded, co, tuple(picked), tgt, occ, {k.name: dem[k.name] for k in picked}, sub,
                              MappingProxyType(dyn), MappingProxyType(mix), note))
     return out
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Reading a corpus makes and keeps millions of objects (~80 arguments an object, each a
-    dataclass and its JSON dict), which the cyclic collector would scan again and again; what they
-    form holds no garbage cycles worth the scans, so it waits until the block is done (as
-    ``lint._no_cyclic_gc``). CPU of reading the 2,613 aiter objects 3.4 s -> 2.6 s, their JSON
-    1.4 s -> 1.1 s (load ~4.5)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _mixes(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], picks: Sequence[Sequence[KernelInfo]],
@@ -282,7 +268,7 @@ def to_json(items: Sequence[Inspected]) -> dict[str, Any]:
 def json_text(items: Sequence[Inspected]) -> str:
     """``to_json`` as text: the top level indented, each code object on one line (encoded by
     json's C encoder; an indented dump of a corpus took longer than reading it)."""
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         doc = to_json(items)
         objs = ",\n    ".join(json.dumps(o, allow_nan=False) for o in doc["code_objects"])
     return (f'{{\n  "format_version": {doc["format_version"]},\n  "code_objects": '

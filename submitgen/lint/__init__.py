@@ -70,9 +70,6 @@ Warnings are reported but do not fail the lint.
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +88,7 @@ from submitgen.lint.kernel import binds_custom_kernel, input_write_findings
 from submitgen.lint.parse import Parsed, parse
 from submitgen.lint.payload import PayloadEstimate, estimate_payload
 from submitgen.lint.text import check_banned_word, check_built_words, check_hsa_queue
+from submitgen.processes.collector import no_cyclic_gc
 from submitgen.readers.pycoding import decode_python
 from submitgen.rules import PAYLOAD_LIMIT
 
@@ -146,21 +144,6 @@ class LintReport:
         return tuple(f for f in self.errors if f.rule == rule)
 
 
-@contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """The parse and the tree rules make millions of objects and hold every node of a 1 MB tree
-    (the fold also a stack of generators as deep as a chain of names): the cyclic collector would
-    scan them again and again, and a tree holds no cycles, so it waits until they are done (CPU
-    of bench_lint's 1 MB taint chain 8.7 s -> 5.7 s, 1 MB of functions 6.2 s -> 4.4 s)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]) -> list[LintFinding]:
     found = list(parsed.findings)
     if parsed.tree is None:
@@ -213,7 +196,11 @@ def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None
             "kernels or sources"))
     found += check_hsa_queue(lines)
     flagged = {rule: {f.line for f in found if f.rule == rule} for rule in ("banned-word", "hsa-queue")}
-    with _no_cyclic_gc():
+    # the collector waits: the parse and the tree rules make millions of objects and hold every
+    # node of a 1 MB tree (the fold also a stack of generators as deep as a chain of names), and a
+    # tree holds no cycles (CPU of bench_lint's 1 MB taint chain 8.7 s -> 5.7 s, 1 MB of functions
+    # 6.2 s -> 4.4 s)
+    with no_cyclic_gc():
         parsed = parse(text)
         found += _check_ast(parsed, _clones_inputs(target), flagged)
     order = {r: i for i, r in enumerate(RULES)}
