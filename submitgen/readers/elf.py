@@ -2,7 +2,7 @@
 
 This is the one place that checks the ELF header, the section and program header tables and
 note records, reads symbols, and turns pyelftools' and ``struct``'s exceptions into
-``CodeObjectError`` (one line: the source, the thing, the expected and the actual value). The
+``CodeObjectError`` (one line: the label, the thing, the expected and the actual value). The
 ELF layout (header fields, ``SHT_NOTE`` records, symbol tables) is the System V gABI's; see
 docs/readers.md."""
 
@@ -85,44 +85,44 @@ def e_machine(data: bytes) -> int | None:
     return int(struct.unpack_from("<H", data, 18)[0])
 
 
-def read_header(data: bytes, source: str, machine: int, machine_name: str) -> Elf64Header:
+def read_header(data: bytes, label: str, machine: int, machine_name: str) -> Elf64Header:
     """Check magic, length, class, byte order, ``e_machine`` and the section header table."""
     if len(data) < 4 or data[:4] != ELF_MAGIC:
         raise CodeObjectError(
-            f"{source}: not an ELF file: expected magic 7f454c46, got {data[:4].hex() or 'empty'}"
+            f"{label}: not an ELF file: expected magic 7f454c46, got {data[:4].hex() or 'empty'}"
         )
     if len(data) < EHDR_SIZE:
         raise CodeObjectError(
-            f"{source}: truncated ELF: expected at least {EHDR_SIZE} header bytes, got {len(data)}"
+            f"{label}: truncated ELF: expected at least {EHDR_SIZE} header bytes, got {len(data)}"
         )
     f = _EHDR.unpack_from(data)
     if f[1] != ELFCLASS64:
-        raise CodeObjectError(f"{source}: ELF class: expected ELFCLASS64 (2), got {f[1]}")
+        raise CodeObjectError(f"{label}: ELF class: expected ELFCLASS64 (2), got {f[1]}")
     if f[2] != ELFDATA2LSB:
-        raise CodeObjectError(f"{source}: ELF data encoding: expected little-endian (1), got {f[2]}")
+        raise CodeObjectError(f"{label}: ELF data encoding: expected little-endian (1), got {f[2]}")
     if f[8] != machine:
-        raise CodeObjectError(f"{source}: ELF machine: expected {machine_name} ({machine}), got {f[8]}")
+        raise CodeObjectError(f"{label}: ELF machine: expected {machine_name} ({machine}), got {f[8]}")
     h = Elf64Header(osabi=f[4], abi_version=f[5], e_type=f[7], e_machine=f[8], e_phoff=f[11], e_shoff=f[12],
                     e_flags=f[13], e_phentsize=f[15], e_phnum=f[16], e_shentsize=f[17], e_shnum=f[18],
                     e_shstrndx=f[19])
     return h
 
 
-def check_section_table(h: Elf64Header, size: int, source: str) -> None:
+def check_section_table(h: Elf64Header, size: int, label: str) -> None:
     """The section header table exists, fits the file and names its string table (loaders size
     a bare ELF image from it)."""
     if h.e_shentsize != SHDR_SIZE or h.e_shnum == 0:
         raise CodeObjectError(
-            f"{source}: section header table: expected 64-byte entries and at least one, "
+            f"{label}: section header table: expected 64-byte entries and at least one, "
             f"got e_shentsize {h.e_shentsize}, e_shnum {h.e_shnum}"
         )
     end = h.e_shoff + h.e_shentsize * h.e_shnum
     if end > size:
         raise CodeObjectError(
-            f"{source}: truncated ELF: section header table ends at byte {end}, file has {size} bytes"
+            f"{label}: truncated ELF: section header table ends at byte {end}, file has {size} bytes"
         )
     if h.e_shstrndx >= h.e_shnum:
-        raise CodeObjectError(f"{source}: e_shstrndx: expected below e_shnum {h.e_shnum}, got {h.e_shstrndx}")
+        raise CodeObjectError(f"{label}: e_shstrndx: expected below e_shnum {h.e_shnum}, got {h.e_shstrndx}")
 
 
 def program_header_problem(h: Elf64Header, size: int) -> str | None:
@@ -138,14 +138,14 @@ def program_header_problem(h: Elf64Header, size: int) -> str | None:
 
 
 @contextmanager
-def library_errors(source: str) -> Iterator[None]:
+def library_errors(label: str) -> Iterator[None]:
     """Turn what pyelftools/struct raise on malformed input into one ``CodeObjectError``."""
     try:
         yield
     except CodeObjectError:
         raise
     except LIBRARY_ERRORS as e:
-        raise CodeObjectError(f"{source}: malformed ELF: {type(e).__name__}: {str(e)[:120]}") from None
+        raise CodeObjectError(f"{label}: malformed ELF: {type(e).__name__}: {str(e)[:120]}") from None
 
 
 @lru_cache(maxsize=4)
@@ -225,8 +225,8 @@ def _sh_type_names(structs: ELFStructs) -> dict[int, str]:
 class ElfImage:
     """An ELF file's sections, notes and symbols, with every section checked to lie in the file."""
 
-    def __init__(self, data: bytes, source: str, no_file_bytes: tuple[Any, ...] = ("SHT_NOBITS",)):
-        self.data, self.source = data, source
+    def __init__(self, data: bytes, label: str, no_file_bytes: tuple[Any, ...] = ("SHT_NOBITS",)):
+        self.data, self.label = data, label
         self.elf = _ElfFile(data)
         self._symbols: dict[tuple[str, ...], dict[str, Symbol]] = {}
         self.sections = list(self.elf.iter_sections())
@@ -234,7 +234,7 @@ class ElfImage:
         for sec in self.sections:
             end = sec["sh_offset"] + sec["sh_size"]
             if sec["sh_type"] not in no_file_bytes and end > len(data):
-                raise CodeObjectError(f"{source}: truncated ELF: section {sec.name or '#?'!r} ends at byte "
+                raise CodeObjectError(f"{label}: truncated ELF: section {sec.name or '#?'!r} ends at byte "
                                       f"{end}, file has {len(data)} bytes")
 
     def section(self, name: str) -> Any:
@@ -244,7 +244,7 @@ class ElfImage:
         """(owner, type, descriptor) of every note of every ``SHT_NOTE`` section, bounds-checked."""
         for sec in self.sections:
             if sec["sh_type"] == "SHT_NOTE":
-                yield from _iter_notes(sec.data(), sec.name, self.source)
+                yield from _iter_notes(sec.data(), sec.name, self.label)
 
     def segment_notes(self) -> tuple[list[tuple[str, int, bytes]], str | None]:
         """(owner, type, descriptor) of every note of every ``PT_NOTE`` segment (what a loader
@@ -259,7 +259,7 @@ class ElfImage:
             if start + size > len(self.data):
                 return out, (f"PT_NOTE segment {i} (bytes {start}..{start + size}) runs past the end of "
                              f"the file ({len(self.data)} bytes)")
-            out += _iter_notes(self.data[start:start + size], f"PT_NOTE segment {i}", self.source)
+            out += _iter_notes(self.data[start:start + size], f"PT_NOTE segment {i}", self.label)
         return out, None
 
     def symbol_table(self, name: str) -> SymbolTableSection | None:
@@ -355,17 +355,17 @@ def shared_images() -> Iterator[None]:
         _shared = outer
 
 
-def image_of(data: bytes, source: str) -> ElfImage:
-    """``ElfImage(data, source)``, parsed once per bytes object inside :func:`shared_images`."""
+def image_of(data: bytes, label: str) -> ElfImage:
+    """``ElfImage(data, label)``, parsed once per bytes object inside :func:`shared_images`."""
     if _shared is None:
-        return ElfImage(data, source)
+        return ElfImage(data, label)
     img = _shared.get(id(data))
     if img is None or img.data is not data:
-        img = _shared[id(data)] = ElfImage(data, source)
+        img = _shared[id(data)] = ElfImage(data, label)
     return img
 
 
-def _iter_notes(raw: bytes, secname: str, source: str) -> Iterator[tuple[str, int, bytes]]:
+def _iter_notes(raw: bytes, secname: str, label: str) -> Iterator[tuple[str, int, bytes]]:
     pos, n = 0, len(raw)
     while pos + 12 <= n:
         namesz, descsz, ntype = struct.unpack_from("<III", raw, pos)
@@ -373,7 +373,7 @@ def _iter_notes(raw: bytes, secname: str, source: str) -> Iterator[tuple[str, in
         desc_end = desc_start + descsz
         if desc_end > n:
             raise CodeObjectError(
-                f"{source}: note in {secname!r} at byte {pos}: descriptor of {descsz} bytes "
+                f"{label}: note in {secname!r} at byte {pos}: descriptor of {descsz} bytes "
                 f"runs past the section end ({n} bytes)"
             )
         name = raw[pos + 12:pos + 12 + namesz].rstrip(b"\0").decode("latin-1")
@@ -381,5 +381,5 @@ def _iter_notes(raw: bytes, secname: str, source: str) -> Iterator[tuple[str, in
         pos = (desc_end + 3) & ~3
     if 0 < n - pos < 12 and any(raw[pos:]):
         raise CodeObjectError(
-            f"{source}: note section {secname!r}: {n - pos} stray bytes after the last note"
+            f"{label}: note section {secname!r}: {n - pos} stray bytes after the last note"
         )

@@ -49,13 +49,13 @@ def _metadata_notes(image: elf.ElfImage, header: ElfHeader, findings: list[Findi
             msg = f"more than one NT_AMDGPU_METADATA note in the {where}; the first is read"
             findings.append(Finding("warning", "duplicate-note", msg))
     if not in_segments and not in_sections:
-        raise CodeObjectError(f"{image.source}: no NT_AMDGPU_METADATA note (owner 'AMDGPU', type 32): "
+        raise CodeObjectError(f"{image.label}: no NT_AMDGPU_METADATA note (owner 'AMDGPU', type 32): "
                               "expected one in a PT_NOTE segment or a SHT_NOTE section")
     if in_segments and in_sections and in_segments[0] != in_sections[0]:
         findings.append(Finding("error", "note-mismatch",
                                 "the metadata note of the PT_NOTE segment (what the loader reads, shown "
                                 "here) and of the .note section differ: "
-                                + _difference(in_segments[0], in_sections[0], image.source)))
+                                + _difference(in_segments[0], in_sections[0], image.label)))
     return (in_segments or in_sections)[0]
 
 
@@ -139,7 +139,7 @@ def _kernel(
     image: elf.ElfImage, header: ElfHeader, symbols: dict[str, elf.Symbol], meta: KernelMeta,
     others: frozenset[str] = frozenset(),
 ) -> Kernel:
-    label, name = image.source, meta.name
+    label, name = image.label, meta.name
     kd_sym = symbols.get(meta.symbol)
     if kd_sym is None:
         raise CodeObjectError(
