@@ -2,11 +2,16 @@
 
 mla_decode reads the fp8 KV copy (e4m3fn + per-tensor scale): each program decodes one
 (split, sequence) pair for all 16 heads in tiles of BN tokens, Q.K^T and P.V on the matrix units.
-mla_reduce merges the splits' normalised outputs by their log-sum-exp into the bf16 output.
+mla_reduce merges the splits' normalised outputs by their log-sum-exp into the bf16 output; a
+config with one split per sequence is one launch, its output written by mla_decode.
 
 Splits per config: enough (split, sequence) programs for about TARGET_PROGRAMS, each split at
-least MIN_TILES_PER_SPLIT tiles long so that the Q load and the partial-output write stay small
-next to the KV it reads (docs/default-kernels.md has the measurements).
+least MIN_TILES_PER_SPLIT tiles long, at most MAX_SPLITS. H200 graph-replay medians of the decode
+and its merge (benchmarks/sweep_mla.py, 2026-12-02; docs/default-kernels.md has the table): 256
+programs beat 512 from 32/8192 up (70.9 against 78.0 us at 32/8192, 30.3 against 38.0 at 64/1024);
+2-tile splits beat 4 at 4/1024 (13.7 against 14.6), and 32 splits beat 64 at 4/8192 (24.3 against
+28.2); one split written directly beat one split through mla_reduce at bs 256 (66.7 against 72.5 us
+at kv 1024, 420.5 against 447.3 at kv 8192).
 """
 
 import torch
@@ -15,9 +20,9 @@ HEADS = 16
 DK = 576
 DV = 512
 BN = 32  # KV tokens per tile (mla_decode's BN)
-TARGET_PROGRAMS = 512
-MIN_TILES_PER_SPLIT = 4
-MAX_SPLITS = 64  # mla_reduce's SPLITS (a power of two)
+TARGET_PROGRAMS = 256
+MIN_TILES_PER_SPLIT = 2
+MAX_SPLITS = 32  # mla_reduce's SPLITS (a power of two)
 
 TRITON = {
     "mla_decode": {
@@ -29,6 +34,7 @@ TRITON = {
             "kv_scale_ptr": "*fp32:16",
             "po_ptr": "*fp32:16",
             "plse_ptr": "*fp32:16",
+            "out_ptr": "*bf16:16",
             "kv_len": "i32",
             "split_len": "i32:16",
             "sm_scale": "fp32",
@@ -52,7 +58,7 @@ TRITON = {
             "n_splits": "i32",
             "SPLITS": "constexpr",
         },
-        "constexprs": {"SPLITS": 64},
+        "constexprs": {"SPLITS": 32},
         "num_warps": 4,
         "num_stages": 1,
     },
@@ -86,17 +92,18 @@ def plan(data):
     splits, split_len = split_for(batch, kv_len)
     dev = q.device
     out = torch.empty((batch, HEADS, DV), dtype=torch.bfloat16, device=dev)
-    # workspaces, fully overwritten every call
-    part_o = torch.empty((batch, splits, HEADS, DV), dtype=torch.float32, device=dev)
-    part_lse = torch.empty((batch, splits, HEADS), dtype=torch.float32, device=dev)
+    # workspaces, fully overwritten every call (one split: none, the output is written directly)
+    parts = (batch, splits, HEADS) if splits > 1 else (1,)
+    part_o = torch.empty((*parts, DV) if splits > 1 else (1,), dtype=torch.float32, device=dev)
+    part_lse = torch.empty(parts, dtype=torch.float32, device=dev)
     sm_scale = float(config["sm_scale"])
-    return out, [
-        (
-            "mla_decode",
-            (splits, batch, 1),
-            None,
-            None,
-            (q, kv, kv_scale, part_o, part_lse, kv_len, split_len, sm_scale),
-        ),
-        ("mla_reduce", (batch, HEADS, 1), None, None, (part_o, part_lse, out, splits)),
-    ]
+    decode = (
+        "mla_decode",
+        (splits, batch, 1),
+        None,
+        None,
+        (q, kv, kv_scale, part_o, part_lse, out, kv_len, split_len, sm_scale),
+    )
+    if splits == 1:
+        return out, [decode]
+    return out, [decode, ("mla_reduce", (batch, HEADS, 1), None, None, (part_o, part_lse, out, splits))]

@@ -3,7 +3,8 @@
 One program handles one (split, sequence) pair for all 16 heads: KV rows (576 fp8 values each;
 the first 512 are also V) come in tiles of BN tokens and feed Q.K^T and P.V on the matrix units
 (MFMA on gfx950, the tensor cores on Hopper), with an online softmax in base 2. Each split writes
-its normalised output and log-sum-exp; mla_reduce merges the splits.
+its normalised output and log-sum-exp, and mla_reduce merges the splits; a sequence in one split
+is written to the bf16 output directly, with no partials and no mla_reduce.
 
 The per-tensor fp8 scale s multiplies every K and V value, so it is folded into the logits
 (s * sm_scale) and into the final output (s), never into the tile.
@@ -14,10 +15,12 @@ import triton.language as tl
 
 
 @triton.jit
-def mla_decode_kernel(q_ptr, kv_ptr, kv_scale_ptr, po_ptr, plse_ptr, kv_len, split_len, sm_scale,
+def mla_decode_kernel(q_ptr, kv_ptr, kv_scale_ptr, po_ptr, plse_ptr, out_ptr, kv_len, split_len, sm_scale,
                       BN: tl.constexpr):
     """q (T, 16, 576) bf16; kv (T * kv_len, 1, 576) fp8 e4m3fn; kv_scale fp32 [1];
-    po (T, splits, 16, 512) fp32 and plse (T, splits, 16) fp32 partials. grid (splits, T).
+    po (T, splits, 16, 512) fp32 and plse (T, splits, 16) fp32 partials; out (T, 16, 512) bf16,
+    written here when there is one split (what mla_reduce gives for one: w = 1, po / 1, exact).
+    grid (splits, T).
 
     The products are transposed, S^T = K Q^T ([BN, 16]) and O^T += V^T P^T ([512, 16]): tokens and
     value columns are the matrix unit's M and the 16 heads its N, so Q^T is one loop-invariant
@@ -72,9 +75,13 @@ def mla_decode_kernel(q_ptr, kv_ptr, kv_scale_ptr, po_ptr, plse_ptr, kv_len, spl
         l_i = l_i * alpha + tl.sum(p, axis=0)
         acc = tl.dot(tl.trans(v), p.to(tl.float16), acc * alpha[None, :])
         m_i = m_new
-    part = (b * n_splits + pid_s).to(tl.int64) * H + offs_h
-    tl.store(po_ptr + part[None, :] * DV + offs_v[:, None], acc * (kv_scale / l_i)[None, :])
-    tl.store(plse_ptr + part, m_i + tl.log2(l_i))
+    o = acc * (kv_scale / l_i)[None, :]
+    if n_splits == 1:
+        tl.store(out_ptr + (b.to(tl.int64) * H + offs_h)[None, :] * DV + offs_v[:, None], o.to(tl.bfloat16))
+    else:
+        part = (b * n_splits + pid_s).to(tl.int64) * H + offs_h
+        tl.store(po_ptr + part[None, :] * DV + offs_v[:, None], o)
+        tl.store(plse_ptr + part, m_i + tl.log2(l_i))
 
 
 @triton.jit

@@ -1,0 +1,184 @@
+"""Variant sweep of the amd-mixed-mla decode on a CUDA GPU, through Triton's JIT.
+
+    PYTHONPATH=. python benchmarks/sweep_mla.py [--out DIR] [--reps 20] [--variants a,b]
+
+Each variant is the default kernel project (kernels/mixed_mla) with its plan's split constants and
+its TRITON entries resolved for sm_90, some of them overridden (tile BN, warps, pipeline stages).
+The 2026-12-02 run (benchmarks/results/h200-2026-12-02-f8-mla/) also had "lb" variants: the
+project experiments/mla_lastblock of 3f8df4e (the merge done by the last split to arrive at a
+counter), removed after that run measured it slower (80.1 against 58.2 us geomean). For every benchmark config
+of the problem, every variant's launches run through Triton's JIT on the problem's own inputs;
+the output is checked against submitgen's float32 reference (mismatches at 0.1 + 0.1 |ref|, at
+most 5 % allowed) and the launches are timed together as one CUDA graph (no host launch overhead
+between them; the emitted file adds its own, a few us a launch): GPU events around a replay, a
+1 GiB fill before each, median of --reps. Two calls of the plan are made first, so a plan's
+per-(device, batch) state (lastblock's counters) is in place as in the emitted file. JSON lines go
+to DIR/sweep_mla.jsonl, a table of medians (us) to stdout. Times through the JIT rank variants;
+the figures to report come from the emitted files (`submitgen bench`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import importlib.util
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from submitgen.problems import mixed_mla as mla  # noqa: E402
+
+ARCH = "sm_90"
+PROJECTS = {"base": ROOT / "kernels" / "mixed_mla"}
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _resolved(entry: dict, arch: str) -> dict:
+    e = copy.deepcopy(entry)
+    over = e.pop("arch", {}).get(arch, {})
+    e["constexprs"].update(over.get("constexprs", {}))
+    for key in ("num_warps", "num_stages"):
+        if key in over:
+            e[key] = over[key]
+    return e
+
+
+# name -> (project, plan constants, decode overrides). "base" is the project as it builds for sm_90
+# (BN 64, 4 warps, 3 stages; the plan's splits from BN 32); the 2026-12-02 run swept these over
+# the plan of 3f8df4e (TARGET_PROGRAMS 512, MIN_TILES_PER_SPLIT 4, MAX_SPLITS 64), whose best
+# per config the plan now takes.
+VARIANTS = {
+    "base": ("base", {}, {}),
+    "base_t128": ("base", {"TARGET_PROGRAMS": 128}, {}),
+    "base_t512": ("base", {"TARGET_PROGRAMS": 512}, {}),
+    "base_m1": ("base", {"MIN_TILES_PER_SPLIT": 1}, {}),
+    "base_m4": ("base", {"MIN_TILES_PER_SPLIT": 4}, {}),
+    "base_st2": ("base", {}, {"num_stages": 2}),
+    "base_bn128w8": ("base", {}, {"constexprs": {"BN": 128}, "num_warps": 8, "num_stages": 2}),
+}
+
+
+def _variant(name: str):
+    project, consts, over = VARIANTS[name]
+    launch = _load(f"mla_launch_{name}", PROJECTS[project] / "launch.py")
+    kernels = _load(f"mla_kernels_{project}", PROJECTS[project] / "mixed_mla.py")
+    for key, value in consts.items():
+        if not hasattr(launch, key):
+            raise KeyError(f"{name}: {PROJECTS[project].name}/launch.py has no {key}")
+        setattr(launch, key, value)
+    for n in list(launch.TRITON):
+        launch.TRITON[n] = _resolved(launch.TRITON[n], ARCH)
+    dec = launch.TRITON["mla_decode"]
+    dec["constexprs"].update(over.get("constexprs", {}))
+    for key in ("num_warps", "num_stages"):
+        if key in over:
+            dec[key] = over[key]
+    return launch, kernels
+
+
+def _calls(launch, kernels, data):
+    out, launches = launch.plan(data)
+    calls = []
+    for name, grid, _block, _lds, args in launches:
+        e = launch.TRITON[name]
+        kern = getattr(kernels, e["kernel"])
+
+        def call(kern=kern, grid=grid, args=args, e=e):
+            kern[grid](*args, num_warps=e["num_warps"], num_stages=e["num_stages"], **e["constexprs"])
+        calls.append(call)
+    return out, calls
+
+
+def _median(fn, reps, flush):
+    times = []
+    for _ in range(reps):
+        flush.fill_(1)
+        s, t = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        t.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(t) * 1e3)
+    return statistics.median(times)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=Path("."))
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    log = (args.out / "sweep_mla.jsonl").open("w")
+    flush = torch.empty((1 << 30) // 4, dtype=torch.int32, device="cuda")
+    names = args.variants.split(",")
+    table = {}
+    for i, spec in enumerate(mla.BENCHMARKS):
+        data = mla.generate_input(spec, "cuda")
+        ref = mla.reference(data).float()
+        for vn in names:
+            rec = {"config": i, "batch": spec["batchsize"], "kv": spec["kvseqlen"], "variant": vn}
+            try:
+                launch, kernels = _variant(vn)
+                for _ in range(2):  # two calls: a plan's cached state is armed as in the file
+                    out, calls = _calls(launch, kernels, data)
+                    for c in calls:
+                        c()
+                torch.cuda.synchronize()
+                o = out.float()
+                bad = int(((o - ref).abs() > mla.ATOL + mla.RTOL * ref.abs()).sum() + torch.isnan(o).sum())
+                rec.update(mismatch_ratio=bad / o.numel(), launches=len(calls))
+
+                # replayed as one CUDA graph, so that the host's launch overhead (Triton's JIT
+                # launcher: tens of us) is not timed between the kernels
+                try:
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph):
+                        for c in calls:
+                            c()
+                    graph.replay()
+                    torch.cuda.synchronize()
+                    rec["replay_equal"] = bool(torch.equal(o, out.float()))
+                    timed = graph.replay
+                except Exception as exc:  # timed launch by launch instead, and said so
+                    rec["graph_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+
+                    def timed(calls=calls):
+                        for c in calls:
+                            c()
+                rec["us"] = _median(timed, args.reps, flush)
+            except Exception as exc:  # a variant that does not compile or run is recorded
+                rec["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            ok = "error" not in rec and rec["mismatch_ratio"] <= mla.MAX_MISMATCH_RATIO
+            cell = f"{rec['us']:.1f}" + ("" if ok else "!") if "us" in rec else "ERR"
+            note = rec.get("error", "") or rec.get("graph_error", "")
+            print(f"[{spec['batchsize']}/{spec['kvseqlen']}] {vn}: {cell}  {note}", flush=True)
+            table[(i, vn)] = rec.get("us") if ok else None
+    heads = [f"{s['batchsize']}/{s['kvseqlen']}" for s in mla.BENCHMARKS]
+    print("| variant | " + " | ".join(heads) + " | geomean |")
+    for vn in names:
+        cells = [table.get((i, vn)) for i in range(len(mla.BENCHMARKS))]
+        gm = math.exp(sum(math.log(c) for c in cells) / len(cells)) if all(cells) else None
+        row = " | ".join(f"{c:.1f}" if c else "-" for c in cells)
+        print(f"| {vn} | {row} | " + (f"{gm:.1f}" if gm else "-") + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
