@@ -22,7 +22,7 @@ from pathlib import Path
 
 from submitgen.errors import SubmitgenError
 from submitgen.files import private_dir
-from submitgen.readers import elf
+from submitgen.readers import elf, gfx9_decode
 from submitgen.toolchain.process import run_tool
 
 MIN_LLVM_MAJOR = 20  # the first LLVM with gfx950
@@ -189,19 +189,33 @@ def instruction_mix(image: bytes, processor: str, tool: Disassembler, symbols: S
     return _mixes_of(listing, ranges, list(ranges) if symbols is None else symbols)
 
 
-def instruction_mixes(jobs: Sequence[Job], tool: Disassembler,
-                      workers: int | None = None) -> list[dict[str, InstructionMix]]:
-    """``instruction_mix`` of every job, each object disassembled once: objects of one processor
-    go to one disassembler process a batch at a time (``batches``: a process per object cost twice
-    the CPU), ``workers`` (default: the CPUs this process may use) processes at a time, each
-    listing counted while the next ones are made; results in the order of ``jobs``. A batch the
+def instruction_mixes(jobs: Sequence[Job], tool: Disassembler, workers: int | None = None,
+                      decode: bool = True) -> list[dict[str, InstructionMix]]:
+    """``instruction_mix`` of every job, each object read once: with ``decode``, by
+    ``gfx9_decode`` (the same counts, without a disassembler process) where it is sure of every
+    kernel; the other objects by the disassembler: objects of one processor go to one
+    disassembler process a batch at a time (``batches``: a process per object cost twice the
+    CPU), ``workers`` (default: the CPUs this process may use) processes at a time, each listing
+    counted while the next ones are made; results in the order of ``jobs``. A batch the
     disassembler fails on is run again one object at a time, so that the error names the
     object."""
     if not jobs:
         return []
-    n = workers or _cpus()
-    chunks = batches(jobs)
     out: list[dict[str, InstructionMix]] = [{} for _ in jobs]
+    left = list(range(len(jobs)))
+    if decode:
+        left = []
+        for i, j in enumerate(jobs):
+            mix = decoded_mix(j)
+            if mix is None:
+                left.append(i)
+            else:
+                out[i] = mix
+    if not left:
+        return out
+    n = workers or _cpus()
+    rest = [jobs[i] for i in left]
+    chunks = [[left[k] for k in batch] for batch in batches(rest)]
 
     def run(batch: list[int]) -> None:
         for i, mix in zip(batch, _batch([jobs[i] for i in batch], tool)):
@@ -214,6 +228,17 @@ def instruction_mixes(jobs: Sequence[Job], tool: Disassembler,
         with ThreadPoolExecutor(max_workers=min(n, len(chunks))) as pool:  # each thread waits on a process
             list(pool.map(run, chunks))
     return out
+
+
+def decoded_mix(job: Job) -> dict[str, InstructionMix] | None:
+    """The mix of each of the job's symbols that has a code range, by ``gfx9_decode``; None
+    where it is not sure of one of them (llvm-objdump then lists the object)."""
+    ranges = code_ranges(job.image, job.source)
+    wanted = {s: ranges[s] for s in job.symbols if s in ranges}
+    counts = gfx9_decode.mnemonic_counts(job.image, job.processor, wanted, job.source)
+    if counts is None:
+        return None
+    return {name: _mix(c) for name, c in counts.items()}
 
 
 def batches(jobs: Sequence[Job]) -> list[list[int]]:
