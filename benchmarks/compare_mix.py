@@ -2,7 +2,7 @@
 
 For each object (``*.co``, ``*.hsaco``) the instruction mix of each kernel is computed twice: by
 the llvm-objdump path that ``inspect`` used before the decoder (``disasm.instruction_mixes(...,
-decode=False)``) and by the decoder alone (``disasm.decoded_mix``). Prints how many objects and
+decode=False)``) and by the decoder alone (``disasm.decoded_mixes``). Prints how many objects and
 kernels were compared, how many objects the decoder was not sure of (they keep llvm-objdump), and
 every kernel whose total, categories or matrix-instruction counts differ; exit status 1 on any
 difference:
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from submitgen.readers import elf
 from submitgen.readers.containers import load_code_objects
-from submitgen.readers.disasm import Job, decoded_mix, find_disassembler, instruction_mixes
+from submitgen.readers.disasm import Job, decoded_mixes, find_disassembler, instruction_mixes
 
 
 def jobs_under(root: Path) -> list[Job]:
@@ -49,7 +49,7 @@ def main() -> int:
         t0 = time.perf_counter()
         ref = instruction_mixes(jobs, tool, decode=False)
         t1 = time.perf_counter()
-        mine = [decoded_mix(j) for j in jobs]
+        mine = decoded_mixes(jobs)
         t2 = time.perf_counter()
     kernels = decoded_kernels = 0
     unsure: list[str] = []

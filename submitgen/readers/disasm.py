@@ -81,6 +81,7 @@ class Disassembler:
     llvm_major: int
 
 
+@lru_cache(maxsize=4096)  # a few hundred mnemonics, met millions of times over a corpus
 def _category(mnemonic: str) -> str:
     for label, prefixes in CATEGORIES:
         if mnemonic.startswith(prefixes):
@@ -205,8 +206,7 @@ def instruction_mixes(jobs: Sequence[Job], tool: Disassembler, workers: int | No
     left = list(range(len(jobs)))
     if decode:
         left = []
-        for i, j in enumerate(jobs):
-            mix = decoded_mix(j)
+        for i, mix in enumerate(decoded_mixes(jobs)):
             if mix is None:
                 left.append(i)
             else:
@@ -230,15 +230,16 @@ def instruction_mixes(jobs: Sequence[Job], tool: Disassembler, workers: int | No
     return out
 
 
-def decoded_mix(job: Job) -> dict[str, InstructionMix] | None:
-    """The mix of each of the job's symbols that has a code range, by ``gfx9_decode``; None
-    where it is not sure of one of them (llvm-objdump then lists the object)."""
-    ranges = code_ranges(job.image, job.source)
-    wanted = {s: ranges[s] for s in job.symbols if s in ranges}
-    counts = gfx9_decode.mnemonic_counts(job.image, job.processor, wanted, job.source)
-    if counts is None:
-        return None
-    return {name: _mix(c) for name, c in counts.items()}
+def decoded_mixes(jobs: Sequence[Job]) -> list[dict[str, InstructionMix] | None]:
+    """The mix of each job's symbols that have a code range, by ``gfx9_decode``; None for a job
+    it is not sure of (llvm-objdump then lists the object)."""
+    items = []
+    for j in jobs:
+        ranges = code_ranges(j.image, j.source)
+        items.append(gfx9_decode.Item(j.image, j.processor, {s: ranges[s] for s in j.symbols if s in ranges},
+                                      j.source))
+    return [None if c is None else {name: _mix(m) for name, m in c.items()}
+            for c in gfx9_decode.decode_many(items)]
 
 
 def batches(jobs: Sequence[Job]) -> list[list[int]]:
@@ -353,10 +354,13 @@ def _cpus() -> int:
 
 
 def _mix(mnemonics: Counter[str]) -> InstructionMix:
-    cats: Counter[str] = Counter()
+    cats: dict[str, int] = {}
+    matrix = []
     for op, n in mnemonics.items():
-        cats[_category(op)] += n
+        c = _category(op)
+        cats[c] = cats.get(c, 0) + n
+        if c == "matrix":
+            matrix.append((op, n))
+    matrix.sort(key=lambda t: (-t[1], t[0]))
     labels = [label for label, _ in CATEGORIES] + ["other"]
-    matrix = sorted(((op, n) for op, n in mnemonics.items() if _category(op) == "matrix"),
-                    key=lambda t: (-t[1], t[0]))
-    return InstructionMix(sum(mnemonics.values()), tuple((lb, cats[lb]) for lb in labels), tuple(matrix))
+    return InstructionMix(sum(mnemonics.values()), tuple((lb, cats.get(lb, 0)) for lb in labels), tuple(matrix))

@@ -37,12 +37,15 @@ from submitgen.readers import elf
 TABLE = Path(__file__).with_name("gfx9_table.json")
 SLOTS = 8  # operand-word variants of an opcode: plain, and up to 7 combinations of special sources
 INVALID = -(1 << 30)
+NONE = 1 << 28  # the length, in words, of no instruction: past any section's end
 SYNC_ROUNDS = 5  # the quick path: where every word's path is 2^5 instructions on
+BATCH_WORDS = 1 << 18  # words decoded as one array (1 MB: the arrays stay in cache)
 PADDING = frozenset({"s_nop", "s_code_end"})
 SHF_EXECINSTR = 0x4
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
+I8 = npt.NDArray[np.int8]
 
 
 @dataclass(frozen=True)
@@ -63,12 +66,16 @@ class Tables:
     key_hi: I32  # [65536] a first word's top 16 bits -> its key's share, x SLOTS (0: no family)
     mode: npt.NDArray[np.uint8]  # [65536] top 16 bits -> family number + 1 (0: none)
     key_lo: I32  # [(families + 1) << 16] (mode, low 16 bits) -> key share x SLOTS + slot; < 0 invalid
-    lengths: npt.NDArray[np.int8]  # [keys x SLOTS] words, 0: LLVM has no such instruction
+    lengths: I32  # [keys x SLOTS] words; NONE: LLVM has no such instruction
     mnemonics: tuple[str | None, ...]  # per key
-    padding: npt.NDArray[np.bool_]  # per key: s_nop / s_code_end
+    mnemonic_of: I32  # per key: its mnemonic's number in names (0: none)
+    names: npt.NDArray[np.object_]  # the mnemonics, names[0] None
+    padding: npt.NDArray[np.bool_]  # per mnemonic number: s_nop / s_code_end
     pair_first: npt.NDArray[np.bool_]  # per key: may begin a pair
     pairs: tuple[Pair, ...]
-    word1: tuple[tuple[int, tuple[tuple[int, int, I32], ...]], ...]  # (mode, ((lo, width, slot code), ...))
+    mode16: npt.NDArray[np.uint32]  # [65536] mode << 16, the row of key_lo
+    word1_group: npt.NDArray[np.uint8]  # [families + 1] mode -> its row in word1_fields' tables (0: none)
+    word1_fields: tuple[tuple[int, int, I32], ...]  # (low bit, width, [(rows) << width] slot share)
 
 
 def _pack(x: I64, fields: list[list[int]]) -> I64:
@@ -147,14 +154,14 @@ def _build(layout: list[dict[str, Any]], proc: dict[str, Any]) -> Tables:
     pairs_raw = proc.get("pairs", [])
     vop3p = next((offsets[i] for i, f in enumerate(fams) if f["name"] == "VOP3P"), None)
     n_keys = size + len(pairs_raw)
-    lengths = np.zeros(n_keys * SLOTS, np.int8)
+    lengths = np.full(n_keys * SLOTS, NONE, np.int32)
     mnemonics: list[str | None] = [None] * n_keys
     for i, f in enumerate(fams):
         for k, (mnemonic, lens) in proc["families"][f["name"]]["ops"].items():
             key = offsets[i] + int(k)
             mnemonics[key] = mnemonic
             for s, n in enumerate(lens):
-                lengths[key * SLOTS + s] = n // 4
+                lengths[key * SLOTS + s] = n // 4 if n else NONE
     pairs = []
     pair_first = np.zeros(n_keys, np.bool_)
     for n, (a, b, mnemonic, masks, values) in enumerate(pairs_raw):
@@ -164,10 +171,32 @@ def _build(layout: list[dict[str, Any]], proc: dict[str, Any]) -> Tables:
         mnemonics[key] = mnemonic
         pairs.append(Pair(vop3p + a, vop3p + b, key, tuple(masks), tuple(values)))  # type: ignore[arg-type]
         pair_first[vop3p + a] = True
-        lengths[(vop3p + a) * SLOTS:(vop3p + a + 1) * SLOTS] = 0  # alone: not sure (see _pairs_at)
-    padding = np.array([m in PADDING for m in mnemonics], np.bool_)
-    return Tables(key_hi.astype(np.int32), (fam_of_hi + 1).astype(np.uint8), key_lo.astype(np.int32), lengths,
-                  tuple(mnemonics), padding, pair_first, tuple(pairs), tuple(word1))
+        lengths[(vop3p + a) * SLOTS:(vop3p + a + 1) * SLOTS] = NONE  # alone: not sure (see _pairs_at)
+    names = [None, *sorted({m for m in mnemonics if m is not None})]
+    number = {m: i for i, m in enumerate(names)}
+    mnemonic_of = np.array([number[m] for m in mnemonics], np.int32)
+    padding = np.array([m in PADDING for m in names], np.bool_)
+    # the second-word sources: one table per field, a row per family that has them (they must share
+    # the fields' places; a family that does not is left to llvm-objdump)
+    places = [tuple((lo, width) for lo, width, _ in fields) for _, fields in word1]
+    group = np.zeros(len(fams) + 1, np.uint8)
+    tables1: list[tuple[int, int, I32]] = []
+    if word1:
+        for (m, fields), place in zip(word1, places):
+            if place != places[0]:
+                key_lo[m << 16:(m + 1) << 16] = INVALID
+        shared = [(m, fields) for (m, fields), place in zip(word1, places) if place == places[0]]
+        for g, (m, _) in enumerate(shared, start=1):
+            group[m] = g
+        for f_i, (lo, width) in enumerate(places[0]):
+            table = np.zeros((len(shared) + 1) << width, np.int32)
+            for g, (_, fields) in enumerate(shared, start=1):
+                table[g << width:(g + 1) << width] = fields[f_i][2]
+            tables1.append((lo, width, table))
+    mode = (fam_of_hi + 1).astype(np.uint8)
+    return Tables(key_hi.astype(np.int32), mode, key_lo.astype(np.int32), lengths,
+                  tuple(mnemonics), mnemonic_of, np.array(names, dtype=object), padding, pair_first, tuple(pairs), mode.astype(np.uint32) << np.uint32(16),
+                  group, tuple(tables1))
 
 
 @dataclass(frozen=True)
@@ -200,81 +229,151 @@ def _code(image: bytes, source: str) -> _Code | None:
     return _Code(words, addr, np.array(sorted(a // 4 for a in at), np.int64))
 
 
+@dataclass(frozen=True)
+class Item:
+    """One object to decode: its bytes, processor, and the code ranges wanted (name -> start and
+    end address, end None to the section's end less its trailing padding: ``disasm.code_ranges``)."""
+
+    image: bytes
+    processor: str
+    ranges: Mapping[str, tuple[int, int | None]]
+    source: str = "<bytes>"
+
+
+@dataclass(frozen=True)
+class _Span:
+    name: str
+    start: int  # word offsets in the batch's words
+    end: int
+    to_end: bool  # drop the trailing padding
+    limit: int  # the end of its object's words
+
+
 def mnemonic_counts(image: bytes, processor: str, ranges: Mapping[str, tuple[int, int | None]],
                     source: str = "<bytes>") -> dict[str, Counter[str]] | None:
-    """Each range's (``disasm.code_ranges``: start and end address, end None to the section's end
-    less its trailing padding) instructions by mnemonic, as llvm-objdump lists them; None when
-    the decoder is not sure of any of them (see the module's docstring)."""
-    t = tables(processor)
-    code = _code(image, source) if t is not None else None
-    if t is None or code is None:
-        return None
+    """Each range's instructions by mnemonic, as llvm-objdump lists them; None when the decoder
+    is not sure of any of them (see the module's docstring)."""
+    return decode_many([Item(image, processor, ranges, source)])[0]
+
+
+def decode_many(items: list[Item]) -> list[dict[str, Counter[str]] | None]:
+    """``mnemonic_counts`` of every item, in order: objects of one processor are decoded together,
+    BATCH_WORDS of code at a time (array operations on one object's few thousand words cost
+    mostly their calls)."""
+    out: list[dict[str, Counter[str]] | None] = [None] * len(items)
+    by_processor: dict[str, list[tuple[int, _Code, list[_Span]]]] = {}
+    for i, it in enumerate(items):
+        t = tables(it.processor)
+        code = _code(it.image, it.source) if t is not None else None
+        spans = _spans(code, it.ranges) if code is not None else None
+        if spans is not None and code is not None:
+            by_processor.setdefault(it.processor, []).append((i, code, spans))
+    for processor, objs in by_processor.items():
+        t = tables(processor)
+        assert t is not None
+        batch: list[tuple[int, _Code, list[_Span]]] = []
+        size = 0
+        for obj in objs:
+            batch.append(obj)
+            size += len(obj[1].words)
+            if size >= BATCH_WORDS:
+                _decode_batch(t, batch, out)
+                batch, size = [], 0
+        if batch:
+            _decode_batch(t, batch, out)
+    return out
+
+
+def _spans(code: _Code, ranges: Mapping[str, tuple[int, int | None]]) -> list[_Span] | None:
     n = len(code.words)
-    spans: list[tuple[str, int, int, bool]] = []
+    spans = []
     for name, (start, end) in ranges.items():
         s, e = start - code.address, (n * 4 if end is None else end - code.address)
         if s % 4 or not 0 <= s < n * 4 or e > n * 4 or e <= s:
             return None
-        spans.append((name, s // 4, (e + 3) // 4, end is None))
-    keys, nxt = _lengths(t, code)
-    chains = _chains(nxt, n, [(s, e) for _, s, e, _ in spans])
-    if chains is None:
-        return None
+        spans.append(_Span(name, s // 4, (e + 3) // 4, end is None, n))
+    return spans
+
+
+def _decode_batch(t: Tables, batch: list[tuple[int, _Code, list[_Span]]],
+                  out: list[dict[str, Counter[str]] | None]) -> None:
+    """Decode several objects' words as one array: each object's words after the last one's, its
+    symbols and spans moved by as much, and its end counted as a symbol (no instruction runs
+    over it)."""
+    bases = np.cumsum([0] + [len(c.words) for _, c, _ in batch])
+    words = np.concatenate([c.words for _, c, _ in batch]) if len(batch) > 1 else batch[0][1].words
+    symbols = np.concatenate([np.append(c.symbols, len(c.words)) + base for (_, c, _), base in zip(batch, bases)])
+    spans = [_Span(sp.name, sp.start + base, sp.end + base, sp.to_end, sp.limit + base)
+             for (_, _, sps), base in zip(batch, bases) for sp in sps]
+    keys, nxt = _lengths(t, words, symbols)
+    chains = _chains(nxt, len(words), spans)
+    k = 0
+    for (i, _, sps), base in zip(batch, bases):
+        mine = chains[k:k + len(sps)]
+        k += len(sps)
+        out[i] = None if any(c is None for c in mine) else _counts(t, keys, symbols, sps, mine, int(base))
+
+
+def _counts(t: Tables, keys: I32, symbols: I64, spans: list[_Span], chains: list[I64 | None],
+            base: int) -> dict[str, Counter[str]] | None:
     out: dict[str, Counter[str]] = {}
-    for (name, s, e, to_end), chain in zip(spans, chains):
-        inside = code.symbols[(code.symbols > s) & (code.symbols < e)]
-        if len(inside) and not np.isin(inside, chain).all():
-            return None  # objdump starts again at a symbol off this path
-        k = keys[chain]
-        if to_end:
-            keep = np.flatnonzero(~t.padding[k])
+    for sp, chain in zip(spans, chains):
+        assert chain is not None
+        s, e = sp.start + base, sp.end + base
+        inside = symbols[np.searchsorted(symbols, s, "right"):np.searchsorted(symbols, e)]
+        if len(inside):
+            at = np.minimum(np.searchsorted(chain, inside), len(chain) - 1)
+            if not (chain[at] == inside).all():
+                return None  # objdump starts again at a symbol off this path
+        k = np.take(t.mnemonic_of, np.take(keys, chain))
+        if sp.to_end:
+            keep = np.flatnonzero(~np.take(t.padding, k))
             k = k[:keep[-1] + 1] if len(keep) else k[:0]
-        counts = np.bincount(k, minlength=0)
-        c: Counter[str] = Counter()
-        for key in np.flatnonzero(counts):
-            mnemonic = t.mnemonics[key]
-            if mnemonic is None:
-                return None
-            c[mnemonic] += int(counts[key])
-        out[name] = c
+        counts = np.bincount(k)
+        if counts[0]:
+            return None  # a word with no instruction (cannot happen on a checked path)
+        nz = np.flatnonzero(counts)
+        out[sp.name] = Counter(dict(zip(np.take(t.names, nz).tolist(), counts[nz].tolist())))
     return out
 
 
-def _lengths(t: Tables, code: _Code) -> tuple[I64, I64]:
-    """Each word's key and the word after the instruction starting there: ``n`` at the section's
-    end, ``n + 1`` (nowhere) where there is no instruction, or it runs past the end or over a
-    symbol."""
-    w = code.words
+def _lengths(t: Tables, w: npt.NDArray[np.uint32], symbols: I64) -> tuple[I32, I32]:
+    """Each word's key and the word after the instruction starting there: ``n`` at the end,
+    ``n + 1`` (nowhere) where there is no instruction, or it runs past the end or over one of
+    ``symbols``. 32-bit arrays throughout."""
     n = len(w)
-    hi = w >> 16
-    mode = t.mode[hi]
-    ki = t.key_hi[hi] + t.key_lo[(mode.astype(np.int32) << 16) | (w & 0xFFFF).astype(np.int32)]
-    if t.word1:  # sources in the second word (gfx950's VOP3 literals): their slot, from the next word
-        after = np.concatenate([w[1:], np.zeros(1, np.uint32)]).astype(np.int32)
-        for m, fields in t.word1:
-            slot = np.zeros(n, np.int32)
-            for lo, width, codes in fields:
-                slot += codes[(after >> lo) & ((1 << width) - 1)]
-            ki += np.where(mode == m, slot, 0)
-        ki[-1] = INVALID if mode[-1] in {m for m, _ in t.word1} else ki[-1]
-    bad = ki < 0
-    ki[bad] = 0
-    length = t.lengths[ki].astype(np.int64)
-    keys = (ki // SLOTS).astype(np.int64)
+    hi = w >> 16  # np.take throughout: with a uint32 index, twice as fast as indexing
+    mode = np.take(t.mode, hi)
+    ki = np.take(t.key_hi, hi) + np.take(t.key_lo, np.take(t.mode16, hi) | (w & np.uint32(0xFFFF)))
+    if t.word1_fields:  # sources in the second word (gfx950's VOP3 literals): their slot, from the next word
+        at = np.flatnonzero(np.take(t.word1_group, mode))
+        last = at[-1:] if len(at) and at[-1] == n - 1 else at[:0]
+        ki[last] = INVALID
+        at = at[:len(at) - len(last)]
+        group = np.take(t.word1_group, mode[at]).astype(np.uint32)
+        after = w[at + 1]
+        add = np.zeros(len(at), np.int32)
+        for lo, width, codes in t.word1_fields:
+            add += np.take(codes, (group << np.uint32(width)) | ((after >> np.uint32(lo)) & np.uint32((1 << width) - 1)))
+        ki[at] += add
+    np.maximum(ki, 0, out=ki)
+    length = np.take(t.lengths, ki)
+    keys = ki >> 3  # // SLOTS
     if t.pairs:
         _pairs_at(t, w, keys, length)
-    nxt = np.arange(n, dtype=np.int64) + length
-    nxt[(length == 0) | (nxt > n)] = n + 1
+    nxt = np.arange(n + 2, dtype=np.int32)
+    nxt[:n] += length
+    np.minimum(nxt, n + 1, out=nxt)  # no instruction (NONE), or one past the end: nowhere
     for d in (1, 2, 3):  # an instruction over a symbol: objdump would list it otherwise
-        at = code.symbols[code.symbols >= d]
-        over = at - d
-        nxt[over[nxt[over] > at]] = n + 1
-    return keys, np.concatenate([nxt, [n, n + 1]])
+        on = symbols[(symbols >= d) & (symbols <= n)]
+        over = on - d
+        nxt[over[nxt[over] > on]] = n + 1
+    return keys, nxt
 
 
-def _pairs_at(t: Tables, w: npt.NDArray[np.uint32], keys: I64, length: I64) -> None:
+def _pairs_at(t: Tables, w: npt.NDArray[np.uint32], keys: I32, length: I32) -> None:
     """Give the words that begin a pair the pair's key and length (4 words); such a word whose
-    next instruction does not make one of the table's pairs keeps length 0 (not sure)."""
+    next instruction does not make one of the table's pairs keeps length NONE (not sure)."""
     at = np.flatnonzero(t.pair_first[keys])
     at = at[at + 3 < len(w)]
     for p in t.pairs:
@@ -285,45 +384,47 @@ def _pairs_at(t: Tables, w: npt.NDArray[np.uint32], keys: I64, length: I64) -> N
         length[at[ok]] = 4
 
 
-def _chains(nxt: I64, n: int, spans: list[tuple[int, int]]) -> list[I64] | None:
-    """The word offsets of the instructions from each span's start to its end, in order; None
-    when a path meets no instruction (nowhere) before its end."""
-    jumps = [nxt]
+def _chains(nxt: I32, n: int, spans: list[_Span]) -> list[I64 | None]:
+    """The word offsets of the instructions from each span's start to its end, in order (None
+    where the path meets no instruction, or leaves its object, before the end)."""
+    jumps: list[I32] = [nxt]
     for _ in range(SYNC_ROUNDS):
-        jumps.append(jumps[-1][jumps[-1]])
+        jumps.append(np.take(jumps[-1], jumps[-1]))
     hit = np.zeros(n + 2, np.bool_)
     hit[jumps[-1]] = True  # every path, 2^SYNC_ROUNDS instructions on: where paths have met
-    starts = np.array([s for s, _ in spans], np.int64)
-    first = starts
+    first = np.array([sp.start for sp in spans], np.int64)
     for j in jumps[:-1]:  # and the first 2^SYNC_ROUNDS instructions of each span
-        first = np.concatenate([first, j[first]])
+        first = np.concatenate([first, np.take(j, first)])
     hit[first] = True
     hit[n:] = False
     cand = np.flatnonzero(hit)
-    out: list[I64] = []
-    for s, e in spans:
-        chain = cand[np.searchsorted(cand, s):np.searchsorted(cand, e)]
-        if not _is_chain(nxt, chain, s, e, n):
-            chain = _exact(jumps, s, e, n)
-            if chain is None:
-                return None
+    lo = np.searchsorted(cand, [sp.start for sp in spans])
+    hi = np.searchsorted(cand, [sp.end for sp in spans])
+    out: list[I64 | None] = []
+    for sp, a, b in zip(spans, lo.tolist(), hi.tolist()):
+        chain: I64 | None = cand[a:b]
+        if not _is_chain(nxt, chain, sp):
+            chain = _exact(jumps, sp)
         out.append(chain)
     return out
 
 
-def _is_chain(nxt: I64, chain: I64, s: int, e: int, n: int) -> bool:
-    return bool(len(chain) and chain[0] == s and (nxt[chain[:-1]] == chain[1:]).all()
-                and e <= nxt[chain[-1]] <= n)
+def _is_chain(nxt: I32, chain: I64 | None, sp: _Span) -> bool:
+    return bool(chain is not None and len(chain) and chain[0] == sp.start
+                and (nxt[chain[:-1]] == chain[1:]).all() and sp.end <= nxt[chain[-1]] <= sp.limit)
 
 
-def _exact(jumps: list[I64], s: int, e: int, n: int) -> I64 | None:
-    """The path from ``s`` to ``e`` by doubling every round (where the quick check failed)."""
+def _exact(jumps: list[I32], sp: _Span) -> I64 | None:
+    """The path from the span's start to its end by doubling every round (where the quick check
+    failed); a path that stops (no instruction) stays where it is, so at most log2(length) + 1
+    rounds."""
+    s, e = sp.start, sp.end
     path = np.array([s], np.int64)
     k = 0
-    while (path < e).all():
+    while (path < e).all() and 1 << k <= 2 * (e - s):
         while len(jumps) <= k:
-            jumps.append(jumps[-1][jumps[-1]])
-        path = np.concatenate([path, jumps[k][path]])
+            jumps.append(np.take(jumps[-1], jumps[-1]))
+        path = np.concatenate([path, np.take(jumps[k], path)])
         k += 1
-    chain = path[path < e]
-    return chain if _is_chain(jumps[0], chain, s, e, n) else None
+    chain = np.sort(path[path < e])
+    return chain if _is_chain(jumps[0], chain, sp) else None

@@ -40,6 +40,9 @@ TABLE = Path(__file__).with_name("gfx9_table.json")
 PROCESSORS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
 LLVM_MC = "llvm-mc-22"
 _SEPARATOR = bytes.fromhex("000080bf") * 4  # s_nop 0, four times: the stream is in step again after any probe
+# the operand word tried after a special source value (a literal; DPP; SDWA with every select DWORD,
+# or WORD_0 as the fp8 conversions need): the first that LLVM reads gives the length
+EXTRA_WORDS = (0x00000000, 0x06060600, 0x00040600)
 _LINE = re.compile(r"^\t(\S+)[^\n]*// ([0-9A-F]+): ((?:[0-9A-F]{8} ?)+)(?:<[^\n]*>)?$", re.MULTILINE)
 _ENCODING = re.compile(r"; encoding: \[([0-9a-fx,]+)\]")
 
@@ -64,7 +67,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("SOPC", 9, ((16, 7),), ((0, 0, 8), (0, 8, 8)), ("s_cmp_eq_u32 s0, s2",)),
     Family("SOPP", 9, ((16, 7),), (), ("s_nop 0", "s_waitcnt 0")),
     Family("VOP3P", 9, ((16, 7),), ((1, 0, 9), (1, 9, 9), (1, 18, 9)),
-           ("v_pk_fma_f16 v0, v2, v4, v6", "v_pk_add_f16 v0, v2, v4")),
+           ("v_pk_fma_f16 v0, v2, v4, v6", "v_pk_add_f16 v0, v2, v4",
+            "v_mfma_f32_32x32x8f16 v[0:15], v[16:17], v[18:19], v[0:15]",  # gfx90a's spelling
+            "v_mfma_f32_32x32x8_f16 v[0:15], v[16:17], v[18:19], v[0:15]",
+            "v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3]")),
     Family("VOP1", 7, ((9, 8),), ((0, 0, 9),), ("v_mov_b32 v0, v2", "v_cvt_f64_i32 v[0:1], v2")),
     Family("VOPC", 7, ((17, 8),), ((0, 0, 9),), ("v_cmp_eq_f32 vcc, v2, v4", "v_cmp_eq_f64 vcc, v[2:3], v[4:5]")),
     Family("SMEM", 6, ((18, 8),), (), ("s_load_dword s0, s[2:3], 0x0", "s_store_dword s0, s[2:3], 0x0")),
@@ -280,7 +286,8 @@ def _family_table(tool: str, processor: str, f: Family, samples: list[bytes],
                 for (word, lo, width), v in zip(f.sources, slot):
                     if v is not None:
                         b = _put(b, word, (_word(b, word) & ~(((1 << width) - 1) << lo)) | (v << lo))
-                probes.append(b + bytes(8))
+                for x in _extras(slot):
+                    probes.append(b + x.to_bytes(4, "little") + bytes(4))
     got = disassemble(tool, processor, probes)
     ops: dict[str, object] = {}
     i = 0
@@ -288,9 +295,10 @@ def _family_table(tool: str, processor: str, f: Family, samples: list[bytes],
         mnemonic: str | None = None
         lengths = [0] * len(slots)
         for _ in samples:
-            for n in range(len(slots)):
-                g = got[i]
-                i += 1
+            for n, slot in enumerate(slots):
+                tries = got[i:i + len(_extras(slot))]
+                i += len(tries)
+                g = next((t for t in tries if t is not None), None)
                 if g is None:
                     continue
                 if n == 0 and mnemonic is None:
@@ -306,6 +314,10 @@ def _family_table(tool: str, processor: str, f: Family, samples: list[bytes],
 
 PAIR_SAMPLES = ("v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3], v20, v21",
                 "v_mfma_scale_f32_32x32x64_f8f6f4 v[0:15], v[16:23], v[24:31], v[0:15], v32, v33")
+
+
+def _extras(slot: tuple[int | None, ...]) -> tuple[int, ...]:
+    return EXTRA_WORDS if any(v is not None for v in slot) else (0,)
 
 
 def _pairs(tool: str, processor: str) -> list[list[object]]:
