@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -93,15 +94,17 @@ class KernelMeta:
     cluster_dims: tuple[int, ...] | None = None
     unknown: Mapping[str, Any] = field(default_factory=_no_unknown, hash=False)
 
-    @property
+    # cached (frozen dataclass: functools.cached_property writes the instance's __dict__): the
+    # checks, the model and its JSON each ask, ~80 arguments a kernel in the aiter corpus
+    @cached_property
     def explicit_args(self) -> tuple[ArgMeta, ...]:
         return tuple(a for a in self.args if not a.hidden)
 
-    @property
+    @cached_property
     def hidden_args(self) -> tuple[ArgMeta, ...]:
         return tuple(a for a in self.args if a.hidden)
 
-    @property
+    @cached_property
     def explicit_args_size(self) -> int:
         """Bytes up to the end of the last explicit argument (what ``extra``/kernelParams carry)."""
         return max((a.end for a in self.explicit_args), default=0)
