@@ -363,4 +363,5 @@ def _mix(mnemonics: Counter[str]) -> InstructionMix:
             matrix.append((op, n))
     matrix.sort(key=lambda t: (-t[1], t[0]))
     labels = [label for label, _ in CATEGORIES] + ["other"]
-    return InstructionMix(sum(mnemonics.values()), tuple((lb, cats.get(lb, 0)) for lb in labels), tuple(matrix))
+    return InstructionMix(sum(mnemonics.values()), tuple((lb, cats.get(lb, 0)) for lb in labels),
+                          tuple(matrix))

@@ -169,7 +169,8 @@ def _build(layout: list[dict[str, Any]], proc: dict[str, Any]) -> Tables:
             continue
         key = size + n
         mnemonics[key] = mnemonic
-        pairs.append(Pair(vop3p + a, vop3p + b, key, tuple(masks), tuple(values)))  # type: ignore[arg-type]
+        pairs.append(Pair(vop3p + a, vop3p + b, key, (masks[0], masks[1], masks[2], masks[3]),
+                          (values[0], values[1], values[2], values[3])))
         pair_first[vop3p + a] = True
         lengths[(vop3p + a) * SLOTS:(vop3p + a + 1) * SLOTS] = NONE  # alone: not sure (see _pairs_at)
     names = [None, *sorted({m for m in mnemonics if m is not None})]
@@ -182,7 +183,7 @@ def _build(layout: list[dict[str, Any]], proc: dict[str, Any]) -> Tables:
     group = np.zeros(len(fams) + 1, np.uint8)
     tables1: list[tuple[int, int, I32]] = []
     if word1:
-        for (m, fields), place in zip(word1, places):
+        for (m, _), place in zip(word1, places):
             if place != places[0]:
                 key_lo[m << 16:(m + 1) << 16] = INVALID
         shared = [(m, fields) for (m, fields), place in zip(word1, places) if place == places[0]]
@@ -195,7 +196,8 @@ def _build(layout: list[dict[str, Any]], proc: dict[str, Any]) -> Tables:
             tables1.append((lo, width, table))
     mode = (fam_of_hi + 1).astype(np.uint8)
     return Tables(key_hi.astype(np.int32), mode, key_lo.astype(np.int32), lengths,
-                  tuple(mnemonics), mnemonic_of, np.array(names, dtype=object), padding, pair_first, tuple(pairs), mode.astype(np.uint32) << np.uint32(16),
+                  tuple(mnemonics), mnemonic_of, np.array(names, dtype=object), padding, pair_first,
+                  tuple(pairs), mode.astype(np.uint32) << np.uint32(16),
                   group, tuple(tables1))
 
 
@@ -302,7 +304,8 @@ def _decode_batch(t: Tables, batch: list[tuple[int, _Code, list[_Span]]],
     over it)."""
     bases = np.cumsum([0] + [len(c.words) for _, c, _ in batch])
     words = np.concatenate([c.words for _, c, _ in batch]) if len(batch) > 1 else batch[0][1].words
-    symbols = np.concatenate([np.append(c.symbols, len(c.words)) + base for (_, c, _), base in zip(batch, bases)])
+    symbols = np.concatenate([np.append(c.symbols, len(c.words)) + base
+                              for (_, c, _), base in zip(batch, bases)])
     spans = [_Span(sp.name, sp.start + base, sp.end + base, sp.to_end, sp.limit + base)
              for (_, _, sps), base in zip(batch, bases) for sp in sps]
     keys, nxt = _lengths(t, words, symbols)
@@ -354,7 +357,8 @@ def _lengths(t: Tables, w: npt.NDArray[np.uint32], symbols: I64) -> tuple[I32, I
         after = w[at + 1]
         add = np.zeros(len(at), np.int32)
         for lo, width, codes in t.word1_fields:
-            add += np.take(codes, (group << np.uint32(width)) | ((after >> np.uint32(lo)) & np.uint32((1 << width) - 1)))
+            field = (after >> np.uint32(lo)) & np.uint32((1 << width) - 1)
+            add += np.take(codes, (group << np.uint32(width)) | field)
         ki[at] += add
     np.maximum(ki, 0, out=ki)
     length = np.take(t.lengths, ki)

@@ -72,7 +72,8 @@ FAMILIES: tuple[Family, ...] = (
             "v_mfma_f32_32x32x8_f16 v[0:15], v[16:17], v[18:19], v[0:15]",
             "v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3]")),
     Family("VOP1", 7, ((9, 8),), ((0, 0, 9),), ("v_mov_b32 v0, v2", "v_cvt_f64_i32 v[0:1], v2")),
-    Family("VOPC", 7, ((17, 8),), ((0, 0, 9),), ("v_cmp_eq_f32 vcc, v2, v4", "v_cmp_eq_f64 vcc, v[2:3], v[4:5]")),
+    Family("VOPC", 7, ((17, 8),), ((0, 0, 9),),
+           ("v_cmp_eq_f32 vcc, v2, v4", "v_cmp_eq_f64 vcc, v[2:3], v[4:5]")),
     Family("SMEM", 6, ((18, 8),), (), ("s_load_dword s0, s[2:3], 0x0", "s_store_dword s0, s[2:3], 0x0")),
     Family("EXP", 6, (), (), ("exp mrt0 v0, v0, v0, v0",)),
     Family("VOP3", 6, ((16, 10),), ((1, 0, 9), (1, 9, 9), (1, 18, 9)),
@@ -87,7 +88,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("MTBUF", 6, ((15, 4),), (), ("tbuffer_load_format_x v0, v2, s[4:7], dfmt:4, nfmt:7, 0 offen",)),
     Family("MIMG", 6, ((18, 7),), (), ("image_load v[0:3], v[0:3], s[0:7] dmask:0xf",)),
     Family("SOPK", 4, ((23, 5),), (), ("s_movk_i32 s0, 0x10",)),
-    Family("SOP2", 2, ((23, 7),), ((0, 0, 8), (0, 8, 8)), ("s_add_u32 s0, s2, s4", "s_and_b64 s[0:1], s[2:3], s[4:5]")),
+    Family("SOP2", 2, ((23, 7),), ((0, 0, 8), (0, 8, 8)),
+           ("s_add_u32 s0, s2, s4", "s_and_b64 s[0:1], s[2:3], s[4:5]")),
     Family("VOP2", 1, ((25, 6),), ((0, 0, 9),), ("v_add_f32 v0, v2, v4", "v_and_b32 v0, v2, v4")),
 )
 
@@ -217,7 +219,7 @@ def check_layout(tool: str, processor: str, f: Family, samples: list[bytes]) -> 
     got = disassemble(tool, processor, probes)
     base, flipped = got[:len(samples)], got[len(samples):]
     changes = [0] * 32
-    for k, s in enumerate(samples):
+    for k in range(len(samples)):
         mine = base[k]
         if mine is None:
             raise SubmitgenError(f"{f.name} sample {k} on {processor}: llvm-mc assembled it but cannot "
@@ -274,7 +276,7 @@ def _family_table(tool: str, processor: str, f: Family, samples: list[bytes],
         invalid = [v for v, g in enumerate(got) if g is None]
         special = [v for v, g in enumerate(got) if g is not None and g[1] > plain]
         sources.append({"invalid": invalid, "special": special})
-    slot_values = [[None, *s["special"]] for s in sources]  # type: ignore[list-item]
+    slot_values: list[list[int | None]] = [[None, *s["special"]] for s in sources]
     slots = list(product(*slot_values)) if slot_values else [()]
     keys = [k for k in range(1 << opcode_bits(f))
             if top9[with_opcode(f, _word(first, 0), k) >> 23] == f.name]
@@ -283,9 +285,9 @@ def _family_table(tool: str, processor: str, f: Family, samples: list[bytes],
         for s in samples:
             for slot in slots:
                 b = _put(s, 0, with_opcode(f, _word(s, 0), k))
-                for (word, lo, width), v in zip(f.sources, slot):
-                    if v is not None:
-                        b = _put(b, word, (_word(b, word) & ~(((1 << width) - 1) << lo)) | (v << lo))
+                for (word, lo, width), value in zip(f.sources, slot):
+                    if value is not None:
+                        b = _put(b, word, (_word(b, word) & ~(((1 << width) - 1) << lo)) | (value << lo))
                 for x in _extras(slot):
                     probes.append(b + x.to_bytes(4, "little") + bytes(4))
     got = disassemble(tool, processor, probes)
