@@ -1,9 +1,11 @@
-"""The instruction mix of an AMD code object's kernels, from LLVM's disassembler.
+"""The instruction mix of an AMD code object's kernels, as LLVM's disassembler lists them.
 
 ``inspect`` uses it to show whether a kernel runs on the matrix cores (``v_mfma*``, ``v_smfmac*``)
-and whether it touches scratch, without an AMD GPU. The disassembler must know the object's
-processor: gfx950 needs LLVM 20 or newer (Debian's ``llvm-22`` package, or ROCm's
-``llvm/bin/llvm-objdump``). Without one, the mix is unknown (``None``), never zero.
+and whether it touches scratch, without an AMD GPU. gfx9 code (gfx90a, gfx942, gfx950) is
+counted by ``gfx9_decode`` without running the disassembler; the objects it is not sure of, and
+every other processor's, by llvm-objdump, which must know the object's processor: gfx950 needs
+LLVM 20 or newer (Debian's ``llvm-22`` package, or ROCm's ``llvm/bin/llvm-objdump``). Without
+one, the mix is unknown (``None``), never zero.
 """
 
 from __future__ import annotations
