@@ -53,7 +53,7 @@ class ArgMeta:
     value_type: str | None = None
     unknown: Mapping[str, Any] = field(default_factory=_no_unknown, hash=False)
 
-    @property
+    @cached_property  # asked ~10 times an argument over a corpus (a dict lookup once cached)
     def hidden(self) -> bool:
         return self.value_kind.startswith("hidden_")
 
@@ -251,17 +251,17 @@ def _parse_arg(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
     """One ``.args`` entry. The common case (known keys only, each of its exact type) is read in
     one pass; anything else takes the checked path, which names the key and the bad value."""
     if type(raw) is dict and raw.keys() <= _ARG_TYPES.keys() and raw.keys() >= _ARG_REQUIRED:
+        values = _ARG_BASE.copy()  # every field set, as ArgMeta(**values) would; one pass over the keys
         for key, v in raw.items():
-            t = _ARG_TYPES[key]
+            field_name, t = _ARG_KEYS[key]
             if type(v) is not t or (isinstance(v, int) and v < 0):
                 break
+            values[field_name] = v
         else:
-            arg = object.__new__(ArgMeta)
-            values = arg.__dict__  # every field set, as ArgMeta(**values) would
-            values.update(_ARG_BASE)
             values["index"] = index
-            for key, v in raw.items():
-                values[_ARG_FIELDS[key]] = v
+            values["hidden"] = values["value_kind"].startswith("hidden_")  # what the property gives
+            arg = object.__new__(ArgMeta)
+            object.__setattr__(arg, "__dict__", values)
             return arg
     return _parse_arg_checked(raw, index, kname, label)
 
