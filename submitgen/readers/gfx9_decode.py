@@ -22,6 +22,7 @@ the sections.
 from __future__ import annotations
 
 import json
+import struct
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,8 +33,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from submitgen.readers import elf
-
 TABLE = Path(__file__).with_name("gfx9_table.json")
 SLOTS = 8  # operand-word variants of an opcode: plain, and up to 7 combinations of special sources
 INVALID = -(1 << 30)
@@ -42,6 +41,10 @@ SYNC_ROUNDS = 4  # the quick path: where every word's path is 2^5 instructions o
 BATCH_WORDS = 1 << 18  # words decoded as one array (1 MB: the arrays stay in cache)
 PADDING = frozenset({"s_nop", "s_code_end"})
 SHF_EXECINSTR = 0x4
+SHT_PROGBITS, SHT_SYMTAB, SHT_DYNSYM = 1, 2, 11
+_SHDR = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
+_SYM = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
+                 ("size", "<u8")])  # Elf64_Sym
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -209,26 +212,39 @@ class _Code:
 
 
 def _code(image: bytes, source: str) -> _Code | None:
-    """The one executable section's words, and where its symbols are; None when there is not
-    exactly one, or its size or address is not whole words."""
-    img = elf.image_of(image, source)
-    execs = [(i, s) for i, s in enumerate(img.sections)
-             if s["sh_flags"] & SHF_EXECINSTR and s["sh_type"] == "SHT_PROGBITS" and s["sh_size"]]
+    """The one executable section's words, and where its symbols are (every symbol of both
+    tables, named or not); None when there is not exactly one, or its size or address is not
+    whole words, or the object is not a little-endian ELF64 whose tables lie in the file. The
+    header, section headers and symbols are read as arrays (the readers have parsed the image
+    already; a second parse cost more than the decoding)."""
+    if image[:6] != b"\x7fELF\x02\x01" or len(image) < 64:
+        return None
+    shoff = int.from_bytes(image[0x28:0x30], "little")
+    shentsize, shnum = int.from_bytes(image[0x3A:0x3C], "little"), int.from_bytes(image[0x3C:0x3E], "little")
+    if shentsize != _SHDR.size or not shnum or shoff + shnum * _SHDR.size > len(image):
+        return None
+    headers = list(_SHDR.iter_unpack(image[shoff:shoff + shnum * _SHDR.size]))
+    # (name, type, flags, addr, offset, size, link, info, addralign, entsize)
+    execs = [i for i, h in enumerate(headers) if h[2] & SHF_EXECINSTR and h[1] == SHT_PROGBITS and h[5]]
     if len(execs) != 1:
         return None
-    index, sec = execs[0]
-    off, size, addr = sec["sh_offset"], sec["sh_size"], sec["sh_addr"]
-    if size % 4 or addr % 4:
+    index = execs[0]
+    _, _, _, addr, off, size, *_ = headers[index]
+    if size % 4 or addr % 4 or off + size > len(image):
         return None
     words = np.frombuffer(image, dtype="<u4", count=size // 4, offset=off)
-    at = set()
-    for table in (".symtab", ".dynsym"):
-        for s in img.symbols((table,)).values():
-            if s.shndx == index and addr <= s.value <= addr + size:
-                at.add(s.value - addr)
-    if any(a % 4 for a in at):
+    found = []
+    for h in headers:
+        if h[1] in (SHT_SYMTAB, SHT_DYNSYM):
+            if h[9] != _SYM.itemsize or h[4] + h[5] > len(image):
+                return None
+            table = np.frombuffer(image, _SYM, count=h[5] // _SYM.itemsize, offset=h[4])
+            v = table["value"]
+            found.append(v[(table["shndx"] == index) & (v >= addr) & (v <= addr + size)])
+    at = np.unique(np.concatenate(found)).astype(np.int64) - addr if found else np.zeros(0, np.int64)
+    if (at % 4).any():
         return None
-    return _Code(words, addr, np.array(sorted(a // 4 for a in at), np.int64))
+    return _Code(words, addr, at // 4)
 
 
 @dataclass(frozen=True)
