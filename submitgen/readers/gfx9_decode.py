@@ -362,9 +362,9 @@ def _lengths(t: Tables, w: npt.NDArray[np.uint32], symbols: I64) -> tuple[I32, I
     ``symbols``. 32-bit arrays throughout."""
     n = len(w)
     hi = w >> 16  # np.take throughout: with a uint32 index, twice as fast as indexing
-    mode = np.take(t.mode, hi)
     ki = np.take(t.key_hi, hi) + np.take(t.key_lo, np.take(t.mode16, hi) | (w & np.uint32(0xFFFF)))
     if t.word1_fields:  # sources in the second word (gfx950's VOP3 literals): their slot, from the next word
+        mode = np.take(t.mode, hi)
         at = np.flatnonzero(np.take(t.word1_group, mode))
         last = at[-1:] if len(at) and at[-1] == n - 1 else at[:0]
         ki[last] = INVALID
