@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from submitgen.readers import disasm, elf, gfx9_decode, gfx9_derive
+from submitgen.readers import disasm, elf
+from submitgen.readers.amd import gfx9_decode, gfx9_derive
 from submitgen.readers.disasm import Job, code_ranges
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -93,7 +94,7 @@ def test_an_instruction_over_a_symbol_is_not_guessed():
     """objdump starts again at every symbol, so a path through an instruction that a symbol
     falls inside goes nowhere (the object then goes to llvm-objdump)."""
     image = EXAMPLE.read_bytes()
-    code = gfx9_decode._code(image, str(EXAMPLE))
+    code = gfx9_decode._code(image)
     t = gfx9_decode.tables("gfx942")
     assert code is not None and t is not None
     n = len(code.words)

@@ -235,7 +235,7 @@ def instruction_mixes(jobs: Sequence[Job], tool: Disassembler, workers: int | No
 def decoded_mixes(jobs: Sequence[Job]) -> list[dict[str, InstructionMix] | None]:
     """The mix of each job's symbols that have a code range, by ``gfx9_decode``; None for a job
     it is not sure of (llvm-objdump then lists the object)."""
-    from submitgen.readers import gfx9_decode  # numpy: 0.1 s of import that --no-disasm does not pay
+    from submitgen.readers.amd import gfx9_decode  # numpy: 0.1 s of import that --no-disasm does not pay
 
     items = []
     for j in jobs:

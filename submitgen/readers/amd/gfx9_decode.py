@@ -211,7 +211,7 @@ class _Code:
     symbols: I64  # word offsets of every symbol in the section, sorted
 
 
-def _code(image: bytes, source: str) -> _Code | None:
+def _code(image: bytes) -> _Code | None:
     """The one executable section's words, and where its symbols are (every symbol of both
     tables, named or not); None when there is not exactly one, or its size or address is not
     whole words, or the object is not a little-endian ELF64 whose tables lie in the file. The
@@ -255,7 +255,7 @@ class Item:
     image: bytes
     processor: str
     ranges: Mapping[str, tuple[int, int | None]]
-    source: str = "<bytes>"
+    label: str = "<bytes>"
 
 
 @dataclass(frozen=True)
@@ -268,10 +268,10 @@ class _Span:
 
 
 def mnemonic_counts(image: bytes, processor: str, ranges: Mapping[str, tuple[int, int | None]],
-                    source: str = "<bytes>") -> dict[str, Counter[str]] | None:
+                    label: str = "<bytes>") -> dict[str, Counter[str]] | None:
     """Each range's instructions by mnemonic, as llvm-objdump lists them; None when the decoder
     is not sure of any of them (see the module's docstring)."""
-    return decode_many([Item(image, processor, ranges, source)])[0]
+    return decode_many([Item(image, processor, ranges, label)])[0]
 
 
 def decode_many(items: list[Item]) -> list[dict[str, Counter[str]] | None]:
@@ -282,7 +282,7 @@ def decode_many(items: list[Item]) -> list[dict[str, Counter[str]] | None]:
     by_processor: dict[str, list[tuple[int, _Code, list[_Span]]]] = {}
     for i, it in enumerate(items):
         t = tables(it.processor)
-        code = _code(it.image, it.source) if t is not None else None
+        code = _code(it.image) if t is not None else None
         spans = _spans(code, it.ranges) if code is not None else None
         if spans is not None and code is not None:
             by_processor.setdefault(it.processor, []).append((i, code, spans))

@@ -18,7 +18,7 @@ is copied by hand:
   ``v_mfma_scale_*``): every pair of VOP3P opcodes is disassembled and the pairs that come back as
   one instruction are kept.
 
-Run ``python -m submitgen.readers.gfx9_derive`` to rewrite the table (``tests/test_gfx9_decode.py``
+Run ``python -m submitgen.readers.amd.gfx9_derive`` to rewrite the table (``tests/test_gfx9_decode.py``
 re-derives it and compares, when llvm-mc-22 is installed).
 """
 
