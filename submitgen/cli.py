@@ -102,8 +102,8 @@ def emit_json(obj) -> None:
     "--disasm/--no-disasm",
     default=True,
     show_default=True,
-    help="Count each AMD kernel's instructions (matrix, scratch, memory...) with llvm-objdump >= 20, "
-    "where one is installed.",
+    help="Count each AMD kernel's instructions (matrix, scratch, memory...) as llvm-objdump >= 20 lists "
+    "them, where one is installed (gfx9 code is decoded without running it).",
 )
 def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...], block: int | None,
                 lds: int | None, arch: str | None, disasm: bool) -> None:

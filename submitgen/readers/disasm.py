@@ -1,9 +1,11 @@
-"""The instruction mix of an AMD code object's kernels, from LLVM's disassembler.
+"""The instruction mix of an AMD code object's kernels, as LLVM's disassembler lists them.
 
 ``inspect`` uses it to show whether a kernel runs on the matrix cores (``v_mfma*``, ``v_smfmac*``)
-and whether it touches scratch, without an AMD GPU. The disassembler must know the object's
-processor: gfx950 needs LLVM 20 or newer (Debian's ``llvm-22`` package, or ROCm's
-``llvm/bin/llvm-objdump``). Without one, the mix is unknown (``None``), never zero.
+and whether it touches scratch, without an AMD GPU. gfx9 code (gfx90a, gfx942, gfx950) is
+counted by ``gfx9_decode`` without running the disassembler; the objects it is not sure of, and
+every other processor's, by llvm-objdump, which must know the object's processor: gfx950 needs
+LLVM 20 or newer (Debian's ``llvm-22`` package, or ROCm's ``llvm/bin/llvm-objdump``). Without
+one, the mix is unknown (``None``), never zero.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class Disassembler:
     llvm_major: int
 
 
+@lru_cache(maxsize=4096)  # a few hundred mnemonics, met millions of times over a corpus
 def _category(mnemonic: str) -> str:
     for label, prefixes in CATEGORIES:
         if mnemonic.startswith(prefixes):
@@ -189,19 +192,32 @@ def instruction_mix(image: bytes, processor: str, tool: Disassembler, symbols: S
     return _mixes_of(listing, ranges, list(ranges) if symbols is None else symbols)
 
 
-def instruction_mixes(jobs: Sequence[Job], tool: Disassembler,
-                      workers: int | None = None) -> list[dict[str, InstructionMix]]:
-    """``instruction_mix`` of every job, each object disassembled once: objects of one processor
-    go to one disassembler process a batch at a time (``batches``: a process per object cost twice
-    the CPU), ``workers`` (default: the CPUs this process may use) processes at a time, each
-    listing counted while the next ones are made; results in the order of ``jobs``. A batch the
+def instruction_mixes(jobs: Sequence[Job], tool: Disassembler, workers: int | None = None,
+                      decode: bool = True) -> list[dict[str, InstructionMix]]:
+    """``instruction_mix`` of every job, each object read once: with ``decode``, by
+    ``gfx9_decode`` (the same counts, without a disassembler process) where it is sure of every
+    kernel; the other objects by the disassembler: objects of one processor go to one
+    disassembler process a batch at a time (``batches``: a process per object cost twice the
+    CPU), ``workers`` (default: the CPUs this process may use) processes at a time, each listing
+    counted while the next ones are made; results in the order of ``jobs``. A batch the
     disassembler fails on is run again one object at a time, so that the error names the
     object."""
     if not jobs:
         return []
-    n = workers or _cpus()
-    chunks = batches(jobs)
     out: list[dict[str, InstructionMix]] = [{} for _ in jobs]
+    left = list(range(len(jobs)))
+    if decode:
+        left = []
+        for i, mix in enumerate(decoded_mixes(jobs)):
+            if mix is None:
+                left.append(i)
+            else:
+                out[i] = mix
+    if not left:
+        return out
+    n = workers or _cpus()
+    rest = [jobs[i] for i in left]
+    chunks = [[left[k] for k in batch] for batch in batches(rest)]
 
     def run(batch: list[int]) -> None:
         for i, mix in zip(batch, _batch([jobs[i] for i in batch], tool)):
@@ -214,6 +230,20 @@ def instruction_mixes(jobs: Sequence[Job], tool: Disassembler,
         with ThreadPoolExecutor(max_workers=min(n, len(chunks))) as pool:  # each thread waits on a process
             list(pool.map(run, chunks))
     return out
+
+
+def decoded_mixes(jobs: Sequence[Job]) -> list[dict[str, InstructionMix] | None]:
+    """The mix of each job's symbols that have a code range, by ``gfx9_decode``; None for a job
+    it is not sure of (llvm-objdump then lists the object)."""
+    from submitgen.readers.amd import gfx9_decode  # numpy: 0.1 s of import that --no-disasm does not pay
+
+    items = []
+    for j in jobs:
+        ranges = code_ranges(j.image, j.source)
+        items.append(gfx9_decode.Item(j.image, j.processor, {s: ranges[s] for s in j.symbols if s in ranges},
+                                      j.source))
+    return [None if c is None else {name: _mix(m) for name, m in c.items()}
+            for c in gfx9_decode.decode_many(items)]
 
 
 def batches(jobs: Sequence[Job]) -> list[list[int]]:
@@ -328,10 +358,14 @@ def _cpus() -> int:
 
 
 def _mix(mnemonics: Counter[str]) -> InstructionMix:
-    cats: Counter[str] = Counter()
+    cats: dict[str, int] = {}
+    matrix = []
     for op, n in mnemonics.items():
-        cats[_category(op)] += n
+        c = _category(op)
+        cats[c] = cats.get(c, 0) + n
+        if c == "matrix":
+            matrix.append((op, n))
+    matrix.sort(key=lambda t: (-t[1], t[0]))
     labels = [label for label, _ in CATEGORIES] + ["other"]
-    matrix = sorted(((op, n) for op, n in mnemonics.items() if _category(op) == "matrix"),
-                    key=lambda t: (-t[1], t[0]))
-    return InstructionMix(sum(mnemonics.values()), tuple((lb, cats[lb]) for lb in labels), tuple(matrix))
+    return InstructionMix(sum(mnemonics.values()), tuple((lb, cats.get(lb, 0)) for lb in labels),
+                          tuple(matrix))

@@ -95,11 +95,14 @@ def test_many_objects_take_one_disassembler_process_a_batch(monkeypatch):
     assert len(gfx950) == 3
     jobs = [Job(im, "gfx950", tuple(code_ranges(im))) for im in gfx950] * 30  # 90 objects of one processor
     monkeypatch.setattr(disasm, "run_tool", counting)
-    together = disasm.instruction_mixes(jobs, tool, workers=2)
+    together = disasm.instruction_mixes(jobs, tool, workers=2, decode=False)  # llvm-objdump's path
     assert sorted(calls) == sorted(len(b) for b in disasm.batches(jobs)) == [90 - disasm.BATCH, disasm.BATCH]
+    calls.clear()
+    decoded = disasm.instruction_mixes(jobs, tool, workers=2)  # the default: gfx9_decode, no process
+    assert calls == []
     monkeypatch.setattr(disasm, "run_tool", real)
     alone = [disasm.instruction_mix(j.image, j.processor, tool, j.symbols) for j in jobs[:3]]
-    assert together == alone * 30 and all(together)
+    assert together == decoded == alone * 30 and all(together)
 
 
 @needs_objdump

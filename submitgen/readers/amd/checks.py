@@ -204,7 +204,17 @@ def _registers_and_align(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
 def _arg_layout(meta: KernelMeta, add: Add) -> None:
     prev_end = 0
     seen_hidden = False
+    limit = meta.kernarg_segment_size
     for a in meta.args:
+        off, size, hidden = a.offset, a.size, a.hidden
+        if (off >= prev_end and off + size <= limit
+                and not (size and size & (size - 1) == 0 and size <= 8 and off % size)
+                and (hidden or (not seen_hidden and a.value_kind in EXPLICIT_VALUE_KINDS
+                                and (a.value_kind != "global_buffer" or size == processors.POINTER_SIZE)))):
+            # every check below passes: nothing to add, no label to build (~80 arguments a kernel)
+            seen_hidden = seen_hidden or hidden
+            prev_end = max(prev_end, off + size)
+            continue
         label = f"arg {a.index}" + (f" '{a.name}'" if a.name else "")
         check_arg_extent(a, label, prev_end, meta.kernarg_segment_size, add, previous="previous argument",
                          beyond=f".kernarg_segment_size {meta.kernarg_segment_size}")

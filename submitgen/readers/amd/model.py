@@ -206,7 +206,10 @@ def _unknown(target: dict[str, Any], unknown: Mapping[Any, Any]) -> None:
 def _arg_json(a: ArgMeta) -> dict[str, Any]:
     f = vars(a)  # the fields by name, without a getattr per field (a corpus object has ~80 arguments)
     d: dict[str, Any] = {"index": a.index, "offset": a.offset, "size": a.size, "value_kind": a.value_kind}
-    d.update((k, f[k]) for k in _ARG_JSON_KEYS if f[k] is not None)
+    for k in _ARG_JSON_KEYS:
+        v = f[k]
+        if v is not None:
+            d[k] = v
     if a.unknown:
         _unknown(d, a.unknown)
     d["hidden"] = a.hidden

@@ -1,0 +1,119 @@
+"""inspect's instruction mix without llvm-objdump (issue 26 item 16): ``gfx9_decode`` counts each
+kernel's instructions from the table ``gfx9_derive`` made from LLVM 22, and counts what the
+llvm-objdump path counts; an object it is not sure of goes to llvm-objdump. The whole aiter wheel
+is compared by benchmarks/compare_mix.py; here, the corpus sample and the table itself."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from submitgen.readers import disasm, elf
+from submitgen.readers.amd import gfx9_decode, gfx9_derive
+from submitgen.readers.disasm import Job, code_ranges
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+OBJECTS = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".co", ".hsaco"))
+EXAMPLE = CORPUS / "aiter" / "hsa" / "gfx942" / "bf16gemm" / "bf16gemm_outf32_tn_32x64_pf3.co"
+needs_objdump = pytest.mark.skipif(disasm.find_disassembler() is None, reason="needs llvm-objdump >= 20")
+needs_llvm_22 = pytest.mark.skipif(not (shutil.which("llvm-mc-22") and shutil.which("llvm-objdump-22")),
+                                   reason="the table is LLVM 22's: needs llvm-mc-22 and llvm-objdump-22")
+
+
+def _job(path: Path, image: bytes | None = None) -> Job:
+    im = path.read_bytes() if image is None else image
+    processor = "gfx942" if "gfx942" in path.parts else "gfx950"  # the Triton objects are gfx950
+    return Job(im, processor, tuple(code_ranges(im)), str(path))
+
+
+def test_the_issue_s_example_shows_all_its_mfmas_without_llvm_objdump():
+    """Issue 26 item 15's example: 1,086 instructions, 96 of them v_mfma_f32_16x16x16_bf16."""
+    [mixes] = disasm.decoded_mixes([_job(EXAMPLE)])
+    assert mixes is not None
+    [(name, mix)] = mixes.items()
+    assert (mix.total, mix.matrix_ops) == (1086, (("v_mfma_f32_16x16x16_bf16", 96),))
+    assert mix.count("matrix") == 96 and sum(n for _, n in mix.categories) == 1086
+
+
+def test_a_scaled_mfma_is_one_instruction():
+    """gfx950's v_mfma_scale_*: two VOP3P words pairs that LLVM lists as one instruction."""
+    scaled = [p for p in OBJECTS if "f4gemm" in p.parts]
+    assert scaled
+    found = [dict(m.matrix_ops) for p in scaled for mixes in disasm.decoded_mixes([_job(p)])
+             for m in (mixes or {}).values()]
+    assert any(op.startswith("v_mfma_scale_f32_") for ops in found for op in ops)
+    assert not any("ld_scale" in op for ops in found for op in ops)
+
+
+@needs_objdump
+@pytest.mark.parametrize("path", OBJECTS, ids=[p.name for p in OBJECTS])
+def test_the_decoder_counts_what_llvm_objdump_lists(path):
+    tool = disasm.find_disassembler()
+    assert tool is not None
+    job = _job(path)
+    [mine] = disasm.decoded_mixes([job])
+    [listed] = disasm.instruction_mixes([job], tool, decode=False)
+    assert mine is not None  # sure of every object of the corpus
+    assert mine == listed and any(m.total for m in mine.values())
+
+
+def _entry_offset(image: bytes) -> int:
+    """The file offset of the first kernel's first instruction."""
+    [(start, _)] = code_ranges(image).values()
+    img = elf.image_of(image, "x")
+    sec = next(s for s in img.sections if s["sh_flags"] & gfx9_decode.SHF_EXECINSTR and s["sh_size"])
+    return int(sec["sh_offset"] + start - sec["sh_addr"])
+
+
+@needs_objdump
+def test_a_word_it_has_no_instruction_for_leaves_the_object_to_llvm_objdump():
+    tool = disasm.find_disassembler()
+    assert tool is not None
+    image = bytearray(EXAMPLE.read_bytes())
+    at = _entry_offset(bytes(image))
+    image[at:at + 4] = b"\xff\xff\xff\xff"  # no gfx942 instruction starts so (objdump prints .long)
+    job = _job(EXAMPLE, bytes(image))
+    assert disasm.decoded_mixes([job]) == [None]
+    got = disasm.instruction_mixes([job], tool)
+    assert got == disasm.instruction_mixes([job], tool, decode=False)
+    [(_, mix)] = got[0].items()
+    assert mix.count("matrix") == 96
+
+
+def test_a_processor_without_a_table_is_not_decoded():
+    job = _job(EXAMPLE)
+    assert disasm.decoded_mixes([Job(job.image, "gfx1100", job.symbols, job.source)]) == [None]
+    assert gfx9_decode.tables("gfx940") is None  # LLVM 22 has no gfx940: no table to derive
+
+
+def test_an_instruction_over_a_symbol_is_not_guessed():
+    """objdump starts again at every symbol, so a path through an instruction that a symbol
+    falls inside goes nowhere (the object then goes to llvm-objdump)."""
+    image = EXAMPLE.read_bytes()
+    code = gfx9_decode._code(image)
+    t = gfx9_decode.tables("gfx942")
+    assert code is not None and t is not None
+    n = len(code.words)
+    start = next(iter(code_ranges(image).values()))[0] - code.address
+    _, nxt = gfx9_decode._lengths(t, code.words, np.array([n], np.int64))
+    at = start // 4
+    while nxt[at] != at + 2:  # the kernel's first 8-byte instruction
+        at = int(nxt[at])
+    _, over = gfx9_decode._lengths(t, code.words, np.array([at + 1, n], np.int64))
+    assert over[at] == n + 1 and (np.delete(over, at) == np.delete(nxt, at)).all()
+
+
+@needs_llvm_22
+@pytest.mark.slow
+def test_the_table_is_what_llvm_22_says():
+    """Re-derive the whole table (~1 min) and compare it with the committed one."""
+    tool = gfx9_derive.find_llvm_mc()
+    assert tool is not None
+    derived = json.loads(json.dumps(gfx9_derive.derive(tool)))
+    committed = json.loads(gfx9_derive.TABLE.read_text())
+    assert derived["llvm"] == committed["llvm"]
+    assert derived == committed
