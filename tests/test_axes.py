@@ -167,9 +167,7 @@ def test_the_front_ends_say_what_the_build_reads_and_how_their_parameters_are_ty
     assert set(param_names(q)) == set(param_kinds(q)) == {s.name for s in q.project.triton}
 
 
-# readers/disasm.py still says `source` (its instruction-mix jobs are being rewritten this session);
 # load_code_objects' `source` is what it reads (a path or bytes), not a label
-_SOURCE_STILL = {"disasm.py"}
 
 
 def _source_names(tree: ast.AST) -> list[str]:
@@ -191,8 +189,7 @@ def test_the_readers_call_a_message_label_label():
     Image's and an EmbeddedObject's is (inspect's JSON keeps the key ``source``: docs/inspect-json.md)."""
     found = []
     for path in sorted((PACKAGE / "readers").rglob("*.py")):
-        if path.name not in _SOURCE_STILL:
-            found += [f"{path.relative_to(PACKAGE)}: {n}" for n in _source_names(ast.parse(path.read_text()))]
+        found += [f"{path.relative_to(PACKAGE)}: {n}" for n in _source_names(ast.parse(path.read_text()))]
     assert found == []
     assert _source_names(ast.parse("def f(data, *, source=''):\n    pass\nclass C:\n    source: str\n")) == [
         "f(source)", "field source at line 4"]

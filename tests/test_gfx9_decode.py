@@ -86,7 +86,7 @@ def test_a_word_it_has_no_instruction_for_leaves_the_object_to_llvm_objdump():
 
 def test_a_processor_without_a_table_is_not_decoded():
     job = _job(EXAMPLE)
-    assert disasm.decoded_mixes([Job(job.image, "gfx1100", job.symbols, job.source)]) == [None]
+    assert disasm.decoded_mixes([Job(job.image, "gfx1100", job.symbols, job.label)]) == [None]
     assert gfx9_decode.tables("gfx940") is None  # LLVM 22 has no gfx940: no table to derive
 
 

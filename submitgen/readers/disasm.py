@@ -149,10 +149,10 @@ def mix_of(listing: Sequence[tuple[int, str]], start: int, end: int | None) -> I
     return _mix(Counter(ops))
 
 
-def code_ranges(image: bytes, source: str = "<bytes>") -> dict[str, tuple[int, int | None]]:
+def code_ranges(image: bytes, label: str = "<bytes>") -> dict[str, tuple[int, int | None]]:
     """Each function symbol's code range [start, end): ``st_size`` when it has one, else up to the
     next function symbol of its section, else None (to the section's end, padding dropped)."""
-    img = elf.image_of(image, source)
+    img = elf.image_of(image, label)
     funcs = [s for s in img.symbols((".symtab", ".dynsym")).values() if s.type == "STT_FUNC"]
     starts = sorted({(s.shndx, s.value) for s in funcs}, key=lambda t: (str(t[0]), t[1]))
     out: dict[str, tuple[int, int | None]] = {}
@@ -173,11 +173,11 @@ class Job:
     image: bytes
     processor: str
     symbols: tuple[str, ...]
-    source: str = "<bytes>"
+    label: str = "<bytes>"
 
 
 def instruction_mix(image: bytes, processor: str, tool: Disassembler, symbols: Sequence[str] | None = None,
-                    source: str = "<bytes>") -> dict[str, InstructionMix]:
+                    label: str = "<bytes>") -> dict[str, InstructionMix]:
     """Disassemble ``image`` (an AMD code object) once for ``processor``; the mix of each function
     symbol in ``symbols`` (all of them when None) over its whole code range. A disassembler failure
     raises a SubmitgenError naming the tool and its message."""
@@ -188,7 +188,7 @@ def instruction_mix(image: bytes, processor: str, tool: Disassembler, symbols: S
     if r.returncode != 0:
         why = (r.stderr.strip().splitlines() or ["no message"])[-1]
         raise SubmitgenError(f"{tool.path} could not disassemble the {processor} object: {why}")
-    ranges = code_ranges(image, source)
+    ranges = code_ranges(image, label)
     return _mixes_of(listing, ranges, list(ranges) if symbols is None else symbols)
 
 
@@ -239,9 +239,9 @@ def decoded_mixes(jobs: Sequence[Job]) -> list[dict[str, InstructionMix] | None]
 
     items = []
     for j in jobs:
-        ranges = code_ranges(j.image, j.source)
+        ranges = code_ranges(j.image, j.label)
         items.append(gfx9_decode.Item(j.image, j.processor, {s: ranges[s] for s in j.symbols if s in ranges},
-                                      j.source))
+                                      j.label))
     return [None if c is None else {name: _mix(m) for name, m in c.items()}
             for c in gfx9_decode.decode_many(items)]
 
@@ -280,7 +280,7 @@ def _batch(jobs: Sequence[Job], tool: Disassembler) -> list[dict[str, Instructio
     """One disassembler process over several objects of one processor."""
     if len(jobs) == 1:
         j = jobs[0]
-        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.source)]
+        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.label)]
     processor = jobs[0].processor
     with private_dir("disasm") as d:
         paths = [str(Path(d) / f"{i}.co") for i in range(len(jobs))]
@@ -288,14 +288,14 @@ def _batch(jobs: Sequence[Job], tool: Disassembler) -> list[dict[str, Instructio
             Path(path).write_bytes(j.image)
         r, listing = _disassemble(tool, processor, paths, Path(d))
     if r.returncode != 0:
-        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.source) for j in jobs]
+        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.label) for j in jobs]
     starts: list[int] = []
     for path in paths:  # each object's listing after the last one's
         starts.append(listing.find(f"{path}:\tfile format".encode(), starts[-1] + 1 if starts else 0))
     if -1 in starts:
-        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.source) for j in jobs]
+        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.label) for j in jobs]
     return [_mixes_of(listing[starts[k]:starts[k + 1] if k + 1 < len(jobs) else None],
-                      code_ranges(j.image, j.source), j.symbols) for k, j in enumerate(jobs)]
+                      code_ranges(j.image, j.label), j.symbols) for k, j in enumerate(jobs)]
 
 
 def _mixes_of(listing: bytes, ranges: dict[str, tuple[int, int | None]],
