@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from mixed_project import mixed_project
+from ruffclean import ruff_problems
 
 from submitgen.cli import cli
 from submitgen.hardware import processors
@@ -38,6 +39,13 @@ def test_items_round_trip_through_the_line_and_scope_to_their_object():
 def default_build(request, tmp_path_factory):
     out = tmp_path_factory.mktemp(request.param) / "submission.py"
     return build(BuildOptions(problem=request.param, output=out))
+
+
+@pytest.mark.slow
+def test_default_builds_are_ruff_clean(default_build):
+    """Issue 25: each default kernel project's emitted file is as ``ruff format`` writes it and
+    passes pycodestyle (tests/ruffclean.py), its long launch-default names and comments included."""
+    assert ruff_problems(default_build.output) == ""
 
 
 @pytest.mark.slow

@@ -78,8 +78,17 @@ def _sg_leaves(data):
 
 def _sg_key(data):
     q, kv, qo_indptr, kv_indptr, c = data
-    return (q.shape, kv["bf16"].shape, kv["mxfp4"][1].shape, qo_indptr.shape, kv_indptr.shape,
-            c["batch_size"], c["q_seq_len"], c["kv_seq_len"], c["sm_scale"])
+    return (
+        q.shape,
+        kv["bf16"].shape,
+        kv["mxfp4"][1].shape,
+        qo_indptr.shape,
+        kv_indptr.shape,
+        c["batch_size"],
+        c["q_seq_len"],
+        c["kv_seq_len"],
+        c["sm_scale"],
+    )
 
 
 def _dims(spec: Mapping[str, Any]) -> tuple[int, int, int]:

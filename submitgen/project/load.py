@@ -243,8 +243,8 @@ def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None, p
     start = starts[node.value.lineno - 1] + node.value.col_offset
     end = starts[node.value.end_lineno - 1] + node.value.end_col_offset
     how = "its entries' \"arch\" overrides applied, " if overridden else ""
-    note = (f"# TRITON as compiled for {arch or 'the default arch'}: {how}the keys the plan names, "
-            f"read-only ({FREEZE})\n")
+    note = (f"# TRITON as compiled for {arch or 'the default arch'}: {how}the keys the plan names,\n"
+            f"# read-only ({FREEZE})\n")
     table = plan_view(table, named_strings(tree, node.value))
     literal = assignment("TRITON", FREEZE, table)[len("TRITON = "):]
     out = (raw[:head] + note.encode() + raw[head:start] + literal.encode() + raw[end:]).decode()
