@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,33 @@ def load_module(path: Path, name: str | None = None):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def resolved(entry: dict, arch: str) -> dict:
+    """A copy of a TRITON entry with its "arch" overrides for ``arch`` applied (constexprs and plan
+    merged, num_warps / num_stages / options replaced), as the build resolves it."""
+    e = copy.deepcopy(entry)
+    over = e.pop("arch", {}).get(arch, {})
+    e["constexprs"].update(over.get("constexprs", {}))
+    e.setdefault("plan", {}).update(over.get("plan", {}))
+    for key in ("num_warps", "num_stages", "options"):
+        if key in over:
+            e[key] = over[key]
+    return e
+
+
+def gpu_median_us(fn, reps: int, flush: torch.Tensor) -> float:
+    """Median microseconds of fn() by GPU events over reps calls, each after a fill of ``flush``."""
+    times = []
+    for _ in range(reps):
+        flush.fill_(1)
+        s, t = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        t.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(t) * 1e3)
+    return statistics.median(times)
 
 
 def machine() -> str:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
-import statistics
 import sys
 from pathlib import Path
 
@@ -34,6 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from _common import gpu_median_us  # noqa: E402
+
 from submitgen.problems import moe_mxfp4 as moe  # noqa: E402
 from submitgen.problems.fallbacks import moe_mxfp4 as fallback  # noqa: E402
 
@@ -42,16 +43,7 @@ FLUSH_BYTES = 1 << 30
 
 def _events_median(fn, reps: int, flush: torch.Tensor) -> float:
     """Median seconds of fn() over reps calls, each after a fill of the flush buffer."""
-    times = []
-    for _ in range(reps):
-        flush.fill_(1)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(times)
+    return gpu_median_us(fn, reps, flush) / 1e6
 
 
 def ceilings(flush: torch.Tensor) -> tuple[float, float]:

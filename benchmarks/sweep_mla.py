@@ -20,11 +20,9 @@ the figures to report come from the emitted files (`submitgen bench`).
 from __future__ import annotations
 
 import argparse
-import copy
 import importlib.util
 import json
 import math
-import statistics
 import sys
 from pathlib import Path
 
@@ -33,6 +31,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from _common import gpu_median_us, resolved  # noqa: E402
 
 from submitgen.problems import mixed_mla as mla  # noqa: E402
 
@@ -47,14 +47,6 @@ def _load(name: str, path: Path):
     return module
 
 
-def _resolved(entry: dict, arch: str) -> dict:
-    e = copy.deepcopy(entry)
-    over = e.pop("arch", {}).get(arch, {})
-    e["constexprs"].update(over.get("constexprs", {}))
-    for key in ("num_warps", "num_stages"):
-        if key in over:
-            e[key] = over[key]
-    return e
 
 
 # name -> (project, plan constants, decode overrides). "base" is the project as it builds for sm_90
@@ -81,7 +73,7 @@ def _variant(name: str):
             raise KeyError(f"{name}: {PROJECTS[project].name}/launch.py has no {key}")
         setattr(launch, key, value)
     for n in list(launch.TRITON):
-        launch.TRITON[n] = _resolved(launch.TRITON[n], ARCH)
+        launch.TRITON[n] = resolved(launch.TRITON[n], ARCH)
     dec = launch.TRITON["mla_decode"]
     dec["constexprs"].update(over.get("constexprs", {}))
     for key in ("num_warps", "num_stages"):
@@ -103,17 +95,6 @@ def _calls(launch, kernels, data):
     return out, calls
 
 
-def _median(fn, reps, flush):
-    times = []
-    for _ in range(reps):
-        flush.fill_(1)
-        s, t = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        t.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(t) * 1e3)
-    return statistics.median(times)
 
 
 def main(argv=None) -> int:
@@ -160,7 +141,7 @@ def main(argv=None) -> int:
                     def timed(calls=calls):
                         for c in calls:
                             c()
-                rec["us"] = _median(timed, args.reps, flush)
+                rec["us"] = gpu_median_us(timed, args.reps, flush)
             except Exception as exc:  # a variant that does not compile or run is recorded
                 rec["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
             log.write(json.dumps(rec) + "\n")

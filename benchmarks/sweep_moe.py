@@ -18,7 +18,6 @@ import argparse
 import copy
 import importlib.util
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from _common import gpu_median_us, resolved  # noqa: E402
 
 from submitgen.problems import moe_mxfp4 as moe  # noqa: E402
 
@@ -45,22 +46,13 @@ def _load(name: str, file: str):
 KERNELS = _load("moe_kernels_sweep", "moe_mxfp4.py")
 
 
-def _resolved(entry: dict, arch: str) -> dict:
-    e = copy.deepcopy(entry)
-    over = e.pop("arch", {}).get(arch, {})
-    e["constexprs"].update(over.get("constexprs", {}))
-    e.setdefault("plan", {}).update(over.get("plan", {}))
-    for key in ("num_warps", "num_stages", "options"):
-        if key in over:
-            e[key] = over[key]
-    return e
 
 
 def _launch_module(variant: dict):
     """launch.py with TRITON resolved for ARCH and the variant laid over it."""
     launch = _load("moe_launch_sweep", "launch.py")
     for name in list(launch.TRITON):
-        launch.TRITON[name] = _resolved(launch.TRITON[name], ARCH)
+        launch.TRITON[name] = resolved(launch.TRITON[name], ARCH)
     for name, over in variant.items():
         if name in launch.TRITON:
             entry = launch.TRITON[name]
@@ -94,17 +86,6 @@ def _runner(launch, launches):
     return calls
 
 
-def _median(fn, reps, flush):
-    times = []
-    for _ in range(reps):
-        flush.fill_(1)
-        s, t = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        t.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(t) * 1e3)
-    return statistics.median(times)
 
 
 def _cfg(bn, bk, warps, stages, target=None, split=None):
@@ -247,12 +228,12 @@ def main(argv=None) -> int:
                 bad = ((o - ref).abs() > moe.ATOL + moe.RTOL * ref.abs()).sum() + torch.isnan(o).sum()
                 rec.update(mismatches=int(bad), equal=bool(torch.equal(o, ref)),
                            grids={n: list(gr) for n, gr, _c in calls})
-                rec["us"] = {n: _median(c, args.reps, flush) for n, _g, c in calls}
+                rec["us"] = {n: gpu_median_us(c, args.reps, flush) for n, _g, c in calls}
 
                 def whole(calls=calls):
                     for _n, _g, c in calls:
                         c()
-                rec["total_us"] = _median(whole, args.reps, flush)
+                rec["total_us"] = gpu_median_us(whole, args.reps, flush)
             except Exception as exc:  # a variant that does not compile or run is recorded
                 rec["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
             log.write(json.dumps(rec) + "\n")
