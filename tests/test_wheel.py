@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -28,6 +29,7 @@ def test_wheel_ships_templates_and_kernels_and_builds(tmp_path):
         assert f"submitgen/_data/templates/{template}" in names
     assert "submitgen/_data/kernels/include/submitgen/device.h" in names
     assert "submitgen/_data/kernels/mxfp4_mm/launch.py" in names
+    assert "submitgen/readers/amd/gfx9_table.json" in names  # the instruction-mix decoder's table
     site = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
@@ -44,3 +46,9 @@ def test_wheel_ships_templates_and_kernels_and_builds(tmp_path):
                        cwd=work, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (work / "sub.py").read_text().startswith("#!POPCORN leaderboard amd-mxfp4-mm\n")
+    if shutil.which("llvm-objdump-22") or shutil.which("llvm-objdump"):
+        # the installed package's instruction mix (its decoder reads the table shipped above)
+        r = subprocess.run([sys.executable, "-m", "submitgen", "inspect", "sub.py"], cwd=work, env=env,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "v_mfma_scale_f32_" in r.stdout, r.stdout
