@@ -26,6 +26,7 @@ from submitgen.readers.disasm import (
     Disassembler,
     InstructionMix,
     Job,
+    decoded_mixes,
     find_disassembler,
     instruction_mixes,
 )
@@ -158,20 +159,26 @@ def inspect_sources(
 def _mixes(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], picks: Sequence[Sequence[KernelInfo]],
            tool: Disassembler | None) -> list[tuple[dict[str, InstructionMix], str | None]]:
     """Each object's picked kernels' instruction mix, or why there is none: every AMD object is
-    disassembled once, several at a time (``disasm.instruction_mixes``)."""
+    read once, by ``gfx9_decode`` where it is sure of the object, else by llvm-objdump, several
+    objects at a time (``disasm.instruction_mixes``). Without llvm-objdump the decoder's mixes are
+    still given, and only the objects it is not sure of (or whose processor it has no table for)
+    get the note that names the missing tool."""
     out: list[tuple[dict[str, InstructionMix], str | None]] = [({}, None)] * len(read)
     jobs: list[tuple[int, Job, Sequence[KernelInfo]]] = []
     for i, ((_, loaded, co), picked) in enumerate(zip(read, picks)):
         if not co.processor.startswith("gfx") or not picked:
             continue  # cubins: no AMD disassembly (cuobjdump --dump-sass shows their code)
-        if tool is None:
-            out[i] = ({}, f"no instruction mix: no llvm-objdump >= {MIN_LLVM_MAJOR} found "
-                          "(Debian: apt-get install llvm-22; or set SUBMITGEN_OBJDUMP)")
-            continue
         names = tuple(k.symbol.removesuffix(".kd") for k in picked)
         jobs.append((i, Job(loaded.data, co.processor, names, loaded.provenance), picked))
-    if tool is not None and jobs:
-        for (i, _, picked), by_symbol in zip(jobs, instruction_mixes([j for _, j, _ in jobs], tool)):
+    if not jobs:
+        return out
+    only = [j for _, j, _ in jobs]
+    found = instruction_mixes(only, tool) if tool is not None else decoded_mixes(only)
+    for (i, _, picked), by_symbol in zip(jobs, found):
+        if by_symbol is None:
+            out[i] = ({}, f"no instruction mix: no llvm-objdump >= {MIN_LLVM_MAJOR} found "
+                          "(Debian: apt-get install llvm-22; or set SUBMITGEN_OBJDUMP)")
+        else:
             out[i] = ({k.name: by_symbol[k.symbol.removesuffix(".kd")] for k in picked
                        if k.symbol.removesuffix(".kd") in by_symbol}, None)
     return out

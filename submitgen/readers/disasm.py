@@ -5,7 +5,8 @@ and whether it touches scratch, without an AMD GPU. gfx9 code (gfx90a, gfx942, g
 counted by ``gfx9_decode`` without running the disassembler; the objects it is not sure of, and
 every other processor's, by llvm-objdump, which must know the object's processor: gfx950 needs
 LLVM 20 or newer (Debian's ``llvm-22`` package, or ROCm's ``llvm/bin/llvm-objdump``). Without
-one, the mix is unknown (``None``), never zero.
+one, the decoder's mixes are still given (``decoded_mixes``), and the mix of every other object is
+unknown (``None``), never zero.
 """
 
 from __future__ import annotations
