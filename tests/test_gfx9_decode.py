@@ -61,6 +61,34 @@ def test_the_decoder_counts_what_llvm_objdump_lists(path):
     assert mine == listed and any(m.total for m in mine.values())
 
 
+ATOMIC = """
+#include <submitgen/device.h>
+extern "C" __global__ void count(int* n, float* out) {
+    out[threadIdx.x] = 1.0f;
+    __hip_atomic_fetch_add(n, 1, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_the_cache_controls_of_an_acq_rel_atomic_are_decoded(compile_co, arch):
+    """An agent-scope acq_rel atomic (Triton's split-K counters use one) brings buffer_wbl2 and
+    buffer_inv, which take no operands: the table knows them (before, the default mxfp4-mm and
+    moe-mxfp4 builds went to llvm-objdump for them, and had no mix without it)."""
+    image = compile_co(ATOMIC, arch=arch)
+    job = Job(image, arch, tuple(code_ranges(image)), arch)
+    [mixes] = disasm.decoded_mixes([job])
+    assert mixes is not None
+    tool = disasm.find_disassembler()
+    if tool is not None:
+        [listed] = disasm.instruction_mixes([job], tool, decode=False)
+        assert mixes == listed
+    counts = gfx9_decode.mnemonic_counts(image, arch, code_ranges(image))
+    assert counts is not None
+    [(_, by_name)] = counts.items()
+    assert by_name["buffer_wbl2"] >= 1 and by_name["buffer_inv"] >= 1
+
+
 def _entry_offset(image: bytes) -> int:
     """The file offset of the first kernel's first instruction."""
     [(start, _)] = code_ranges(image).values()

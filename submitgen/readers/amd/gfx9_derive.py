@@ -84,7 +84,10 @@ FAMILIES: tuple[Family, ...] = (
            ("global_load_dword v0, v[2:3], off", "flat_load_dword v0, v[2:3]",
             "scratch_load_dword v0, v2, off", "global_store_dwordx2 v[2:3], v[4:5], off")),
     Family("MUBUF", 6, ((18, 7),), (),
-           ("buffer_load_dword v0, v2, s[4:7], 0 offen", "buffer_store_dwordx2 v[0:1], v2, s[4:7], 0 offen")),
+           ("buffer_load_dword v0, v2, s[4:7], 0 offen", "buffer_store_dwordx2 v[0:1], v2, s[4:7], 0 offen",
+            # with every operand field zero: the cache controls (buffer_wbl2, buffer_inv, ...) that take
+            # no operands, which Triton's acq_rel atomics emit on gfx942/gfx950
+            "buffer_wbl2")),
     Family("MTBUF", 6, ((15, 4),), (), ("tbuffer_load_format_x v0, v2, s[4:7], dfmt:4, nfmt:7, 0 offen",)),
     Family("MIMG", 6, ((18, 7),), (), ("image_load v[0:3], v[0:3], s[0:7] dmask:0xf",)),
     Family("SOPK", 4, ((23, 5),), (), ("s_movk_i32 s0, 0x10",)),
