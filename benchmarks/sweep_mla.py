@@ -47,8 +47,6 @@ def _load(name: str, path: Path):
     return module
 
 
-
-
 # name -> (project, plan constants, decode overrides). "base" is the project as it builds for sm_90
 # (BN 64, 4 warps, 3 stages; the plan's splits from BN 32); the 2026-12-02 run swept these over
 # the plan of 3f8df4e (TARGET_PROGRAMS 512, MIN_TILES_PER_SPLIT 4, MAX_SPLITS 64), whose best
@@ -93,8 +91,6 @@ def _calls(launch, kernels, data):
             kern[grid](*args, num_warps=e["num_warps"], num_stages=e["num_stages"], **e["constexprs"])
         calls.append(call)
     return out, calls
-
-
 
 
 def main(argv=None) -> int:

@@ -46,8 +46,6 @@ def _load(name: str, file: str):
 KERNELS = _load("moe_kernels_sweep", "moe_mxfp4.py")
 
 
-
-
 def _launch_module(variant: dict):
     """launch.py with TRITON resolved for ARCH and the variant laid over it."""
     launch = _load("moe_launch_sweep", "launch.py")
@@ -84,8 +82,6 @@ def _runner(launch, launches):
             kern[grid](*args, num_warps=e["num_warps"], num_stages=e["num_stages"], **e["constexprs"])
         calls.append((name, grid, call))
     return calls
-
-
 
 
 def _cfg(bn, bk, warps, stages, target=None, split=None):
