@@ -204,7 +204,16 @@ def _unknown(target: dict[str, Any], unknown: Mapping[Any, Any]) -> None:
 
 
 def _arg_json(a: ArgMeta) -> dict[str, Any]:
+    """An argument's JSON (a copy each call), made once per ``ArgMeta``: equal arguments of a
+    corpus share one (``metadata._ARG_CACHE``)."""
     f = vars(a)  # the fields by name, without a getattr per field (a corpus object has ~80 arguments)
+    made: dict[str, Any] | None = f.get("_json")
+    if made is None:
+        made = f["_json"] = _arg_json_made(a, f)
+    return made.copy()
+
+
+def _arg_json_made(a: ArgMeta, f: dict[str, Any]) -> dict[str, Any]:
     d: dict[str, Any] = {"index": a.index, "offset": a.offset, "size": a.size, "value_kind": a.value_kind}
     for k in _ARG_JSON_KEYS:
         v = f[k]
