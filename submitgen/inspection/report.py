@@ -292,17 +292,19 @@ _ARGS_MARK_TEXT = _ENCODER.encode(_ARGS_MARK)
 def _encode_object(o: dict[str, Any], item: Inspected, memo: dict[tuple[int, ...], str]) -> str:
     """One code object's JSON text, as ``_ENCODER.encode(o)`` gives it, with each kernel's
     ``args`` list encoded once per run of equal arguments: the list is the JSON of the kernel's
-    ``args`` (a function of those argument objects), and a corpus's kernels share them (the aiter
-    wheel's 2,613 kernels have 35 distinct lists, most of its 35 MB). ``memo`` maps the arguments'
-    ids (all alive while ``items`` is) to the text. Where the mark's text is found other than
-    where it was put (a metadata string equal to it), the object is encoded whole."""
+    ``args`` (a function of those argument objects, ``Kernel.args_json_key``), and a corpus's
+    kernels share them (the aiter wheel's 2,613 kernels have 35 distinct lists, most of its
+    35 MB). ``memo`` maps the arguments' ids (all alive while ``items`` is) to the text. Where
+    the mark's text is found other than where it was put (a metadata string equal to it), the
+    object is encoded whole."""
     kernels = o.get("kernels")
     marked: list[tuple[dict[str, Any], Any, tuple[int, ...]]] = []
     if isinstance(kernels, list) and len(kernels) == len(item.kernels):
         for kd, k in zip(kernels, item.kernels):
-            args = kd.get("args") if isinstance(kd, dict) else None
-            if isinstance(args, list) and len(args) == len(k.args):
-                marked.append((kd, args, tuple(map(id, k.args))))
+            of = getattr(k, "args_json_key", None)  # AMD kernels (readers/amd/model.py)
+            key = of() if of is not None else None
+            if key is not None and isinstance(kd, dict) and isinstance(kd.get("args"), list):
+                marked.append((kd, kd["args"], key))
                 kd["args"] = _ARGS_MARK
     try:
         text = _ENCODER.encode(o)

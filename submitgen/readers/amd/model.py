@@ -109,6 +109,14 @@ class Kernel(KernelMeta):
         d["descriptor"] = _descriptor_json(self.descriptor) if self.descriptor else None
         return d
 
+    def args_json_key(self) -> tuple[int, ...] | None:
+        """What ``to_json``'s "args" list is made from: the ids of the argument objects (kernels
+        sharing them, alive, have equal lists); None where a key of the metadata submitgen does
+        not model, named "args", takes the list's place."""
+        if any(textfmt.json_key(raw) == "args" for raw in self.unknown):
+            return None
+        return tuple(map(id, self.args))
+
     def text_lines(self) -> list[str]:
         lines = textfmt.wrap(f"symbol {self.symbol}   language {self.language or '-'}   "
                              f"code {self.code_size if self.code_size is not None else '?'} bytes"
