@@ -46,13 +46,7 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
         raise Refused("too-large", size=st.st_size, limit=limit)
     with os.fdopen(fd, "rb") as f:
         try:
-            # the size fstat gave, plus one byte to see growth; only a file that grew reads on up to
-            # the limit. One read(limit + 1) allocates the whole limit for every file first (reading
-            # the 2,613 objects of the aiter corpus: 0.24 s -> 0.07 s)
-            want = min(st.st_size, limit) + 1
-            data = f.read(want)
-            if len(data) == want and want <= limit:
-                data += f.read(limit + 1 - want)
+            data = f.read(limit + 1)
         except OSError as e:
             raise Refused("unreadable", str(e.strerror or e)) from None
     if len(data) > limit:

@@ -61,21 +61,3 @@ def test_size_is_checked_before_reading(tmp_path, monkeypatch):
     monkeypatch.setattr(containers, "MAX_FILE_SIZE", 4096)
     with pytest.raises(ContainerError, match="larger than the 4096-byte limit"):
         load_code_objects(str(big))
-
-
-@pytest.mark.parametrize("size,limit,grew", [(5004, 8192, False), (5004, 5003, True), (5004, 5004, False)])
-def test_a_file_that_grows_after_fstat_is_read_whole_or_refused(tmp_path, monkeypatch, size, limit, grew):
-    """The read is sized by fstat plus one byte; a file longer than fstat said (it grew) is read on
-    up to the limit, as one read of the whole limit would: all of it, or refused past the limit."""
-    from submitgen.readers import regular
-
-    path = tmp_path / "growing.co"
-    path.write_bytes(bytes(range(256)) * (size // 256) + b"x" * (size % 256))
-    real = os.fstat
-    monkeypatch.setattr(regular.os, "fstat", lambda fd: os.stat_result((*real(fd)[:6], 100, *real(fd)[7:])))
-    if grew:
-        with pytest.raises(regular.Refused) as e:
-            regular.read_regular(path, limit)
-        assert (e.value.reason, e.value.limit) == ("grew", limit)
-    else:
-        assert regular.read_regular(path, limit) == path.read_bytes()
