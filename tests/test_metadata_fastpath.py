@@ -63,3 +63,28 @@ def test_loose_but_valid_entries_match_the_checked_read():
                 {".offset": 0, ".size": 8, ".value_kind": "by_value", ".vendor": [1, {"a": 2}]}):
         fast, checked = md._parse_arg(raw, 0, "k", "s"), md._parse_arg_checked(raw, 0, "k", "s")
         assert fast == checked and dict(fast.unknown) == dict(checked.unknown)
+
+
+def test_equal_entries_share_one_argument_and_values_of_another_type_are_not_confused(monkeypatch):
+    monkeypatch.setattr(md, "_ARG_CACHE", {})
+    good = {".offset": 8, ".size": 8, ".value_kind": "by_value", ".is_const": True}
+    first, again = md._parse_arg(dict(good), 3, "k", "s"), md._parse_arg(dict(good), 3, "k", "s")
+    assert again is first and first == md._parse_arg_checked(good, 3, "k", "s")
+    assert md._parse_arg(dict(good), 4, "k", "s").index == 4  # the index is part of the key
+    # 1 == True == 1.0 as dict keys: the types are in the key, so each gets its own read
+    as_int = md._parse_arg({**good, ".is_const": 1}, 3, "k", "s")
+    assert as_int is not first and as_int == md._parse_arg_checked({**good, ".is_const": 1}, 3, "k", "s")
+    with pytest.raises(CodeObjectError) as e:
+        md._parse_arg({**good, ".offset": 8.0}, 3, "k", "s")
+    assert str(e.value) == "s: metadata kernel 'k' arg 3 '.offset': expected an integer, got float 8.0"
+    with pytest.raises(CodeObjectError) as e:
+        md._parse_arg({**good, ".offset": [8]}, 3, "k", "s")  # not hashable: the checked read
+    assert str(e.value) == "s: metadata kernel 'k' arg 3 '.offset': expected an integer, got list [8]"
+
+
+def test_the_argument_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(md, "_ARG_CACHE", {})
+    monkeypatch.setattr(md, "_ARG_CACHE_SIZE", 4)
+    for i in range(10):
+        md._parse_arg({".offset": i, ".size": 8, ".value_kind": "by_value"}, 0, "k", "s")
+        assert len(md._ARG_CACHE) <= 4

@@ -283,10 +283,53 @@ def json_text(items: Sequence[Inspected]) -> str:
     json's C encoder; an indented dump of a corpus took longer than reading it)."""
     with no_cyclic_gc():
         doc = to_json(items)
-        objs = ",\n    ".join(_ENCODER.encode(o) for o in doc["code_objects"])
+        memo: dict[tuple[int, ...], str] = {}
+        objs = ",\n    ".join(_encode_object(o, item, memo) for o, item in zip(doc["code_objects"], items))
     return (f'{{\n  "format_version": {doc["format_version"]},\n  "code_objects": '
             + (f"[\n    {objs}\n  ]" if objs else "[]")
             + f',\n  "exit_status": {doc["exit_status"]}\n}}')
+
+
+# A string the encoder writes as '"\\ue000args"' (ensure_ascii): a kernel's "args" while its
+# object is encoded, replaced by the list's text after
+_ARGS_MARK = "\ue000args"
+_ARGS_MARK_TEXT = _ENCODER.encode(_ARGS_MARK)
+
+
+def _encode_object(o: dict[str, Any], item: Inspected, memo: dict[tuple[int, ...], str]) -> str:
+    """One code object's JSON text, as ``_ENCODER.encode(o)`` gives it, with each kernel's
+    ``args`` list encoded once per run of equal arguments: the list is the JSON of the kernel's
+    ``args`` (a function of those argument objects, ``Kernel.args_json_key``), and a corpus's
+    kernels share them (the aiter wheel's 2,613 kernels have 35 distinct lists, most of its
+    35 MB). ``memo`` maps the arguments' ids (all alive while ``items`` is) to the text. Where
+    the mark's text is found other than where it was put (a metadata string equal to it), the
+    object is encoded whole."""
+    kernels = o.get("kernels")
+    marked: list[tuple[dict[str, Any], Any, tuple[int, ...]]] = []
+    if isinstance(kernels, list) and len(kernels) == len(item.kernels):
+        for kd, k in zip(kernels, item.kernels):
+            of = getattr(k, "args_json_key", None)  # AMD kernels (readers/amd/model.py)
+            key = of() if of is not None else None
+            if key is not None and isinstance(kd, dict) and isinstance(kd.get("args"), list):
+                marked.append((kd, kd["args"], key))
+                kd["args"] = _ARGS_MARK
+    try:
+        text = _ENCODER.encode(o)
+    finally:
+        for kd, args, _ in marked:
+            kd["args"] = args
+    if not marked:
+        return text
+    parts = text.split(_ARGS_MARK_TEXT)
+    if len(parts) != len(marked) + 1:
+        return _ENCODER.encode(o)
+    out = [parts[0]]
+    for (_, args, key), part in zip(marked, parts[1:]):
+        done = memo.get(key)
+        if done is None:
+            done = memo[key] = _ENCODER.encode(args)
+        out += (done, part)
+    return "".join(out)
 
 
 # --------------------------------------------------------------------------- text

@@ -184,30 +184,38 @@ class _ElfFile(ELFFile):
         self._headers: dict[int, Any] = {}
         self._sh_types = _sh_type_names(self.structs) if self.elfclass == 64 and self.little_endian \
             and self["e_shentsize"] == _SHDR.size else None
+        self._shoff: int = self["e_shoff"]
+        self._names_at: int | None | bool = False  # the name table's offset (None: none; False: not read)
 
     def _get_section_header(self, n: int) -> Any:
         """Each section header parsed once (pyelftools parses a symbol or string table's header
         again for every section that links to it), by struct where it lies whole in the file (else
         pyelftools' parser, which raises its own error)."""
-        if n not in self._headers:
-            pos = self["e_shoff"] + n * _SHDR.size
+        h = self._headers.get(n)
+        if h is None:
+            pos = self._shoff + n * _SHDR.size
             if self._sh_types is not None and pos + _SHDR.size <= self.stream_len:
                 values = list(_SHDR.unpack_from(self._data, pos))
                 values[1] = self._sh_types.get(values[1], values[1])
-                self._headers[n] = Container(**dict(zip(_SHDR_FIELDS, values)))
+                h = Container(**dict(zip(_SHDR_FIELDS, values)))
             else:
-                self._headers[n] = super()._get_section_header(n)
-        return self._headers[n]
+                h = super()._get_section_header(n)
+            self._headers[n] = h
+        return h
 
     def _get_section_name(self, section_header: Any) -> str:
         """The name from the section name table's bytes, as pyelftools reads it (to the next NUL
         of the file, UTF-8 with replacement), without its stream parser; pyelftools' own path
         where the table's header or the name is unusual (it raises its own error)."""
         if self._sh_types is not None:
-            strtab = self._get_section_header(self["e_shstrndx"]) if 0 < self["e_shstrndx"] < \
-                self["e_shnum"] else None
-            if strtab is not None and isinstance(strtab["sh_offset"], int):
-                start = strtab["sh_offset"] + section_header["sh_name"]
+            at = self._names_at
+            if at is False:  # the table's header, read once (its header is parsed once anyway)
+                strtab = self._get_section_header(self["e_shstrndx"]) if 0 < self["e_shstrndx"] < \
+                    self["e_shnum"] else None
+                at = self._names_at = strtab["sh_offset"] if strtab is not None and \
+                    isinstance(strtab["sh_offset"], int) else None
+            if at is not None:
+                start = at + section_header["sh_name"]
                 end = self._data.find(b"\0", start) if start < self.stream_len else -1
                 if end >= 0:
                     return self._data[start:end].decode("utf-8", errors="replace")

@@ -247,10 +247,27 @@ _ARG_REQUIRED = frozenset((".offset", ".size", ".value_kind"))
 _ARG_BASE = {**_ARG_DEFAULTS, "index": 0, "unknown": _NO_UNKNOWN}
 
 
+# (index, the entry's keys and values, their types) -> the ArgMeta the fast path read from them: a
+# corpus repeats its arguments (the aiter wheel's 206,569 are 883 distinct), and an ArgMeta is
+# frozen, so equal entries share one. The types are part of the key (1, 1.0 and True are equal
+# keys, not equal entries); only the fast path's results are kept; cleared when it grows past
+# _ARG_CACHE_SIZE.
+_ARG_CACHE: dict[tuple[Any, ...], ArgMeta] = {}
+_ARG_CACHE_SIZE = 1 << 16
+
+
 def _parse_arg(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
     """One ``.args`` entry. The common case (known keys only, each of its exact type) is read in
-    one pass; anything else takes the checked path, which names the key and the bad value."""
+    one pass, or found in ``_ARG_CACHE``; anything else takes the checked path, which names the
+    key and the bad value."""
     if type(raw) is dict and raw.keys() <= _ARG_TYPES.keys() and raw.keys() >= _ARG_REQUIRED:
+        memo: tuple[Any, ...] = (index, *raw.items(), *map(type, raw.values()))
+        try:
+            hit = _ARG_CACHE.get(memo)
+        except TypeError:  # a list or map value (not hashable): not the fast path's entry anyway
+            memo, hit = (), None
+        if hit is not None:
+            return hit
         values = _ARG_BASE.copy()  # every field set, as ArgMeta(**values) would; one pass over the keys
         for key, v in raw.items():
             field_name, t = _ARG_KEYS[key]
@@ -262,6 +279,10 @@ def _parse_arg(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
             values["hidden"] = values["value_kind"].startswith("hidden_")  # what the property gives
             arg = object.__new__(ArgMeta)
             object.__setattr__(arg, "__dict__", values)
+            if memo:
+                if len(_ARG_CACHE) >= _ARG_CACHE_SIZE:
+                    _ARG_CACHE.clear()
+                _ARG_CACHE[memo] = arg
             return arg
     return _parse_arg_checked(raw, index, kname, label)
 

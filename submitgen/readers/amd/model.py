@@ -109,6 +109,14 @@ class Kernel(KernelMeta):
         d["descriptor"] = _descriptor_json(self.descriptor) if self.descriptor else None
         return d
 
+    def args_json_key(self) -> tuple[int, ...] | None:
+        """What ``to_json``'s "args" list is made from: the ids of the argument objects (kernels
+        sharing them, alive, have equal lists); None where a key of the metadata submitgen does
+        not model, named "args", takes the list's place."""
+        if any(textfmt.json_key(raw) == "args" for raw in self.unknown):
+            return None
+        return tuple(map(id, self.args))
+
     def text_lines(self) -> list[str]:
         lines = textfmt.wrap(f"symbol {self.symbol}   language {self.language or '-'}   "
                              f"code {self.code_size if self.code_size is not None else '?'} bytes"
@@ -204,7 +212,16 @@ def _unknown(target: dict[str, Any], unknown: Mapping[Any, Any]) -> None:
 
 
 def _arg_json(a: ArgMeta) -> dict[str, Any]:
+    """An argument's JSON (a copy each call), made once per ``ArgMeta``: equal arguments of a
+    corpus share one (``metadata._ARG_CACHE``)."""
     f = vars(a)  # the fields by name, without a getattr per field (a corpus object has ~80 arguments)
+    made: dict[str, Any] | None = f.get("_json")
+    if made is None:
+        made = f["_json"] = _arg_json_made(a, f)
+    return made.copy()
+
+
+def _arg_json_made(a: ArgMeta, f: dict[str, Any]) -> dict[str, Any]:
     d: dict[str, Any] = {"index": a.index, "offset": a.offset, "size": a.size, "value_kind": a.value_kind}
     for k in _ARG_JSON_KEYS:
         v = f[k]
