@@ -146,22 +146,27 @@ PIPE_LOST_EXIT = 86
 
 
 def make_output_writer() -> Callable[[Any, str], dict[str, Any]]:
-    """``write(output, path)``: the raw bytes of a tensor to ``path``, and what was written (or what
-    came back instead of a tensor); torch's methods bound now."""
+    """``write(output, path)``: the raw bytes of a tensor to ``path`` (written beside it and renamed
+    over it), and what was written (or what came back instead of a tensor); torch's methods bound
+    now."""
     base = torch._C.TensorBase
     tensor_type = torch.Tensor
     detach, contiguous, cpu, reshape, view, to_numpy = (
         base.detach, base.contiguous, base.cpu, base.reshape, base.view, base.numpy)
     get_dtype, get_shape = (base.__dict__[k].__get__ for k in ("dtype", "shape"))
     uint8 = torch.uint8
-    isinstance_, open_, str_, list_, type_ = isinstance, open, str, list, type
+    isinstance_, open_, str_, list_, type_, replace_ = isinstance, open, str, list, type, os.replace
 
     def write(output: Any, path: str) -> dict[str, Any]:
         if not isinstance_(output, tensor_type):
             return {"type": type_(output).__name__}
         flat = view(reshape(cpu(contiguous(detach(output))), (-1,)), uint8)
-        with open_(path, "wb") as f:
+        # whole or not at all: a file the parent reads is never one being rewritten (a submission
+        # that writes the same path and forges the event must not make the parent read a truncated
+        # file, which would hide the forgery behind a read-back error)
+        with open_(path + ".part", "wb") as f:
             f.write(memoryview(to_numpy(flat)))
+        replace_(path + ".part", path)
         return {"dtype": str_(get_dtype(output)).removeprefix("torch."), "shape": list_(get_shape(output))}
 
     return write
