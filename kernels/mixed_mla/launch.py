@@ -93,9 +93,12 @@ def plan(data):
     dev = q.device
     out = torch.empty((batch, HEADS, DV), dtype=torch.bfloat16, device=dev)
     # workspaces, fully overwritten every call (one split: none, the output is written directly)
-    parts = (batch, splits, HEADS) if splits > 1 else (1,)
-    part_o = torch.empty((*parts, DV) if splits > 1 else (1,), dtype=torch.float32, device=dev)
-    part_lse = torch.empty(parts, dtype=torch.float32, device=dev)
+    if splits > 1:
+        part_o = torch.empty((batch, splits, HEADS, DV), dtype=torch.float32, device=dev)
+        part_lse = torch.empty((batch, splits, HEADS), dtype=torch.float32, device=dev)
+    else:
+        part_o = torch.empty((1,), dtype=torch.float32, device=dev)
+        part_lse = torch.empty((1,), dtype=torch.float32, device=dev)
     sm_scale = float(config["sm_scale"])
     decode = (
         "mla_decode",
