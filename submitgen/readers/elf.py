@@ -38,7 +38,7 @@ PT_NOTE = 4
 EHDR_SIZE = _EHDR.size
 # Elf64_Shdr and Elf64_Sym by struct, with pyelftools' own names for the enumerated fields: its
 # construct parsers cost ~0.3 ms a section header and ~0.1 ms a symbol, a third of reading a
-# corpus object (the values are the same: tests/test_elf_fast.py compares them on the corpus)
+# corpus object (the values are the same: tests/hostile/test_inspect_speed.py compares them on the corpus)
 _SHDR = struct.Struct("<IIQQQQIIQQ")
 _SHDR_FIELDS = ("sh_name", "sh_type", "sh_flags", "sh_addr", "sh_offset", "sh_size", "sh_link", "sh_info",
                 "sh_addralign", "sh_entsize")
@@ -230,6 +230,44 @@ def _sh_type_names(structs: ELFStructs) -> dict[int, str]:
     return dict(decoding)
 
 
+SHF_COMPRESSED = 0x800
+_SYMBOL_TABLE_TYPES = frozenset(("SHT_SYMTAB", "SHT_DYNSYM", "SHT_SUNW_LDYNSYM"))  # pyelftools' own
+
+
+class Section:
+    """One section as the readers use it: its header's fields by pyelftools' names and values
+    (``sec["sh_type"]``), its name and its bytes. pyelftools' own section object (a symbol
+    table's, a compressed or ``SHT_NOBITS`` section's bytes) is made only when one is asked for:
+    making every section's (string tables, hash tables, notes...) was a third of reading a corpus
+    object, for sections nothing reads."""
+
+    __slots__ = ("header", "name", "index", "_image", "_library")
+
+    def __init__(self, header: Any, name: str, index: int, image: ElfImage, library: Any = None):
+        self.header, self.name, self.index, self._image, self._library = header, name, index, image, library
+
+    def __getitem__(self, key: str) -> Any:
+        return self.header[key]
+
+    def data(self) -> bytes:
+        """The section's bytes, as pyelftools' ``Section.data()`` gives them."""
+        h = self.header
+        if h["sh_type"] == "SHT_NOBITS" or h["sh_flags"] & SHF_COMPRESSED:
+            return bytes(self.library().data())
+        start = h["sh_offset"]
+        return self._image.data[start:start + h["sh_size"]]
+
+    def library(self) -> Any:
+        """pyelftools' object for this section (made once)."""
+        if self._library is None:
+            self._library = self._image.elf.get_section(self.index)
+        return self._library
+
+    @property
+    def is_symbol_table(self) -> bool:
+        return self.header["sh_type"] in _SYMBOL_TABLE_TYPES
+
+
 class ElfImage:
     """An ELF file's sections, notes and symbols, with every section checked to lie in the file."""
 
@@ -237,7 +275,7 @@ class ElfImage:
         self.data, self.label = data, label
         self.elf = _ElfFile(data)
         self._symbols: dict[tuple[str, ...], dict[str, Symbol]] = {}
-        self.sections = list(self.elf.iter_sections())
+        self.sections = self._read_sections()
         self._no_file_bytes = no_file_bytes
         for sec in self.sections:
             end = sec["sh_offset"] + sec["sh_size"]
@@ -245,7 +283,23 @@ class ElfImage:
                 raise CodeObjectError(f"{label}: truncated ELF: section {sec.name or '#?'!r} ends at byte "
                                       f"{end}, file has {len(data)} bytes")
 
-    def section(self, name: str) -> Any:
+    def _read_sections(self) -> list[Section]:
+        """Every section header, by struct where the file is an ordinary ELF64 little-endian one
+        and each header lies whole in the file (the values pyelftools gives:
+        tests/hostile/test_inspect_speed.py); pyelftools' own sections otherwise, which raise its
+        errors."""
+        elf, data = self.elf, self.data
+        count = elf.num_sections()
+        if elf._sh_types is None or elf._shoff + count * _SHDR.size > len(data):
+            return [Section(s.header, s.name, i, self, s) for i, s in enumerate(elf.iter_sections())]
+        types, out = elf._sh_types, []
+        for i, values in enumerate(_SHDR.iter_unpack(data[elf._shoff:elf._shoff + count * _SHDR.size])):
+            header = dict(zip(_SHDR_FIELDS, values))
+            header["sh_type"] = types.get(values[1], values[1])
+            out.append(Section(header, elf._get_section_name(header), i, self))
+        return out
+
+    def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
 
     def notes(self) -> Iterator[tuple[str, int, bytes]]:
@@ -271,8 +325,12 @@ class ElfImage:
         return out, None
 
     def symbol_table(self, name: str) -> SymbolTableSection | None:
+        """pyelftools' symbol table section named ``name``, or None."""
         sec = self.section(name)
-        return sec if isinstance(sec, SymbolTableSection) else None
+        if sec is None or not sec.is_symbol_table:
+            return None
+        table = sec.library()
+        return table if isinstance(table, SymbolTableSection) else None
 
     def symbols(self, order: tuple[str, ...]) -> dict[str, Symbol]:
         """Named symbols of the first table in ``order`` that has any (first definition wins);
@@ -281,10 +339,10 @@ class ElfImage:
             return self._symbols[order]
         out: dict[str, Symbol] = {}
         for secname in order:
-            sec = self.symbol_table(secname)
-            if sec is None:
+            sec = self.section(secname)
+            if sec is None or not sec.is_symbol_table:
                 continue
-            for sym in self._fast_symbols(sec) or sec.iter_symbols():
+            for sym in self._fast_symbols(sec) or self._library_symbols(sec):
                 if isinstance(sym, Symbol):
                     if sym.name not in out:
                         out[sym.name] = sym
@@ -298,7 +356,12 @@ class ElfImage:
         self._symbols[order] = out
         return out
 
-    def _fast_symbols(self, sec: SymbolTableSection) -> list[Symbol] | None:
+    @staticmethod
+    def _library_symbols(sec: Section) -> Iterator[Any]:
+        table = sec.library()
+        return table.iter_symbols() if isinstance(table, SymbolTableSection) else iter(())
+
+    def _fast_symbols(self, sec: Section) -> list[Symbol] | None:
         """The named symbols of ``sec`` by struct, as pyelftools reads them (names from the linked
         string table, decoded as UTF-8 with replacement); None where anything is unusual (an entry
         size other than 24, a name without its NUL in the file...): pyelftools' path then."""
@@ -337,12 +400,12 @@ class ElfImage:
             sec = self.sections[sym.shndx]
             if sec["sh_type"] in self._no_file_bytes or sym.value + size > sec["sh_size"]:
                 return None
-            return sec["sh_offset"] + sym.value
+            return int(sec["sh_offset"]) + sym.value
         for sec in self.sections:
             if sec["sh_type"] in self._no_file_bytes or not sec["sh_addr"]:
                 continue
             if sec["sh_addr"] <= sym.value and sym.value + size <= sec["sh_addr"] + sec["sh_size"]:
-                return sec["sh_offset"] + sym.value - sec["sh_addr"]
+                return int(sec["sh_offset"]) + sym.value - int(sec["sh_addr"])
         return None
 
 

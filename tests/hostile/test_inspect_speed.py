@@ -47,6 +47,15 @@ def test_struct_reads_what_pyelftools_reads(path):
         header = fast.elf._get_section_header(n)
         assert dict(header) == dict(slow._get_section_header(n))
         assert fast.elf._get_section_name(header) == slow._get_section_name(header)
+    # the image's sections (by struct, no pyelftools object made) against pyelftools' own
+    library = list(elf._ElfFile(data).iter_sections())
+    assert len(fast.sections) == len(library)
+    for ours, theirs in zip(fast.sections, library):
+        assert ours._library is None  # not made until asked for
+        assert dict(ours.header) == dict(theirs.header) and ours.name == theirs.name
+        assert ours.data() == theirs.data()
+        assert ours.is_symbol_table == isinstance(theirs, elf.SymbolTableSection)
+    assert fast.symbol_table(".symtab") is not None or fast.symbol_table(".dynsym") is not None
     for order in ((".symtab", ".dynsym"), (".dynsym", ".symtab")):
         by_library = elf.ElfImage(data, str(path))
         by_library._fast_symbols = lambda sec: None  # type: ignore[method-assign]
