@@ -28,20 +28,30 @@ def test_json_text_equals_encoding_each_object_whole_on_the_corpus():
 
 
 def test_a_string_equal_to_the_mark_encodes_the_object_whole():
+    """The kernels' "args" come as the mark (code_object_to_json(item, _ARGS_MARK)); a metadata
+    string equal to the mark elsewhere makes the lists and encodes the object whole."""
     key = (1, 2)
-    kernel = SimpleNamespace(args_json_key=lambda: key)
+    args = [{"index": 0}, {"index": 1}]
+    kernel = SimpleNamespace(args_json_key=lambda: key, args_json=lambda: [dict(a) for a in args])
     item = SimpleNamespace(kernels=[kernel, kernel])
-    o = {"source": report._ARGS_MARK,
-         "kernels": [{"name": "a", "args": [{"index": 0}, {"index": 1}]},
-                     {"name": report._ARGS_MARK, "args": [{"index": 0}, {"index": 1}]}]}
-    plain = report._ENCODER.encode(o)
+
+    def doc(name: str, source: str | None) -> dict:
+        o = {"kernels": [{"name": "a", "args": report._ARGS_MARK}, {"name": name, "args": report._ARGS_MARK}]}
+        return {"source": source, **o} if source is not None else o
+
+    def plain(o: dict) -> str:
+        return report._ENCODER.encode({**o, "kernels": [{**kd, "args": args} for kd in o["kernels"]]})
+
     memo: dict = {}
-    assert report._encode_object(o, item, memo) == plain
-    del o["source"]
-    o["kernels"][1]["name"] = "b"
-    assert report._encode_object(o, item, memo) == report._ENCODER.encode(o)
+    hostile = doc(report._ARGS_MARK, report._ARGS_MARK)
+    assert report._encode_object(doc(report._ARGS_MARK, report._ARGS_MARK), item, memo) == plain(hostile)
+    assert memo == {}
+    o = doc("b", None)
+    assert report._encode_object(o, item, memo) == plain(o)
     assert list(memo.values()) == ['[{"index": 0}, {"index": 1}]']  # the second kernel's list: from memo
-    assert o["kernels"][0]["args"] == [{"index": 0}, {"index": 1}]  # the document is left as it was
+    # an equal string that is not the mark object put there is data, not a place for a list
+    o = {"kernels": [{"name": "a", "args": "".join(["\ue000", "args"])}]}
+    assert report._encode_object(o, SimpleNamespace(kernels=[kernel]), {}) == report._ENCODER.encode(o)
 
 
 def test_an_unknown_key_named_args_is_encoded_as_it_is():

@@ -88,3 +88,73 @@ def test_the_argument_cache_is_bounded(monkeypatch):
     for i in range(10):
         md._parse_arg({".offset": i, ".size": 8, ".value_kind": "by_value"}, 0, "k", "s")
         assert len(md._ARG_CACHE) <= 4
+
+
+def _note(kernels, **root) -> bytes:
+    import msgpack
+    return msgpack.packb({"amdhsa.version": [1, 2], **root, "amdhsa.kernels": kernels})
+
+
+def _kernel(name: str, args: list[dict]) -> dict:
+    return {".name": name, ".symbol": name + ".kd", ".args": args, ".kernarg_segment_size": 16,
+            ".kernarg_segment_align": 8, ".group_segment_fixed_size": 0, ".private_segment_fixed_size": 0,
+            ".wavefront_size": 64, ".sgpr_count": 8, ".vgpr_count": 8, ".max_flat_workgroup_size": 256}
+
+
+ARGS = [{".offset": 0, ".size": 8, ".value_kind": "global_buffer", ".address_space": "global"},
+        {".offset": 8, ".size": 4, ".value_kind": "by_value"}]
+
+
+def test_equal_argument_lists_are_read_once_from_their_bytes(monkeypatch):
+    """args_spans gives each kernel's .args bytes; kernels with equal bytes share one tuple, read
+    once, equal to what the entry-by-entry read gives."""
+    monkeypatch.setattr(md, "_ARGS_CACHE", {})
+    other = [dict(ARGS[0]), {**ARGS[1], ".size": 8}]
+    desc = _note([_kernel("a", ARGS), _kernel("b", ARGS), _kernel("c", other)])
+    spans = md.args_spans(desc)
+    assert spans is not None and spans[0] == spans[1] != spans[2]
+    calls = []
+    real = md._parse_arg
+    monkeypatch.setattr(md, "_parse_arg", lambda *a: calls.append(a[1]) or real(*a))
+    doc = md.decode_metadata_note(desc)
+    _, ks = md.parse_metadata(doc, "s", spans)
+    assert ks[0].args is ks[1].args and ks[2].args is not ks[0].args
+    assert calls == [0, 1, 0, 1]  # a's list and c's; b's from the cache
+    _, plain = md.parse_metadata(doc, "s")
+    assert [k.args for k in plain] == [k.args for k in ks]
+
+
+@pytest.mark.parametrize("desc", [
+    b"",
+    b"\xc1",  # a byte msgpack never uses
+    __import__("msgpack").packb([1, 2]),  # a root that is not a map
+    __import__("msgpack").packb({"amdhsa.kernels": [[1]]}),  # a kernel that is not a map
+    # .args given twice in one kernel: which one the decoded map keeps is msgpack's choice
+    b"\x81\xaeamdhsa.kernels\x91\x82\xa5.args\x90\xa5.args\x91\x80",
+    # amdhsa.kernels given twice
+    b"\x82\xaeamdhsa.kernels\x90\xaeamdhsa.kernels\x90",
+    __import__("msgpack").packb({"amdhsa.kernels": []}) + b"\x00",  # bytes after the note
+])
+def test_a_note_not_laid_out_plainly_has_no_spans(desc):
+    assert md.args_spans(desc) is None
+
+
+def test_a_kernel_without_args_has_no_span():
+    k = _kernel("a", [])
+    del k[".args"]
+    assert md.args_spans(_note([k, _kernel("b", ARGS)])) == (None, __import__("msgpack").packb(ARGS))
+
+
+def test_the_argument_list_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(md, "_ARGS_CACHE", {})
+    monkeypatch.setattr(md, "_ARGS_CACHE_SIZE", 3)
+    for i in range(7):
+        args = [{**ARGS[0], ".offset": 8 * i}]
+        desc = _note([_kernel("a", args)])
+        md.parse_metadata(md.decode_metadata_note(desc), "s", md.args_spans(desc))
+        assert len(md._ARGS_CACHE) <= 3
+    big = [{**ARGS[1], ".offset": 4 * i, ".name": "x" * 200} for i in range(400)]  # > 64 KiB of bytes
+    desc = _note([_kernel("a", big)])
+    md._ARGS_CACHE.clear()
+    md.parse_metadata(md.decode_metadata_note(desc), "s", md.args_spans(desc))
+    assert md._ARGS_CACHE == {}
