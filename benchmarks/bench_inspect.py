@@ -6,7 +6,8 @@ size and the best/median wall time of several runs. Target: < 0.5 s.
 ``--many DIR`` instead times ``submitgen inspect --json`` (a fresh process, as a user runs it)
 over every code object under DIR (``*.co``, ``*.hsaco``), e.g. the objects of the ``amd-aiter``
 wheel (``pip download --pre --no-deps amd-aiter``, unzip it), against ``llvm-readelf-22 --notes``
-(one process over the same files), run back to back in each of ``--repeat`` rounds; it prints
+(one process over the same files), run back to back in each of ``--repeat`` rounds, each run
+after reading every file once (a warm page cache for both); it prints
 both medians and inspect's time as a multiple of readelf's, without the instruction mix
 (``--no-disasm``) and with it (issue 26's goal: within 3x without, 5x with):
 
@@ -97,6 +98,16 @@ def _wall(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
     return took, cpu, r.stdout
 
 
+def _warm(paths: list[str]) -> None:
+    """Read every file once, so that each timed run finds them in the page cache: this machine's
+    kernel reclaims cold pages (DAMON), and the run that came first would otherwise pay the disk
+    reads for the one after it (readelf ran first and measured 1.3-1.7 s against 0.55 s warm)."""
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(1 << 20):
+                pass
+
+
 def many(root: Path, repeat: int, modes: tuple[bool, ...] = (False, True)) -> None:
     """For each mode (without, then with the instruction mix): ``repeat`` rounds of
     ``llvm-readelf-22 --notes`` and ``inspect --json`` over the same files, back to back (on a
@@ -111,7 +122,9 @@ def many(root: Path, repeat: int, modes: tuple[bool, ...] = (False, True)) -> No
         base, ours, base_cpu, ours_cpu, ratios, out = [], [], [], [], [], b""
         load0 = os.getloadavg()[0]
         for _ in range(repeat):
+            _warm(paths)
             r_t, r_c, _ = _wall(["llvm-readelf-22", "--notes", *paths])
+            _warm(paths)
             i_t, i_c, out = _wall([sys.executable, "-m", "submitgen", "inspect", *flags, *paths], env)
             base.append(r_t)
             ours.append(i_t)
