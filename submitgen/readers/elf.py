@@ -187,19 +187,26 @@ class _ElfFile(ELFFile):
         self._shoff: int = self["e_shoff"]
         self._names_at: int | None | bool = False  # the name table's offset (None: none; False: not read)
 
+    def header_fields(self, n: int) -> dict[str, Any] | None:
+        """Section header ``n`` by struct, as a dict of pyelftools' field names and values; None
+        where the file is not plain ELF64 little-endian or the header does not lie whole in it
+        (pyelftools' parser then, which raises its own error)."""
+        pos = self._shoff + n * _SHDR.size
+        if self._sh_types is None or pos + _SHDR.size > self.stream_len:
+            return None
+        values = _SHDR.unpack_from(self._data, pos)
+        fields = dict(zip(_SHDR_FIELDS, values))
+        fields["sh_type"] = self._sh_types.get(values[1], values[1])
+        return fields
+
     def _get_section_header(self, n: int) -> Any:
         """Each section header parsed once (pyelftools parses a symbol or string table's header
-        again for every section that links to it), by struct where it lies whole in the file (else
-        pyelftools' parser, which raises its own error)."""
+        again for every section that links to it), by struct where it can be (``header_fields``),
+        else by pyelftools' parser."""
         h = self._headers.get(n)
         if h is None:
-            pos = self._shoff + n * _SHDR.size
-            if self._sh_types is not None and pos + _SHDR.size <= self.stream_len:
-                values = list(_SHDR.unpack_from(self._data, pos))
-                values[1] = self._sh_types.get(values[1], values[1])
-                h = Container(**dict(zip(_SHDR_FIELDS, values)))
-            else:
-                h = super()._get_section_header(n)
+            fields = self.header_fields(n)
+            h = Container(**fields) if fields is not None else super()._get_section_header(n)
             self._headers[n] = h
         return h
 
@@ -267,6 +274,11 @@ class Section:
     def is_symbol_table(self) -> bool:
         return self.header["sh_type"] in _SYMBOL_TABLE_TYPES
 
+    def symbol_table(self) -> SymbolTableSection | None:
+        """pyelftools' symbol table for this section, or None when it is not one."""
+        table = self.library() if self.is_symbol_table else None
+        return table if isinstance(table, SymbolTableSection) else None
+
 
 class ElfImage:
     """An ELF file's sections, notes and symbols, with every section checked to lie in the file."""
@@ -284,18 +296,16 @@ class ElfImage:
                                       f"{end}, file has {len(data)} bytes")
 
     def _read_sections(self) -> list[Section]:
-        """Every section header, by struct where the file is an ordinary ELF64 little-endian one
-        and each header lies whole in the file (the values pyelftools gives:
-        tests/hostile/test_inspect_speed.py); pyelftools' own sections otherwise, which raise its
-        errors."""
-        elf, data = self.elf, self.data
-        count = elf.num_sections()
-        if elf._sh_types is None or elf._shoff + count * _SHDR.size > len(data):
+        """Every section, its header by struct where it can be (``_ElfFile.header_fields``: the
+        values pyelftools gives, tests/hostile/test_inspect_speed.py); pyelftools' own sections
+        for a file that is not plain ELF64 little-endian, and pyelftools' parser (its errors) for
+        a header that does not lie whole in the file."""
+        elf = self.elf
+        if elf._sh_types is None:
             return [Section(s.header, s.name, i, self, s) for i, s in enumerate(elf.iter_sections())]
-        types, out = elf._sh_types, []
-        for i, values in enumerate(_SHDR.iter_unpack(data[elf._shoff:elf._shoff + count * _SHDR.size])):
-            header = dict(zip(_SHDR_FIELDS, values))
-            header["sh_type"] = types.get(values[1], values[1])
+        out = []
+        for i in range(elf.num_sections()):
+            header = elf.header_fields(i) or elf._get_section_header(i)
             out.append(Section(header, elf._get_section_name(header), i, self))
         return out
 
@@ -327,10 +337,7 @@ class ElfImage:
     def symbol_table(self, name: str) -> SymbolTableSection | None:
         """pyelftools' symbol table section named ``name``, or None."""
         sec = self.section(name)
-        if sec is None or not sec.is_symbol_table:
-            return None
-        table = sec.library()
-        return table if isinstance(table, SymbolTableSection) else None
+        return sec.symbol_table() if sec is not None else None
 
     def symbols(self, order: tuple[str, ...]) -> dict[str, Symbol]:
         """Named symbols of the first table in ``order`` that has any (first definition wins);
@@ -342,7 +349,9 @@ class ElfImage:
             sec = self.section(secname)
             if sec is None or not sec.is_symbol_table:
                 continue
-            for sym in self._fast_symbols(sec) or self._library_symbols(sec):
+            fast = self._fast_symbols(sec)
+            table = None if fast else sec.symbol_table()
+            for sym in fast or (table.iter_symbols() if table is not None else ()):
                 if isinstance(sym, Symbol):
                     if sym.name not in out:
                         out[sym.name] = sym
@@ -355,11 +364,6 @@ class ElfImage:
                 break
         self._symbols[order] = out
         return out
-
-    @staticmethod
-    def _library_symbols(sec: Section) -> Iterator[Any]:
-        table = sec.library()
-        return table.iter_symbols() if isinstance(table, SymbolTableSection) else iter(())
 
     def _fast_symbols(self, sec: Section) -> list[Symbol] | None:
         """The named symbols of ``sec`` by struct, as pyelftools reads them (names from the linked
