@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 WIDTH = 100
-_PLAIN = frozenset({int, str, bool, type(None)})
+PLAIN = frozenset({int, str, bool, type(None)})  # types jsonable gives back as they are
 
 
 def printable(text: str, keep: str = "") -> str:
@@ -55,7 +55,7 @@ def jsonable(v: Any) -> Any:
     """A value from a code object's metadata as strict JSON: map keys as strings (bytes decoded
     as UTF-8 with escapes), byte strings as hex, tuples as lists, NaN and infinities as null, a
     msgpack Timestamp as ISO 8601, anything else as its text."""
-    if type(v) in _PLAIN:
+    if type(v) in PLAIN:
         return v
     if isinstance(v, Mapping):
         return {json_key(k): jsonable(x) for k, x in v.items()}

@@ -17,7 +17,7 @@ from io import BytesIO
 from typing import Any
 
 from elftools.common.exceptions import ELFError, ELFParseError
-from elftools.construct.lib.container import Container
+from elftools.construct.lib.container import Container, ListContainer
 from elftools.elf import enums
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
@@ -166,6 +166,39 @@ def _structs(little_endian: bool, elfclass: int, e_type: str, e_machine: str, os
     return structs
 
 
+@lru_cache(maxsize=4)
+def _ehdr_names(structs: ELFStructs) -> tuple[dict[int, str], ...]:
+    """pyelftools' names for Elf_Ehdr's enumerated fields, value -> name: EI_VERSION, EI_OSABI,
+    e_type, e_machine, e_version (each passes a value it has no name for through unchanged)."""
+    ehdr: Any = structs.Elf_Ehdr  # construct's Struct: its fields are .subcons
+    ident = {c.name: c for c in ehdr.subcons[0].subcons}
+    top = {c.name: c for c in ehdr.subcons}
+    adapters = (ident["EI_VERSION"], ident["EI_OSABI"], top["e_type"], top["e_machine"], top["e_version"])
+    return tuple(dict(a.decoding) for a in adapters)
+
+
+def _ehdr_fields(data: bytes, structs: ELFStructs) -> Container | None:
+    """The ELF header as pyelftools' parser gives it (a ``Container``, the same keys in the same
+    order, the same names for enumerated values), by one ``struct`` read: its construct parser
+    was a tenth of reading a corpus object. None where the file is not ELF64 little-endian or is
+    shorter than the header (pyelftools' parser then, with its own errors)."""
+    if len(data) < _EHDR.size or data[4] != ELFCLASS64 or data[5] != ELFDATA2LSB:
+        return None
+    (magic, _cls, _data, ei_version, osabi, abi_version, _pad, e_type, e_machine, e_version, *rest) = \
+        _EHDR.unpack_from(data)
+    versions, osabis, types, machines, e_versions = _ehdr_names(structs)
+    ident = Container(EI_MAG=ListContainer(magic), EI_CLASS="ELFCLASS64", EI_DATA="ELFDATA2LSB",
+                      EI_VERSION=versions.get(ei_version, ei_version), EI_OSABI=osabis.get(osabi, osabi),
+                      EI_ABIVERSION=abi_version)
+    return Container(e_ident=ident, e_type=types.get(e_type, e_type),
+                     e_machine=machines.get(e_machine, e_machine),
+                     e_version=e_versions.get(e_version, e_version), **dict(zip(_EHDR_REST, rest)))
+
+
+_EHDR_REST = ("e_entry", "e_phoff", "e_shoff", "e_flags", "e_ehsize", "e_phentsize", "e_phnum", "e_shentsize",
+              "e_shnum", "e_shstrndx")
+
+
 class _ElfFile(ELFFile):
     """``ELFFile`` with its parsers shared among files of one kind (``_structs``); the rest of
     its construction is ``ELFFile.__init__``'s, step for step."""
@@ -175,7 +208,7 @@ class _ElfFile(ELFFile):
         self.stream_len = len(data)
         self._identify_file()
         self.structs = _basic_structs(self.little_endian, self.elfclass)
-        self.header = self._parse_elf_header()
+        self.header = _ehdr_fields(data, self.structs) or self._parse_elf_header()
         self.structs = _structs(self.little_endian, self.elfclass, self["e_type"], self["e_machine"],
                                 self["e_ident"]["EI_OSABI"])
         self.e_ident_raw = data[:16]

@@ -60,3 +60,60 @@ def test_struct_reads_what_pyelftools_reads(path):
         by_library = elf.ElfImage(data, str(path))
         by_library._fast_symbols = lambda sec: None  # type: ignore[method-assign]
         assert fast.symbols(order) == by_library.symbols(order) != {}
+
+
+def _typed(v):
+    """A parsed header as nested (key, value, type) lists: equal only with the same keys, in the
+    same order, with values of the same types."""
+    if isinstance(v, dict):
+        return [(k, _typed(x), type(x).__name__) for k, x in v.items()]
+    if isinstance(v, list):
+        return [_typed(x) for x in v]
+    return v, type(v).__name__
+
+
+def _library_header(data: bytes):
+    from io import BytesIO
+
+    from elftools.elf.elffile import ELFFile
+
+    return ELFFile(BytesIO(data)).header
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
+def test_the_elf_header_by_struct_is_pyelftools_header(path):
+    data = path.read_bytes()
+    fast = elf._ehdr_fields(data, elf._basic_structs(True, 64))
+    assert fast is not None
+    assert _typed(fast) == _typed(_library_header(data))
+    assert _typed(elf._ElfFile(data).header) == _typed(_library_header(data))
+
+
+def _patched(data: bytes, at: int, fmt: str, value: int) -> bytes:
+    import struct
+
+    out = bytearray(data)
+    struct.pack_into(fmt, out, at, value)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("at, fmt, value", [
+    (6, "<B", 0), (6, "<B", 0xEE),  # EI_VERSION: none, one with no name
+    (7, "<B", 0), (7, "<B", 0xFE),  # EI_OSABI: System V, one with no name
+    (8, "<B", 0xFF),  # EI_ABIVERSION
+    (9, "<B", 0x5A),  # the padding: not checked by either
+    (16, "<H", 0xFE00), (18, "<H", 0x3), (18, "<H", 0xBEEF),  # e_type, e_machine (EM_386, none)
+    (20, "<I", 7), (60, "<H", 0xFFFF),  # e_version, e_shstrndx
+], ids=lambda v: str(v))
+def test_unusual_header_values_read_as_pyelftools_reads_them(at, fmt, value):
+    data = _patched(CORPUS[0].read_bytes(), at, fmt, value)
+    fast = elf._ehdr_fields(data, elf._basic_structs(True, 64))
+    assert _typed(fast) == _typed(_library_header(data))
+
+
+def test_headers_the_struct_read_does_not_take_go_to_pyelftools():
+    data = CORPUS[0].read_bytes()
+    structs = elf._basic_structs(True, 64)
+    assert elf._ehdr_fields(data[:63], structs) is None  # shorter than the header
+    assert elf._ehdr_fields(data[:4] + b"\x01" + data[5:], structs) is None  # ELF32
+    assert elf._ehdr_fields(data[:5] + b"\x02" + data[6:], structs) is None  # big-endian

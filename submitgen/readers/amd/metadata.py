@@ -98,16 +98,33 @@ class KernelMeta:
     # checks, the model and its JSON each ask, ~80 arguments a kernel in the aiter corpus
     @cached_property
     def explicit_args(self) -> tuple[ArgMeta, ...]:
-        return tuple(a for a in self.args if not a.hidden)
+        return _split_args(self.args)[0]
 
     @cached_property
     def hidden_args(self) -> tuple[ArgMeta, ...]:
-        return tuple(a for a in self.args if a.hidden)
+        return _split_args(self.args)[1]
 
     @cached_property
     def explicit_args_size(self) -> int:
         """Bytes up to the end of the last explicit argument (what ``extra``/kernelParams carry)."""
-        return max((a.end for a in self.explicit_args), default=0)
+        return _split_args(self.args)[2]
+
+
+# an argument tuple's id -> (the tuple, kept alive so that the id stays its own, its explicit
+# arguments, its hidden ones, the explicit arguments' size): kernels that share a tuple (_ARGS_CACHE)
+# share the split. Cleared when it holds _ARGS_CACHE_SIZE.
+_SPLIT_CACHE: dict[int, tuple[tuple[ArgMeta, ...], tuple[ArgMeta, ...], tuple[ArgMeta, ...], int]] = {}
+
+
+def _split_args(args: tuple[ArgMeta, ...]) -> tuple[tuple[ArgMeta, ...], tuple[ArgMeta, ...], int]:
+    hit = _SPLIT_CACHE.get(id(args))
+    if hit is None or hit[0] is not args:
+        explicit = tuple(a for a in args if not a.hidden)
+        hit = (args, explicit, tuple(a for a in args if a.hidden), max((a.end for a in explicit), default=0))
+        if len(_SPLIT_CACHE) >= _ARGS_CACHE_SIZE:
+            _SPLIT_CACHE.clear()
+        _SPLIT_CACHE[id(args)] = hit
+    return hit[1], hit[2], hit[3]
 
 
 @dataclass(frozen=True)

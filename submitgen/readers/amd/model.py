@@ -241,11 +241,18 @@ def _arg_json_made(a: ArgMeta, f: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
+_DESCRIPTOR_FIELDS = tuple(f.name for f in fields(KernelDescriptor))
+
+
 def _descriptor_json(kd: KernelDescriptor) -> dict[str, Any]:
-    d = {f.name: getattr(kd, f.name) for f in fields(kd)}
+    """The descriptor's fields and entry address, as ``textfmt.jsonable`` makes them (only the
+    values that are not already plain JSON go through it: a fifth of a corpus's JSON time)."""
+    d = {name: getattr(kd, name) for name in _DESCRIPTOR_FIELDS}
     d["entry_address"] = kd.entry_address
-    out: dict[str, Any] = textfmt.jsonable(d)
-    return out
+    for name, v in d.items():
+        if type(v) not in textfmt.PLAIN:
+            d[name] = textfmt.jsonable(v)
+    return d
 
 
 def _arg_rows(k: Kernel) -> list[str]:
