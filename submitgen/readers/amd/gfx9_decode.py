@@ -1,4 +1,4 @@
-"""The instruction stream of gfx9 code (gfx90a, gfx942, gfx950), decoded at array speed.
+"""The instruction stream of gfx9 code (gfx90a, gfx940-942, gfx950), decoded at array speed.
 
 One job: an AMD code object's bytes -> each kernel's instructions (their count by mnemonic), as
 llvm-objdump would list them, without running it. ``disasm`` uses it for the instruction mix and
