@@ -1,6 +1,7 @@
 """Variant sweep of the amd-mixed-mla decode on a CUDA GPU, through Triton's JIT.
 
     PYTHONPATH=. python benchmarks/sweep_mla.py [--out DIR] [--reps 20] [--variants a,b]
+        [--project NAME=DIR ...] [--profile]
 
 Each variant is the default kernel project (kernels/mixed_mla) with its plan's split constants and
 its TRITON entries resolved for sm_90, some of them overridden (tile BN, warps, pipeline stages).
@@ -15,6 +16,13 @@ between them; the emitted file adds its own, a few us a launch): GPU events arou
 per-(device, batch) state (lastblock's counters) is in place as in the emitted file. JSON lines go
 to DIR/sweep_mla.jsonl, a table of medians (us) to stdout. Times through the JIT rank variants;
 the figures to report come from the emitted files (`submitgen bench`).
+
+A variant is a name of ``VARIANTS`` or a spec ``PROJECT[+KEY=VALUE...]``: a project (``base``, or
+one given by ``--project NAME=DIR``, a folder with the default project's two files) with plan
+constants (``base+TARGET_PROGRAMS=512``; ``MAX_SPLITS`` sets the merge's ``SPLITS`` too) and
+decode options set (``num_warps``, ``num_stages``, a constexpr as ``c.BN=32``). With ``--profile``, each variant's replay also runs once under
+torch.profiler, and its kernels' own GPU times (us, by kernel name) are recorded beside the
+median (``kernels`` in the JSON lines; the rest of the median is launch gaps).
 """
 
 from __future__ import annotations
@@ -62,14 +70,36 @@ VARIANTS = {
 }
 
 
+def _spec(name: str) -> tuple[str, dict, dict]:
+    """A variant's (project, plan constants, decode overrides): VARIANTS' entry, or the parsed
+    ``PROJECT[+KEY=VALUE...]``."""
+    if name in VARIANTS:
+        return VARIANTS[name]
+    project, *pairs = name.split("+")
+    if project not in PROJECTS:
+        raise KeyError(f"{name}: no project {project!r} (known: {', '.join(PROJECTS)})")
+    consts, over = {}, {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        if key.startswith("c."):
+            over.setdefault("constexprs", {})[key[2:]] = int(value)
+        elif key in ("num_warps", "num_stages"):
+            over[key] = int(value)
+        else:
+            consts[key] = int(value)
+    return project, consts, over
+
+
 def _variant(name: str):
-    project, consts, over = VARIANTS[name]
+    project, consts, over = _spec(name)
     launch = _load(f"mla_launch_{name}", PROJECTS[project] / "launch.py")
     kernels = _load(f"mla_kernels_{project}", PROJECTS[project] / "mixed_mla.py")
     for key, value in consts.items():
         if not hasattr(launch, key):
             raise KeyError(f"{name}: {PROJECTS[project].name}/launch.py has no {key}")
         setattr(launch, key, value)
+    if "MAX_SPLITS" in consts:  # the merge's SPLITS (a power of two >= every split count) follows
+        launch.TRITON["mla_reduce"]["constexprs"]["SPLITS"] = consts["MAX_SPLITS"]
     for n in list(launch.TRITON):
         launch.TRITON[n] = resolved(launch.TRITON[n], ARCH)
     dec = launch.TRITON["mla_decode"]
@@ -93,12 +123,35 @@ def _calls(launch, kernels, data):
     return out, calls
 
 
+def _kernel_us(fn, flush: torch.Tensor) -> dict[str, float]:
+    """Each kernel's own GPU time (us, summed by name) in one fn() after a fill, by torch.profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    flush.fill_(1)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    out: dict[str, float] = {}
+    for ev in prof.events():
+        if ev.device_type.name == "CUDA" and "fill" not in ev.name:
+            short = ev.name.split("(")[0][:40]
+            out[short] = out.get(short, 0.0) + ev.device_time
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("."))
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--project", action="append", default=[], metavar="NAME=DIR",
+                    help="a kernel project folder (launch.py, mixed_mla.py) that variants can name")
+    ap.add_argument("--profile", action="store_true", help="also each kernel's own GPU time")
     args = ap.parse_args(argv)
+    for item in args.project:
+        pname, _, folder = item.partition("=")
+        PROJECTS[pname] = Path(folder).resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     log = (args.out / "sweep_mla.jsonl").open("w")
     flush = torch.empty((1 << 30) // 4, dtype=torch.int32, device="cuda")
@@ -138,6 +191,11 @@ def main(argv=None) -> int:
                         for c in calls:
                             c()
                 rec["us"] = gpu_median_us(timed, args.reps, flush)
+                if args.profile:
+                    try:
+                        rec["kernels"] = _kernel_us(timed, flush)
+                    except Exception as exc:  # the median stands without the breakdown
+                        rec["profile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
             except Exception as exc:  # a variant that does not compile or run is recorded
                 rec["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
             log.write(json.dumps(rec) + "\n")
@@ -145,6 +203,9 @@ def main(argv=None) -> int:
             ok = "error" not in rec and rec["mismatch_ratio"] <= mla.MAX_MISMATCH_RATIO
             cell = f"{rec['us']:.1f}" + ("" if ok else "!") if "us" in rec else "ERR"
             note = rec.get("error", "") or rec.get("graph_error", "")
+            if "kernels" in rec:
+                parts = " ".join(f"{k} {v:.1f}" for k, v in rec["kernels"].items())
+                note = f"{parts} {note}".rstrip()
             print(f"[{spec['batchsize']}/{spec['kvseqlen']}] {vn}: {cell}  {note}", flush=True)
             table[(i, vn)] = rec.get("us") if ok else None
     heads = [f"{s['batchsize']}/{s['kvseqlen']}" for s in mla.BENCHMARKS]
