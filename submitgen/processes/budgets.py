@@ -23,6 +23,7 @@ own 0.55 s of CPU fits in or not by chance)."""
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import resource
@@ -123,7 +124,9 @@ def enforced(command: str, reading: Sequence[str], verb: str = "reading") -> Ite
     resource.setrlimit(resource.RLIMIT_DATA, (_soft(budget.memory_mb << 20, old_data[1]), old_data[1]))
     try:
         yield
-    except MemoryError:
+    except (MemoryError, ImportError, OSError) as e:
+        if not isinstance(e, MemoryError) and not out_of_memory(e):
+            raise
         restore()
         raise BudgetError(f"{command}: over its memory budget of {budget.memory_mb} MB "
                           f"(README 'Bounds and budgets') {verb} {what}") from None
@@ -133,6 +136,20 @@ def enforced(command: str, reading: Sequence[str], verb: str = "reading") -> Ite
                           f"(README 'Bounds and budgets') {verb} {what}") from None
     finally:
         restore()
+
+
+# What the dynamic loader says when it cannot map an extension module's segments (glibc's dl-load:
+# the mmap failed, as under RLIMIT_DATA), and strerror(ENOMEM)
+_NO_MEMORY_TEXTS = ("failed to map segment from shared object", "cannot allocate memory")
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """Whether ``e`` is the memory bound reached in another form than MemoryError: an ``OSError``
+    with ENOMEM (an mmap), or an ``ImportError`` of an extension module that could not be mapped
+    (a module imported lazily, past the budget, fails so and not with MemoryError)."""
+    if isinstance(e, OSError) and e.errno == errno.ENOMEM:
+        return True
+    return isinstance(e, ImportError) and any(t in str(e).lower() for t in _NO_MEMORY_TEXTS)
 
 
 def release_in_child() -> None:

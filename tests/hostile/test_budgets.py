@@ -187,3 +187,21 @@ def test_the_time_budget_is_per_input_and_the_error_names_a_few(tmp_path):
     r = submitgen("inspect", *names, cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
     assert r.stderr == (f"Error: inspect: over its memory budget of 1 MB (README 'Bounds and budgets') "
                         f"reading {names[0]}, {names[1]} and 3 more\n")
+
+
+def test_the_memory_bound_met_in_an_import_or_an_mmap_is_the_budget():
+    """Past the budget, a module imported lazily fails with ImportError (the loader could not map
+    its segments), an mmap with ENOMEM: both are the bound, not a traceback (the 1 MB lint above
+    met it so once its file read no longer allocated the whole read bound first)."""
+    import errno
+
+    from submitgen.processes.budgets import out_of_memory
+
+    dl = ImportError("/usr/lib/python3.11/lib-dynload/_csv.cpython-311-x86_64-linux-gnu.so: "
+                     "failed to map segment from shared object")
+    assert out_of_memory(dl)
+    assert out_of_memory(ImportError("libfoo.so: cannot allocate memory"))
+    assert out_of_memory(OSError(errno.ENOMEM, "Cannot allocate memory"))
+    assert not out_of_memory(ImportError("No module named 'aiter'"))
+    assert not out_of_memory(OSError(errno.ENOENT, "No such file or directory"))
+    assert not out_of_memory(ValueError("cannot allocate memory"))
