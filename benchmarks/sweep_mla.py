@@ -20,9 +20,10 @@ the figures to report come from the emitted files (`submitgen bench`).
 A variant is a name of ``VARIANTS`` or a spec ``PROJECT[+KEY=VALUE...]``: a project (``base``, or
 one given by ``--project NAME=DIR``, a folder with the default project's two files) with plan
 constants (``base+TARGET_PROGRAMS=512``; ``MAX_SPLITS`` sets the merge's ``SPLITS`` too) and
-decode options set (``num_warps``, ``num_stages``, a constexpr as ``c.BN=32``). With ``--profile``, each variant's replay also runs once under
-torch.profiler, and its kernels' own GPU times (us, by kernel name) are recorded beside the
-median (``kernels`` in the JSON lines; the rest of the median is launch gaps).
+decode options set (``num_warps``, ``num_stages``, a constexpr as ``c.BN=32``). With
+``--profile``, each variant's replay also runs once under torch.profiler, and its kernels' own
+GPU times (us, by kernel name) are recorded beside the median (``kernels`` in the JSON lines;
+the rest of the median is launch gaps).
 """
 
 from __future__ import annotations
