@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from submitgen.evaluate import digest, group
+from submitgen.evaluate import digest, group, readback
 from submitgen.evaluate.check import AFTER_KEY, BEFORE_KEY, TIMED_BEFORE_KEY
 from submitgen.evaluate.results import Shape
 
@@ -306,7 +306,7 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     if kind == "inputs":
         if index in w.inputs:
             raise Malformed(f"a second 'inputs' event for shape {index}")
-        if not digest.valid_regions(ev.get("regions"), len(ev["digests"]["tensors"])):
+        if not readback.valid_regions(ev.get("regions"), len(ev["digests"]["tensors"])):
             raise Malformed(f"an 'inputs' event with regions {str(ev.get('regions'))[:120]!r}")
         w.inputs[index] = ev["digests"]
         w.regions[index] = ev["regions"]
@@ -332,7 +332,7 @@ def _read_back(w: _Worker, index: int) -> list[str | None] | str:
     if regions is None:
         return "the worker sent no inputs event"
     try:
-        return digest.read_regions(w.proc.pid, regions)
+        return readback.read_regions(w.proc.pid, regions)
     except OSError as e:
         return str(e.strerror or e)
 

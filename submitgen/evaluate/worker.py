@@ -77,7 +77,8 @@ from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
 
-from submitgen.evaluate.digest import make_fingerprint, make_regions  # noqa: E402
+from submitgen.evaluate.digest import make_fingerprint  # noqa: E402
+from submitgen.evaluate.readback import make_regions  # noqa: E402
 from submitgen.evaluate.stoprule import stats  # noqa: E402
 from submitgen.evaluate.timing import FlushDoesNotFit, make_timer  # noqa: E402
 
@@ -183,7 +184,7 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
     read_, exit_ = os.read, os._exit
 
     def wait_ack() -> None:
-        """Keep the inputs alive until the parent has read them back (:func:`digest.read_regions`)."""
+        """Keep the inputs alive until the parent has read them back (:func:`readback.read_regions`)."""
         if ack_fd >= 0:
             try:
                 if read_(ack_fd, 1) != b"1":
