@@ -199,7 +199,7 @@ class Assessor:
             return Assessment(None, f"the inputs could not be read back from the worker after the call "
                                     f"({after}), so whether custom_kernel changed them is unknown")
         worker_after = ev["digests"]
-        if isinstance(after, list):  # read here from the worker's memory; the worker's only for GPU tensors
+        if isinstance(after, list):  # read here from the worker's memory; the worker's where None
             theirs = worker_after["tensors"]
             worker_after = {**worker_after, "tensors": [
                 mine if mine is not None else theirs[i] if i < len(theirs) else ""
@@ -222,7 +222,8 @@ class Assessor:
 
 AFTER_KEY = "_inputs_after"
 """Where :mod:`.process` puts what it read itself of the inputs after the call: the SHA-256 of each
-CPU tensor's bytes, from the worker's memory (None for a tensor on a GPU, whose fingerprint is the
+tensor's bytes, from the worker's memory (:mod:`.readback`; None for a tensor it cannot read, a
+non-contiguous CPU one or one on another device than the CPU and CUDA, whose fingerprint is the
 worker's), or a string saying why it could not read them."""
 BEFORE_KEY = "_inputs_before"
 """Where :mod:`.process` puts the fingerprint the worker sent before the call (it overwrites

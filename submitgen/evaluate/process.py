@@ -306,8 +306,9 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     if kind == "inputs":
         if index in w.inputs:
             raise Malformed(f"a second 'inputs' event for shape {index}")
-        if not readback.valid_regions(ev.get("regions"), len(ev["digests"]["tensors"])):
-            raise Malformed(f"an 'inputs' event with regions {str(ev.get('regions'))[:120]!r}")
+        fault = readback.regions_fault(ev.get("regions"), len(ev["digests"]["tensors"]))
+        if fault is not None:
+            raise Malformed(f"an 'inputs' event with {fault}")
         w.inputs[index] = ev["digests"]
         w.regions[index] = ev["regions"]
         return False
@@ -326,15 +327,16 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
 
 
 def _read_back(w: _Worker, index: int) -> list[str | None] | str:
-    """The SHA-256 of each CPU input tensor of shape ``index``, read here from the worker's memory
-    after the call (None for a tensor the parent cannot read: on a GPU), or why it could not be."""
+    """The SHA-256 of each input tensor of shape ``index``, read here from the worker's memory after
+    the call (CPU tensors through /proc, CUDA tensors through CUDA IPC; None for a tensor the parent
+    cannot read, on another device or not contiguous on the CPU), or why it could not be."""
     regions = w.regions.get(index)
     if regions is None:
         return "the worker sent no inputs event"
     try:
         return readback.read_regions(w.proc.pid, regions)
-    except OSError as e:
-        return str(e.strerror or e)
+    except readback.ReadBackError as e:
+        return str(e)
 
 
 def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> None:

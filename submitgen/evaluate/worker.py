@@ -9,11 +9,15 @@ which belongs to the submission):
 - ``{"event": "ready", "gpu": bool, "device": str, "backend": str|null, "import_s": float}``
 - ``{"event": "import-error", "error": str, "missing": str|null}``
 - ``{"event": "shape-start", "index": i}``
-- ``{"event": "inputs", "index": i, "digests": FINGERPRINT, "regions": [[address, nbytes]|null]}``:
-  the inputs custom_kernel is about to receive, sent BEFORE the call, and where each CPU tensor's
-  bytes lie; with ``"call": j`` the inputs of timed call ``j`` (from 0) in leaderboard mode. After
-  an ``output`` or ``bench`` event the worker keeps those inputs alive until the parent, having
-  read their bytes itself from ``/proc/PID/mem``, writes one byte to ``SUBMITGEN_ACK_FD``
+- ``{"event": "inputs", "index": i, "digests": FINGERPRINT, "regions": [REGION]}``: the inputs
+  custom_kernel is about to receive, sent BEFORE the call, and where each tensor's bytes lie
+  (:data:`submitgen.evaluate.readback.Region`: ``[address, nbytes]`` of a contiguous CPU tensor;
+  for a CUDA tensor, contiguous or not, its storage's CUDA IPC export by torch's ``_share_cuda_``
+  with the tensor's byte offset, shape and strides in it (:mod:`submitgen.evaluate.cudaipc`);
+  null for any other); with ``"call": j`` (and no regions) the inputs of timed call ``j`` (from 0)
+  in leaderboard mode. Before an ``output`` or ``bench`` event the worker synchronizes the device;
+  after it, it keeps those inputs alive until the parent, having read their bytes itself (from
+  ``/proc/PID/mem``, through CUDA IPC), writes one byte to ``SUBMITGEN_ACK_FD``
 - ``{"event": "output", "index": i, "output": {"dtype": str, "shape": [int]} | {"type": str},
   "seconds": float, "digests": FINGERPRINT, "backend": str|null}`` (test; digests after the call)
 - ``{"event": "bench", "index": i, "output": ..., "digests": ..., "runs": int, "mean_ns": float,
@@ -194,7 +198,10 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
 
     generate, clones = problem.generate_input, bool(problem.eval_clones_inputs)
     clone = clone_data
-    sync = torch.cuda.synchronize if gpu else (lambda: None)
+    # torch's C function itself: torch.cuda.synchronize looks it up when called. The device is
+    # synchronized after the call and before each output or bench event, so the memory the parent
+    # reads back through CUDA IPC is what the submission's kernels left, finished
+    sync = torch._C._cuda_synchronize if gpu else (lambda: None)
     perf_counter = time.perf_counter
     mode, outputs = cfg["mode"], cfg["outputs"]
     time_calls = make_timer(generate, gpu, device, cfg, write_output, fingerprint, emit) if mode == "bench" \
@@ -236,6 +243,7 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
         try:
             written = write_output(output, out_path)
             after = fingerprint(arg)
+            sync()
         except Exception as e:  # noqa: BLE001 - e.g. an output on the meta device
             failed(index, "reading custom_kernel's output failed", e)
             return
@@ -257,6 +265,7 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
                 time_calls(kernel, data, spec, index, out_path, True)
             durations, rechecks, flushed = time_calls(kernel, data, spec, index, out_path)
             timed = None if recheck else fingerprint(data)  # leaderboard mode: each call's, in rechecks
+            sync()
         except flush_error as e:
             emit({"event": "error", "index": index, "error": f"timing failed: {e}", "missing": None})
             return
