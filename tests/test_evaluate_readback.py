@@ -257,3 +257,16 @@ def test_cpu_regions_still_read_from_proc(tmp_path):
     with pytest.raises(readback.ReadBackError) as e:
         readback.read_regions(PID, [[8, 16]])
     assert str(e.value) == "Input/output error"
+
+
+def test_the_workers_ref_counter_files_are_removed_after_it(tmp_path):
+    """Torch makes a ref-counter file in /dev/shm for the worker's shares, and the worker ends by
+    os._exit or SIGKILL, which unlink nothing: the parent removes the files its pid names, no other."""
+    mine, other = cuda_region(), cuda_region(ref_counter=b"/torch_1_2_3".hex())
+    failed = {"kind": "cuda", "device": 0, "error": "x"}
+    names = cudaipc.ref_counter_names([mine, None, [0, 0], other, failed], PID)
+    assert names == {f"/torch_{PID}_1234567_8"}
+    for name in (f"torch_{PID}_1234567_8", "torch_1_2_3"):
+        (tmp_path / name).write_bytes(bytes(8))
+    cudaipc.remove_ref_counters(names | {f"/torch_{PID}_9_9"}, shm=str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["torch_1_2_3"]

@@ -17,6 +17,7 @@ comes, and :func:`valid` (the check of what the pipe carried) needs no torch at 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -104,6 +105,26 @@ def ref_counter_pid(region: Mapping[str, Any]) -> int | None:
         return None
     pid: int = int(m.group(1))
     return pid
+
+
+def ref_counter_names(regions: Any, pid: int) -> set[str]:
+    """The names of worker ``pid``'s ref-counter files that ``regions`` (valid ones) name."""
+    out: set[str] = set()
+    for r in regions if isinstance(regions, list) else ():
+        if isinstance(r, dict) and "ref_counter" in r and ref_counter_pid(r) == pid:
+            out.add(bytes.fromhex(r["ref_counter"]).decode("ascii"))
+    return out
+
+
+def remove_ref_counters(names: Any, shm: str = "/dev/shm") -> None:
+    """Remove the ref-counter files of a worker that has ended. Torch unlinks one when its process
+    closes it, but the worker ends by ``os._exit`` (or SIGKILL), so each file it made would stay in
+    ``/dev/shm``; only names of the worker's pid (:func:`ref_counter_names`) are given."""
+    import contextlib
+
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.unlink(shm + name)
 
 
 def span(region: Mapping[str, Any]) -> int:

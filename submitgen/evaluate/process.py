@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from submitgen.evaluate import digest, group, readback
+from submitgen.evaluate import cudaipc, digest, group, readback
 from submitgen.evaluate.check import AFTER_KEY, BEFORE_KEY, TIMED_BEFORE_KEY
 from submitgen.evaluate.results import Shape
 
@@ -65,6 +65,7 @@ class _Worker:
     reported: set[int] = field(default_factory=set)
     inputs: dict[int, dict[str, Any]] = field(default_factory=dict)
     regions: dict[int, list[Any]] = field(default_factory=dict)
+    ref_counters: set[str] = field(default_factory=set)  # the worker's torch files in /dev/shm
     ack_fd: int | None = None
     timed_inputs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # leaderboard mode
     current: int | None = None
@@ -311,6 +312,7 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
             raise Malformed(f"an 'inputs' event with {fault}")
         w.inputs[index] = ev["digests"]
         w.regions[index] = ev["regions"]
+        w.ref_counters |= cudaipc.ref_counter_names(ev["regions"], w.proc.pid)
         return False
     ev[BEFORE_KEY] = w.inputs.get(index)
     ev[AFTER_KEY] = _read_back(w, index) if kind in ("output", "bench") else None
@@ -383,6 +385,7 @@ def run_worker(cfg: dict[str, Any], shapes: Sequence[Shape], timeout_s: float, o
         _loop(w, state, timeout_s, on_result)
     finally:
         kill_group(w)
+        cudaipc.remove_ref_counters(w.ref_counters)
     if w.current is not None:  # the process died inside a shape
         _fail_next(w, state, _died(w, state), on_result)
     if state.import_error is not None or w.finished:
