@@ -87,7 +87,7 @@ def leftover_ref_counters(pids: set[int]) -> list[str]:
 
 
 @pytest.mark.parametrize("header,problem", [(TOY, "toy-add"), (NOCLONE, "toy-noclone"),
-                                            (STRIDED, "toy-strided")])
+                                            (STRIDED, "toy-strided")], ids=["add", "noclone", "strided"])
 def test_gpu_honest_kernel_reads_back_equal(tmp_path, reads, header, problem):
     """An honest kernel passes, every input was read back by the parent through CUDA IPC (the
     strided problem's inputs are not contiguous), each digest equal to the parent's own of the
