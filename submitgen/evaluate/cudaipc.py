@@ -24,12 +24,15 @@ from typing import Any
 
 from submitgen.evaluate.readback import MAX_REGION_BYTES, ReadBackError
 
+TORCH_GPU = "cuda"
+"""torch's device type of a GPU tensor on either runtime (a ROCm build of torch names its GPUs
+"cuda" too): the kind of a region this module makes, whatever target the submission was built for."""
 MAX_HANDLE_BYTES = 1 << 16
 """The longest memory handle accepted: torch's is 66 bytes for an allocation of ``cudaMalloc``
 (a version, a type and the 64-byte ``cudaIpcMemHandle_t``), longer for an expandable segment."""
 EVENT_HANDLE_BYTES = 64
 """``CUDA_IPC_HANDLE_SIZE``: torch sends a ``cudaIpcEventHandle_t`` of this size, zeros when no
-event is to be waited on (always on ROCm, where the worker's stream is synchronized instead)."""
+event is to be waited on (always on ROCm, where the worker synchronizes its device instead)."""
 REF_COUNTER_SLOTS = 10_000
 """``torch::CUDA_IPC_REF_COUNTER_FILE_SIZE``: the int64 counters in one of torch's ref-counter
 files. The parent decrements the one at the region's ``ref_counter_offset`` when it lets go of the
@@ -72,14 +75,14 @@ def make_export(share: Callable[[Any], tuple[Any, ...]] | None = None) -> Callab
                 untyped_storage(t))
             if handle is None:
                 raise ValueError("its storage has no memory")
-            return {"kind": "cuda", "device": device, "handle": hex_(handle), "storage_nbytes": nbytes,
+            return {"kind": TORCH_GPU, "device": device, "handle": hex_(handle), "storage_nbytes": nbytes,
                     "storage_offset": offset, "ref_counter": hex_(counter),
                     "ref_counter_offset": counter_offset, "event": hex_(event),
                     "event_sync": bool_(event_sync), "offset": storage_offset(t) * itemsize,
                     "shape": list_(get_shape(t)), "strides": list_(stride(t)), "itemsize": itemsize}
         except Exception as e:  # noqa: BLE001 - the parent fails the shape, naming this
             text = partition(f"{type_(e).__name__}: {e}", "\n")[0][:MAX_ERROR_CHARS]
-            return {"kind": "cuda", "device": device_index(get_device(t)), "error": text}
+            return {"kind": TORCH_GPU, "device": device_index(get_device(t)), "error": text}
 
     return export
 
@@ -169,7 +172,7 @@ def fault(region: Any) -> str | None:
     """What is wrong with ``region`` as a CUDA region (its form, a field out of its bounds, the
     tensor outside its storage), None when nothing is (the parent checks what the pipe carried: a
     submission can write it too)."""
-    if not isinstance(region, dict) or region.get("kind") != "cuda":
+    if not isinstance(region, dict) or region.get("kind") != TORCH_GPU:
         return f"{_short(region)} (expected a CUDA region, kind 'cuda')"
     keys = _ERROR_KEYS if "error" in region else _KEYS
     if set(region) != keys:

@@ -41,6 +41,7 @@ def make_regions(export: Callable[[Any], Any] | None = None) -> Callable[[Any], 
     from submitgen.evaluate import cudaipc
 
     export_ = cudaipc.make_export() if export is None else export
+    gpu = cudaipc.TORCH_GPU
     base = torch._C.TensorBase
     tensor_type = torch.Tensor
     data_ptr, is_contiguous, numel, element_size = (base.data_ptr, base.is_contiguous, base.numel,
@@ -56,7 +57,7 @@ def make_regions(export: Callable[[Any], Any] | None = None) -> Callable[[Any], 
             if kind == "cpu":
                 out.append([data_ptr(x), numel(x) * element_size(x)] if is_contiguous(x) else None)
             else:
-                out.append(export_(x) if kind == "cuda" else None)
+                out.append(export_(x) if kind == gpu else None)
         elif isinstance_(x, (tuple_, list_)):
             for item in x:
                 walk(item, out)

@@ -201,7 +201,8 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
     # torch's C function itself: torch.cuda.synchronize looks it up when called. The device is
     # synchronized after the call and before each output or bench event, so the memory the parent
     # reads back through CUDA IPC is what the submission's kernels left, finished
-    sync = torch._C._cuda_synchronize if gpu else (lambda: None)
+    # (a torch without CUDA has no such C function: torch.cuda's, as a stand-in GPU there provides it)
+    sync = (getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize) if gpu else (lambda: None)
     perf_counter = time.perf_counter
     mode, outputs = cfg["mode"], cfg["outputs"]
     time_calls = make_timer(generate, gpu, device, cfg, write_output, fingerprint, emit) if mode == "bench" \
