@@ -231,6 +231,11 @@ whatever the event carried under that key)."""
 TIMED_BEFORE_KEY = "_timed_inputs_before"
 """Where :mod:`.process` puts the list of fingerprints the worker sent before each timed call in
 leaderboard mode (it overwrites whatever the event carried under that key)."""
+TIMED_AFTER_KEY = "_timed_inputs_after"
+"""Where :mod:`.process` puts, in leaderboard mode, what it read itself of each timed call's inputs
+after that call, as :data:`AFTER_KEY` for the untimed call: a list a call of each tensor's SHA-256
+(None for a tensor it cannot read) or a string saying why it could not read them (it overwrites
+whatever the event carried under that key)."""
 
 
 def check_fields(res: Any) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.evaluate import cudaipc, digest, group, readback
-from submitgen.evaluate.check import AFTER_KEY, BEFORE_KEY, TIMED_BEFORE_KEY
+from submitgen.evaluate.check import AFTER_KEY, BEFORE_KEY, TIMED_AFTER_KEY, TIMED_BEFORE_KEY
 from submitgen.evaluate.results import Shape
 
 IMPORT_TIMEOUT_S = 300.0
@@ -37,7 +37,8 @@ _TAIL_LINES = 12
 _POLL_S = 0.5
 PIPE_LOST_EXIT = 86  # evaluate_worker.PIPE_LOST_EXIT (that module imports torch; this one must not)
 
-_EVENTS = frozenset({"ready", "import-error", "shape-start", "inputs", "output", "bench", "error", "done"})
+_EVENTS = frozenset({"ready", "import-error", "shape-start", "inputs", "timed-done", "output", "bench",
+                     "error", "done"})
 
 
 class Malformed(Exception):
@@ -68,6 +69,9 @@ class _Worker:
     ref_counters: set[str] = field(default_factory=set)  # the worker's torch files in /dev/shm
     ack_fd: int | None = None
     timed_inputs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # leaderboard mode
+    # leaderboard mode: the regions of the timed call running (call, regions), until its timed-done
+    timed_pending: dict[int, tuple[int, list[Any]]] = field(default_factory=dict)
+    timed_after: dict[int, list[list[str | None] | str]] = field(default_factory=dict)  # read here
     current: int | None = None
     ready: bool = False
     finished: bool = False
@@ -103,7 +107,7 @@ def parse_event(line: str, count: int) -> dict[str, Any]:
         raise Malformed(f"not JSON: {line[:120]!r}") from None
     if not isinstance(ev, dict) or ev.get("event") not in _EVENTS:
         raise Malformed(f"not an event: {line[:120]!r}")
-    if "index" in ev or ev["event"] in ("shape-start", "inputs", "output", "bench", "error"):
+    if "index" in ev or ev["event"] in ("shape-start", "inputs", "timed-done", "output", "bench", "error"):
         index = ev.get("index")
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count:
             raise Malformed(f"{ev['event']!r} event with index {index!r} (this worker runs {count} shapes)")
@@ -116,8 +120,9 @@ def parse_event(line: str, count: int) -> dict[str, Any]:
         if (key in needed or value is not None) and not digest.valid(value):
             raise Malformed(f"{ev['event']!r} event with {key} {str(value)[:120]!r}")
     call = ev.get("call")
-    if call is not None and (ev["event"] != "inputs" or not isinstance(call, int) or isinstance(call, bool)
-                             or call < 0):
+    if (call is not None or ev["event"] == "timed-done") and (
+            ev["event"] not in ("inputs", "timed-done") or not isinstance(call, int) or isinstance(call, bool)
+            or call < 0):
         raise Malformed(f"{ev['event']!r} event with call {str(call)[:120]!r}")
     rechecks = ev.get("rechecks")
     if rechecks is not None and (
@@ -302,8 +307,30 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
         if index not in w.inputs or ev["call"] != len(timed):
             raise Malformed(f"an 'inputs' event for timed call {ev['call']} of shape {index}, "
                             f"expected {len(timed)} after the untimed call")
+        if index in w.timed_pending:
+            raise Malformed(f"an 'inputs' event for timed call {ev['call']} of shape {index} before timed "
+                            f"call {w.timed_pending[index][0]} was done")
+        fault = readback.regions_fault(ev.get("regions"), len(ev["digests"]["tensors"]))
+        if fault is not None:
+            raise Malformed(f"an 'inputs' event for timed call {ev['call']} with {fault}")
         timed.append(ev["digests"])
+        w.timed_pending[index] = (ev["call"], ev["regions"])
+        w.ref_counters |= cudaipc.ref_counter_names(ev["regions"], w.proc.pid)
         return False
+    if kind == "timed-done":
+        pending = w.timed_pending.pop(index, None)
+        if pending is None:
+            raise Malformed(f"a 'timed-done' event for timed call {ev['call']} of shape {index} with no "
+                            "timed call's inputs pending")
+        if pending[0] != ev["call"]:
+            raise Malformed(f"a 'timed-done' event for timed call {ev['call']} of shape {index} while timed "
+                            f"call {pending[0]} runs")
+        w.timed_after.setdefault(index, []).append(_read_regions(w, pending[1]))
+        _ack(w)
+        return False
+    if kind == "bench" and index in w.timed_pending:
+        raise Malformed(f"a 'bench' event for shape {index} before timed call {w.timed_pending[index][0]} "
+                        "was done")
     if kind == "inputs":
         if index in w.inputs:
             raise Malformed(f"a second 'inputs' event for shape {index}")
@@ -317,15 +344,22 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     ev[BEFORE_KEY] = w.inputs.get(index)
     ev[AFTER_KEY] = _read_back(w, index) if kind in ("output", "bench") else None
     ev[TIMED_BEFORE_KEY] = w.timed_inputs.get(index, [])
+    ev[TIMED_AFTER_KEY] = w.timed_after.get(index, [])
     if kind == "error" and not isinstance(ev.get("error"), str):
         raise Malformed("an 'error' event without an error text")
     on_result(index, ev, w.outputs / f"out-{index}.bin")
     w.reported.add(index)
     w.current = None
-    if kind in ("output", "bench") and w.ack_fd is not None:
-        with contextlib.suppress(OSError):  # the worker may be gone: its shape is judged already
-            os.write(w.ack_fd, b"1")
+    if kind in ("output", "bench"):
+        _ack(w)
     return False
+
+
+def _ack(w: _Worker) -> None:
+    """Tell the worker its inputs have been read back: it may free them and go on."""
+    if w.ack_fd is not None:
+        with contextlib.suppress(OSError):  # the worker may be gone: what it left is judged already
+            os.write(w.ack_fd, b"1")
 
 
 def _read_back(w: _Worker, index: int) -> list[str | None] | str:
@@ -335,6 +369,11 @@ def _read_back(w: _Worker, index: int) -> list[str | None] | str:
     regions = w.regions.get(index)
     if regions is None:
         return "the worker sent no inputs event"
+    return _read_regions(w, regions)
+
+
+def _read_regions(w: _Worker, regions: list[Any]) -> list[str | None] | str:
+    """:func:`readback.read_regions` of the worker's ``regions``, or why they could not be read."""
     try:
         return readback.read_regions(w.proc.pid, regions)
     except readback.ReadBackError as e:

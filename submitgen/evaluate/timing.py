@@ -9,7 +9,9 @@ time without a GPU). The flush keeps the GPU busy long enough for the host to qu
 call behind it, so launch overhead stays out of the events, as on the leaderboard. In
 leaderboard mode each output's raw bytes are written next to the first call's
 (``out-<i>-r<j>.bin``), with the fingerprint of that call's inputs after it, for the parent to
-judge, as eval.py's ranked run checks every timed call. The loop stops by
+judge, as eval.py's ranked run checks every timed call; each call's inputs event carries their
+regions, and after the call (outside the events) the loop sends ``timed-done`` and waits for the
+parent's one-byte answer, having let it read those inputs back itself. The loop stops by
 :mod:`submitgen.evaluate.stoprule`.
 
 With ``flush_fit`` (bench's default size, no ``--flush-mib``), a flush the GPU's memory cannot hold
@@ -91,13 +93,18 @@ def fit_flush(nbytes: int, device: str, mem_info: Callable[[str], tuple[int, int
 
 def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mapping[str, Any],
                write_output: Callable[[Any, str], dict[str, Any]], fingerprint: Callable[[Any], Any],
-               emit: Callable[[dict[str, Any]], None]) -> Timer:
+               emit: Callable[[dict[str, Any]], None], regions: Callable[[Any], list[Any]] = lambda d: [],
+               wait_ack: Callable[[], None] = lambda: None) -> Timer:
     """``time_calls(kernel, data, spec, index, out_path, warmup=False)``: (durations in ns, for each
     timed call in leaderboard mode ``{"output": what was written, "digests": its inputs' fingerprint
     after the call}``, the flush: ``{"flush_mib": MiB filled before each call, "memory_mib": [free,
     total] MiB of the device when the size asked for did not fit, else None}``, None without a GPU).
     With ``warmup``, the calls of eval.py's warm-up run instead (the mode's warm-up rule, the same
-    inputs every call, nothing checked or written)."""
+    inputs every call, nothing checked or written). In leaderboard mode each timed call's ``inputs``
+    event carries ``regions(data)`` (:func:`.readback.make_regions`'s), and after the call (its end
+    event recorded, the device synchronized, its output written) a ``timed-done`` event is sent and
+    ``wait_ack()`` blocks until the parent has read those inputs back itself: none of that is
+    between the start and end events."""
     rule = StopRule.from_dict(cfg["stop"])
     warmup_rule = StopRule.from_dict(cfg["warmup"]) if cfg.get("warmup") else None
     recheck = bool(cfg.get("recheck"))
@@ -139,7 +146,8 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
             if checking:
                 data = generate(spec_of(spec, j), device=device)
                 sync()
-                emit({"event": "inputs", "index": index, "call": j, "digests": fingerprint(data)})
+                emit({"event": "inputs", "index": index, "call": j, "digests": fingerprint(data),
+                      "regions": regions(data)})
             if gpu:
                 sync()
                 if flush is not None:
@@ -157,6 +165,9 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
             if checking:
                 written.append({"output": write_output(output, path_of(out_path, j)),
                                 "digests": fingerprint(data)})
+                sync()  # the memory the parent reads is what the call's kernels left, finished
+                emit({"event": "timed-done", "index": index, "call": j})
+                wait_ack()  # the inputs stay alive until the parent has read them back
             del output
             durations.append(duration)
             if stop(limits, durations, perf_counter() - started):

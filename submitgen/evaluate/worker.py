@@ -205,8 +205,8 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
     sync = (getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize) if gpu else (lambda: None)
     perf_counter = time.perf_counter
     mode, outputs = cfg["mode"], cfg["outputs"]
-    time_calls = make_timer(generate, gpu, device, cfg, write_output, fingerprint, emit) if mode == "bench" \
-        else None
+    time_calls = make_timer(generate, gpu, device, cfg, write_output, fingerprint, emit, regions,
+                            wait_ack) if mode == "bench" else None
     recheck = bool(cfg.get("recheck"))
     time_fallback = bool(cfg.get("time_fallback"))
     warm = [gpu and bool(cfg.get("warmup"))]  # eval.py's warm-up run, before the first timed shape
