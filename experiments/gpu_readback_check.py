@@ -1,8 +1,10 @@
-"""Run the GPU read-back tests (tests/hostile/test_evaluate_gpu_readback.py, and the CPU unit tests
-of the same code, tests/test_evaluate_readback.py) on a CUDA machine and print one line a test and a
-summary. From the repository root: ``PYTHONPATH=. python3 experiments/gpu_readback_check.py``.
-Needs torch with a CUDA device and pytest (no pytest-xdist: the repository's addopts are dropped);
-about a minute; exits 0 only when every test passed and none was skipped."""
+"""Run the GPU read-back tests (tests/hostile/test_evaluate_gpu_readback.py, the CPU unit tests of
+the same code, tests/test_evaluate_readback.py, and bench --mode leaderboard's timed-call read-backs,
+tests/hostile/test_evaluate_timed_readback.py, which read CUDA inputs where there is a GPU) on a
+CUDA machine and print one line a test and a summary. From the repository root:
+``PYTHONPATH=. python3 experiments/gpu_readback_check.py``. Needs torch with a CUDA device and
+pytest (no pytest-xdist: the repository's addopts are dropped); about two minutes; exits 0 only when
+every test passed and none was skipped."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = ("tests/hostile/test_evaluate_gpu_readback.py", "tests/test_evaluate_readback.py")
-LIMIT_S = 170
+FILES = ("tests/hostile/test_evaluate_gpu_readback.py", "tests/test_evaluate_readback.py",
+         "tests/hostile/test_evaluate_timed_readback.py")
+LIMIT_S = 300
 
 
 def main() -> int:

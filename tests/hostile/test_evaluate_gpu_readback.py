@@ -158,6 +158,35 @@ def test_gpu_bench_reads_back_too(tmp_path, reads):
     assert [d for _, _, d in reads] == expected("toy-add", *SHAPES)
 
 
+def test_gpu_bench_leaderboard_reads_every_timed_call_back(tmp_path, reads):
+    """bench --mode leaderboard: each timed call's inputs (seed + 13 a call) are read back through
+    CUDA IPC as that call ends, then the untimed call's, each equal to the parent's own."""
+    sub = tmp_path / "sub.py"
+    sub.write_text(TOY + "def custom_kernel(data):\n    return data[0] + data[1]\n")
+    report = run_bench(sub, custom=SHAPES[:1], iters=3, mode="leaderboard", lint=False)
+    assert report.passed, format_bench_report(report)
+    assert [d for _, _, d in reads] == expected("toy-add", "n=64,seed=14", "n=64,seed=27", "n=64,seed=40",
+                                                SHAPES[0])
+    assert leftover_ref_counters({pid for _, pid, _ in reads}) == []
+
+
+def test_gpu_timed_write_with_the_fingerprint_forged_is_mutated(tmp_path, reads):
+    """The GPU case of test_evaluate_timed_readback.py's forgery: b written into on the device on
+    timed calls only, the timed loop's fingerprint cell forged so the worker reports every call's
+    inputs unchanged; the parent's IPC read of the first timed call's b sees the write."""
+    from test_evaluate_timed_readback import FORGE_TIMED
+
+    sub = tmp_path / "sub.py"
+    sub.write_text(TOY + FORGE_TIMED)
+    report = run_bench(sub, custom=SHAPES[:1], iters=3, mode="leaderboard", lint=False)
+    [r] = report.results
+    assert r.error is None and r.correct is False, format_bench_report(report)
+    assert ("; timed call 1 of 3 (seed 14): input 'b' was changed by the call (read back by submitgen)"
+            in r.check_message), r.check_message
+    a, b = expected("toy-add", "n=64,seed=14")
+    assert reads[0][2] == a and reads[1][2] != b  # the parent's own read saw the write
+
+
 def test_gpu_memory_the_parent_cannot_open_fails_the_shape(tmp_path, monkeypatch):
     """Where the parent cannot open the worker's memory (here its opener fails), the shape fails;
     the worker's own fingerprint, which says nothing changed, is not used instead."""

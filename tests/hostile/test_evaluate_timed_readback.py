@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from submitgen.evaluate import format_bench_report, process, readback, run_bench
+from submitgen.evaluate.check import device
 from submitgen.evaluate.digest import make_fingerprint
 from submitgen.evaluate.recheck import recheck_spec
 from submitgen.problems import get_problem
@@ -19,7 +20,8 @@ SPEC = "n=64,seed=1"
 MALFORMED = (
     "the result pipe carried a malformed event ({}): something in the submission's process wrote to it"
 )
-# a determined file: on a timed call only (its caller is the timed loop), b written into after the
+# a determined file: on a timed call only (its caller is the timed loop, checking: not eval.py's
+# warm-up calls on a GPU), b written into after the
 # output is computed, and the timed loop's own fingerprint (a closure cell of the function found
 # through gc) replaced, once, by the clean fingerprint taken before the write; the untimed call is
 # left alone, and so the worker reports every call's inputs unchanged
@@ -28,7 +30,7 @@ FORGE_TIMED = ("import gc\nimport sys\n\n\n"
                "    a, b = data\n"
                "    out = a + b\n"
                "    caller = sys._getframe(1)\n"
-               "    if caller.f_code.co_name == 'time_calls':\n"
+               "    if caller.f_code.co_name == 'time_calls' and caller.f_locals.get('checking'):\n"
                "        loop = next(f for f in gc.get_referrers(caller.f_code) if callable(f))\n"
                "        cell = dict(zip(loop.__code__.co_freevars, loop.__closure__))['fingerprint']\n"
                "        real = cell.cell_contents\n"
@@ -62,11 +64,12 @@ def reads(monkeypatch):
     return seen
 
 
-def expected(calls: int, problem: str = "toy-add", device: str = "cpu") -> list[list[str]]:
-    """The parent's own fingerprint of each timed call's regenerated inputs (seed + 13 a call)."""
-    p, fp = get_problem(problem), make_fingerprint()
+def expected(calls: int) -> list[list[str]]:
+    """The parent's own fingerprint of each timed call's regenerated inputs (seed + 13 a call), on
+    the device the worker generates them (a GPU where there is one)."""
+    p, fp = get_problem("toy-add"), make_fingerprint()
     spec = {"n": 64, "seed": 1}
-    return [fp(p.generate_input(recheck_spec(spec, j), device=device))["tensors"] for j in range(calls)]
+    return [fp(p.generate_input(recheck_spec(spec, j), device=device()))["tensors"] for j in range(calls)]
 
 
 def _bench(tmp_path, body: str, specs: tuple[str, ...] = (SPEC,)):
@@ -83,7 +86,7 @@ def test_an_honest_file_passes_with_every_timed_call_read_back_equal(tmp_path, r
     assert all(isinstance(got, list) for _, got in reads), reads
     assert [got for _, got in reads[:3]] == expected(3)
     assert reads[3][1] == make_fingerprint()(get_problem("toy-add").generate_input(
-        {"n": 64, "seed": 1}, device="cpu"))["tensors"]
+        {"n": 64, "seed": 1}, device=device()))["tensors"]
 
 
 def test_a_write_on_timed_calls_only_with_the_fingerprint_forged_is_mutated(tmp_path, reads):
@@ -132,7 +135,8 @@ def _writes(cond: str, call: int, index: int = 0) -> str:
 
 
 UNTIMED = "sys._getframe(1).f_code.co_name != 'time_calls'"
-FIRST_TIMED = "sys._getframe(1).f_code.co_name == 'time_calls' and not sys._getframe(1).f_locals['durations']"
+FIRST_TIMED = ("sys._getframe(1).f_code.co_name == 'time_calls' and sys._getframe(1).f_locals['checking'] "
+               "and not sys._getframe(1).f_locals['durations']")
 
 
 @pytest.mark.parametrize("body,fault", [
