@@ -22,8 +22,9 @@ the kernel changed, fail the shape, named) and judges the output against the ref
 
 ``bench`` times ``custom_kernel`` per shape after one untimed, checked call, until eval.py's stop
 rule (:mod:`.stoprule`) ends the timing. With ``mode`` 'leaderboard', as in the ranked run, each
-timed call gets fresh inputs (seed += 13); the worker sends each call's input fingerprints before
-and after it and writes each output, and this process judges them all (:mod:`.recheck`). With a GPU
+timed call gets fresh inputs (seed += 13); the worker sends each call's input fingerprint (with
+where its tensors lie) before it and writes each output, this process reads each call's inputs
+back itself after it, and judges them all (:mod:`.recheck`). With a GPU
 (``torch.cuda.is_available()``, CUDA or ROCm) it runs eval.py's warm-up first (on the first timed
 shape: up to 100 calls, 0.1 s of summed time in benchmark mode, discarded), records device events
 around each call and flushes the caches before each one as eval.py does (``torch.randn`` into a

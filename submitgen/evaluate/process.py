@@ -8,7 +8,9 @@ submission leaves behind neither keeps ``test`` waiting nor outlives it; it also
 is validated: a malformed or impossible event (a submission can write to the pipe too) fails the
 shape and ends that worker, never ``test`` itself. The fingerprint of a shape's inputs that the
 worker sends before calling custom_kernel is kept here, one per shape, and handed to the judge
-with the shape's result (:data:`.check.BEFORE_KEY`)."""
+with the shape's result (:data:`.check.BEFORE_KEY`), with what this process read back itself of
+the inputs after the call (:data:`.check.AFTER_KEY`; in leaderboard mode each timed call's too,
+read on its ``timed-done`` event: :data:`.check.TIMED_AFTER_KEY`)."""
 
 from __future__ import annotations
 

@@ -14,10 +14,13 @@ which belongs to the submission):
   (:data:`submitgen.evaluate.readback.Region`: ``[address, nbytes]`` of a contiguous CPU tensor;
   for a CUDA tensor, contiguous or not, its storage's CUDA IPC export by torch's ``_share_cuda_``
   with the tensor's byte offset, shape and strides in it (:mod:`submitgen.evaluate.cudaipc`);
-  null for any other); with ``"call": j`` (and no regions) the inputs of timed call ``j`` (from 0)
-  in leaderboard mode. Before an ``output`` or ``bench`` event the worker synchronizes the device;
-  after it, it keeps those inputs alive until the parent, having read their bytes itself (from
-  ``/proc/PID/mem``, through CUDA IPC), writes one byte to ``SUBMITGEN_ACK_FD``
+  null for any other); with ``"call": j`` the inputs of timed call ``j`` (from 0) in leaderboard
+  mode, with their regions too. Before an ``output`` or ``bench`` event the worker synchronizes
+  the device; after it, it keeps those inputs alive until the parent, having read their bytes
+  itself (from ``/proc/PID/mem``, through CUDA IPC), writes one byte to ``SUBMITGEN_ACK_FD``
+- ``{"event": "timed-done", "index": i, "call": j}``: in leaderboard mode, timed call ``j`` has
+  ended (after its end event, the device synchronized, its output written); the timed loop keeps
+  that call's inputs alive until the parent has read them back and written its one byte
 - ``{"event": "output", "index": i, "output": {"dtype": str, "shape": [int]} | {"type": str},
   "seconds": float, "digests": FINGERPRINT, "backend": str|null}`` (test; digests after the call)
 - ``{"event": "bench", "index": i, "output": ..., "digests": ..., "runs": int, "mean_ns": float,
