@@ -179,6 +179,7 @@ class Assessor:
         """The assessment of the untimed call (the only call of ``test``)."""
         if ev["event"] == "error":
             return Assessment(None, ev["error"])
+        from submitgen.evaluate import readback
         from submitgen.evaluate.digest import changed, tensor_paths
 
         problem = self.problem
@@ -196,14 +197,9 @@ class Assessor:
                                     "changed how the inputs are made")
         after = ev.get(AFTER_KEY)
         if isinstance(after, str):
-            return Assessment(None, f"the inputs could not be read back from the worker after the call "
-                                    f"({after}), so whether custom_kernel changed them is unknown")
-        worker_after = ev["digests"]
-        if isinstance(after, list):  # read here from the worker's memory; the worker's where None
-            theirs = worker_after["tensors"]
-            worker_after = {**worker_after, "tensors": [
-                mine if mine is not None else theirs[i] if i < len(theirs) else ""
-                for i, mine in enumerate(after)]}
+            return Assessment(None, readback.unread(after))
+        # read here from the worker's memory; the worker's where None
+        worker_after = readback.overlaid(ev["digests"], after) if isinstance(after, list) else ev["digests"]
         mutated = changed(worker_after, want, names)
         if ev.get("timed_digests") is not None:
             mutated += [m for m in changed(ev["timed_digests"], want, names) if m not in mutated]

@@ -312,12 +312,9 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
         if index in w.timed_pending:
             raise Malformed(f"an 'inputs' event for timed call {ev['call']} of shape {index} before timed "
                             f"call {w.timed_pending[index][0]} was done")
-        fault = readback.regions_fault(ev.get("regions"), len(ev["digests"]["tensors"]))
-        if fault is not None:
-            raise Malformed(f"an 'inputs' event for timed call {ev['call']} with {fault}")
+        regions = _regions(w, ev, f"an 'inputs' event for timed call {ev['call']}")
         timed.append(ev["digests"])
-        w.timed_pending[index] = (ev["call"], ev["regions"])
-        w.ref_counters |= cudaipc.ref_counter_names(ev["regions"], w.proc.pid)
+        w.timed_pending[index] = (ev["call"], regions)
         return False
     if kind == "timed-done":
         pending = w.timed_pending.pop(index, None)
@@ -336,12 +333,9 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     if kind == "inputs":
         if index in w.inputs:
             raise Malformed(f"a second 'inputs' event for shape {index}")
-        fault = readback.regions_fault(ev.get("regions"), len(ev["digests"]["tensors"]))
-        if fault is not None:
-            raise Malformed(f"an 'inputs' event with {fault}")
+        regions = _regions(w, ev, "an 'inputs' event")
         w.inputs[index] = ev["digests"]
-        w.regions[index] = ev["regions"]
-        w.ref_counters |= cudaipc.ref_counter_names(ev["regions"], w.proc.pid)
+        w.regions[index] = regions
         return False
     ev[BEFORE_KEY] = w.inputs.get(index)
     ev[AFTER_KEY] = _read_back(w, index) if kind in ("output", "bench") else None
@@ -355,6 +349,17 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     if kind in ("output", "bench"):
         _ack(w)
     return False
+
+
+def _regions(w: _Worker, ev: dict[str, Any], what: str) -> list[Any]:
+    """An inputs event's regions, checked (Malformed, naming ``what``, when they are not), with the
+    worker's ref-counter files they name kept for removal when the worker has ended."""
+    fault = readback.regions_fault(ev.get("regions"), len(ev["digests"]["tensors"]))
+    if fault is not None:
+        raise Malformed(f"{what} with {fault}")
+    regions: list[Any] = ev["regions"]
+    w.ref_counters |= cudaipc.ref_counter_names(regions, w.proc.pid)
+    return regions
 
 
 def _ack(w: _Worker) -> None:

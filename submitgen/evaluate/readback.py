@@ -151,3 +151,18 @@ def _read_memory(mem: Any, address: int, size: int) -> str:
         size -= len(chunk)
         address += len(chunk)
     return h.hexdigest()
+
+
+def overlaid(fingerprint: dict[str, Any], read: Sequence[str | None]) -> dict[str, Any]:
+    """``fingerprint`` (the worker's, after a call) with each tensor's digest replaced by the one the
+    parent read back itself (``read_regions``); the worker's stays only where the parent read none."""
+    theirs = fingerprint["tensors"]
+    return {**fingerprint, "tensors": [mine if mine is not None else theirs[i] if i < len(theirs) else ""
+                                       for i, mine in enumerate(read)]}
+
+
+def unread(why: str) -> str:
+    """The verdict's text when the parent could not read the inputs back after a call."""
+    return (f"the inputs could not be read back from the worker after the call ({why}), so whether "
+            "custom_kernel changed them is unknown")
+

@@ -44,7 +44,7 @@ def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str,
     a changed input is named in ``mutated`` and, with the call, in the message; inputs that could
     not be read back fail the shape), and its output checked. The first failing output
     fails the shape, naming the call; the output files are removed."""
-    from submitgen.evaluate import digest
+    from submitgen.evaluate import digest, readback
     from submitgen.evaluate.check import (
         TIMED_AFTER_KEY,
         TIMED_BEFORE_KEY,
@@ -94,14 +94,8 @@ def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str,
                                   tuple(mutated))
             read = after[j]
             if isinstance(read, str):
-                return Assessment(None, f"{where}: the inputs could not be read back from the worker "
-                                        f"after the call ({read}), so whether custom_kernel changed them "
-                                        "is unknown", tuple(mutated))
-            theirs = desc["digests"]["tensors"]  # only for a tensor the parent could not read
-            seen = {**desc["digests"], "tensors": [
-                mine if mine is not None else theirs[i] if i < len(theirs) else ""
-                for i, mine in enumerate(read)]}
-            now = digest.changed(seen, want, names)
+                return Assessment(None, f"{where}: {readback.unread(read)}", tuple(mutated))
+            now = digest.changed(readback.overlaid(desc["digests"], read), want, names)
             changes += [f"{where}: input '{m}' was changed by the call (read back by submitgen)"
                         for m in now if m not in mutated]  # the first call that changed it
             mutated += [m for m in now if m not in mutated]
