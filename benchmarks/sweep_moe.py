@@ -59,6 +59,7 @@ def _launch_module(variant: dict):
             for key in ("num_warps", "num_stages"):
                 if key in over:
                     entry[key] = over[key]
+            entry.setdefault("options", {}).update(over.get("options", {}))
         else:
             setattr(launch, name, over)
     launch.A_BF16 = launch.TRITON["route"]["constexprs"]["A_BF16"]
@@ -79,13 +80,16 @@ def _runner(launch, launches):
         args = [_bytes(a) for a in args]
 
         def call(kern=kern, grid=grid, args=args, e=e):
-            kern[grid](*args, num_warps=e["num_warps"], num_stages=e["num_stages"], **e["constexprs"])
+            kern[grid](*args, num_warps=e["num_warps"], num_stages=e["num_stages"], **e.get("options", {}),
+                       **e["constexprs"])
         calls.append((name, grid, call))
     return calls
 
 
-def _cfg(bn, bk, warps, stages, target=None, split=None):
+def _cfg(bn, bk, warps, stages, target=None, split=None, maxnreg=None):
     c = {"constexprs": {"BN": bn, "BK": bk}, "num_warps": warps, "num_stages": stages}
+    if maxnreg is not None:  # ptxas' register cap (a backend option): more blocks an SM
+        c["options"] = {"maxnreg": maxnreg}
     if split is not None:
         c["constexprs"]["SPLIT"] = split
     if target is not None:
@@ -124,6 +128,13 @@ VARIANTS = {
     "l_g2d128w8": (64, _cfg(64, 128, 4, 2, 1, False), _cfg(128, 128, 8, 3)),
     "l_g3d128w8": (64, _cfg(64, 128, 4, 3, 1, False), _cfg(128, 128, 8, 3)),
     "l_g4d128w8": (64, _cfg(64, 128, 4, 4, 1, False), _cfg(128, 128, 8, 3)),
+    # 2026-12-03: register caps for the "s" tiles (ncu on the H200: 128 and 138 registers hold
+    # gate_up_s and down_s to 4 and 3 blocks an SM, 2.8 warps a scheduler). down 128: 4 blocks, no
+    # spills; gate_up 96: 5 blocks, 9 spill loads in its loop (experiments/sass_count.py --opt)
+    "s_r_d128": (16, _cfg(64, 128, 4, 3, 1056, False), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "s_r_g96": (16, _cfg(64, 128, 4, 3, 1056, False, maxnreg=96), _cfg(128, 128, 4, 2)),
+    "s_r_g96d128": (16, _cfg(64, 128, 4, 3, 1056, False, maxnreg=96), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "s_r_k256d128": (16, _cfg(64, 256, 4, 3, 1056, False), _cfg(128, 128, 4, 2, maxnreg=128)),
 }
 
 
@@ -160,7 +171,7 @@ def _jobs(launch, launches) -> list:
         e = launch.TRITON[name]
         specs = tuple(_spec_of(a) for a in args)
         jobs.append((e["kernel"], specs, tuple(grid), e["num_warps"], e["num_stages"],
-                     tuple(sorted(e["constexprs"].items()))))
+                     tuple(sorted({**e["constexprs"], **e.get("options", {})}.items()))))
     return jobs
 
 

@@ -1,7 +1,7 @@
 """Compile one Triton kernel for sm_90 on this host and count its SASS (no GPU needed).
 
     python experiments/sass_count.py FILE KERNEL 'SIG_JSON' 'CONSTEXPRS_JSON' [--warps 4] [--stages 3]
-        [--dump DIR]
+        [--dump DIR] [--opt maxnreg=96]
 
 SIG_JSON is the signature as launch.py's TRITON entries spell it (a ":16" suffix: divisible by 16),
 without the constexprs, e.g. for the MLA decode:
@@ -36,6 +36,8 @@ ap.add_argument("constexprs")
 ap.add_argument("--warps", type=int, default=4)
 ap.add_argument("--stages", type=int, default=3)
 ap.add_argument("--dump")
+ap.add_argument("--opt", action="append", default=[], metavar="KEY=INT",
+                help="a backend option, e.g. maxnreg=96")
 a = ap.parse_args()
 spec = importlib.util.spec_from_file_location("k", a.file)
 mod = importlib.util.module_from_spec(spec)
@@ -55,6 +57,9 @@ for i, n in enumerate(names):
 src = ASTSource(fn=fn, signature=sig, constexprs=cx, attrs=attrs)
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
 opts = {"num_warps": a.warps, "num_stages": a.stages}
+for item in a.opt:
+    key, _, value = item.partition("=")
+    opts[key] = int(value)
 c = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
 bin_dir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
 with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
@@ -91,7 +96,7 @@ for addr, t in ins:
     bm = re.search(r"BRA\s+`\((\.L_x_\d+)\)", t)
     if bm and bm.group(1) in labels and labels[bm.group(1)] < addr:
         loops.append((labels[bm.group(1)], addr))
-print(f"{a.kernel} {cx} warps {a.warps} stages {a.stages}: {len(ins)} instructions, "
+print(f"{a.kernel} {cx} {opts}: {len(ins)} instructions, "
       f"registers {regs.group(1) if regs else '?'}, shared {c.metadata.shared} B")
 hist = collections.Counter(op(t) for _, t in ins)
 print("kernel:", ", ".join(f"{k} {v}" for k, v in hist.most_common(25)))

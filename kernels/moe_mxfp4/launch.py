@@ -144,9 +144,12 @@ TRITON = {
         "num_stages": 2,
         "plan": {"target": 1},
         # sm_90, BN 128: H200 down bs128/E257 174 vs 213 us for BN 64, bs16/E257 71 vs 86 (2 stages:
-        # 3 gave 153 and 64 but does not fit the payload)
+        # 3 gave 153 and 64 but does not fit the payload). maxnreg 128 (138 registers uncapped, no
+        # spills capped): 4 blocks an SM instead of 3; emitted file 429.4 vs 445.1 us geomean
+        # (benchmarks/results/h200-2026-12-03-moe-regs)
         "arch": {
-            "sm_90": {"constexprs": {"BN": 128, "BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 2}
+            "sm_90": {"constexprs": {"BN": 128, "BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 2,
+                      "options": {"maxnreg": 128}}
         },
     },
     "down_l": {
