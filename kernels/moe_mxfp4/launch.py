@@ -3,7 +3,7 @@
 # gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values, B widened by LUT, BK 128.
 # H200 us (benchmarks/sweep_moe.py, 2026-12-02): sm_90 min_rows 64 (bs128/E33, 35 a expert: s 296,
 # l 424; bs512/E33, 140: l 665, s 885); down BN 128: bs128/E257 174 vs 213, "l" 8 warps bs512/E33
-# 200 vs 267. No stage-1 split on sm_90 (payload).
+# 200 vs 267. sm_90 stage-1 split at bs 16 (2026-12-03): 415.3 vs 427.5 us geomean.
 
 import torch
 
@@ -33,7 +33,9 @@ TRITON = {
         "constexprs": {"BLOCK": 1024, "QK": 256, "A_BF16": False},
         "num_warps": 4,
         "num_stages": 1,
-        "arch": {"sm_90": {"constexprs": {"A_BF16": True}}},
+        # sm_90 BLOCK 512: a smaller object, which frees the payload for gate_up_s's split (the
+        # route times did not move: H200 bs512/E257 632.0 vs 633.0 us in all)
+        "arch": {"sm_90": {"constexprs": {"A_BF16": True, "BLOCK": 512}}},
     },
     "gate_up_s": {
         "source": "moe_mxfp4.py",
@@ -70,11 +72,12 @@ TRITON = {
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1056, "min_rows": 24},
-        # sm_90: no split (its epilogue does not fit the payload); target 800 is where it would pay:
-        # H200 gate_up bs16/E257 113 vs 132 us (612 programs -> 2 splits), bs16/E33 83 vs 101, but
-        # bs128/E33 (840 programs -> 1) 194 vs 182 with 4 splits
+        # sm_90, target 800: H200 gate_up bs16/E257 113 vs 132 us (612 programs -> 2 splits),
+        # bs16/E33 83 vs 101 (4 splits), but bs128/E33 (840 programs -> 1) 194 vs 182 with 4 splits.
+        # Emitted file (benchmarks/results/h200-2026-12-03-moe-regs/call3): bs16/E257 199.2 vs
+        # 212.2 us, bs16/E33 134.7 vs 154.8, the other shapes within 0.5 %
         "arch": {
-            "sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "SPLIT": False, "LUT": True}, "num_stages": 3,
+            "sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "SPLIT": True, "LUT": True}, "num_stages": 3,
                       "plan": {"target": 800, "min_rows": 64}}
         },
     },
