@@ -72,6 +72,12 @@ def _bytes(a):
     return a
 
 
+def _kwargs(entry: dict) -> dict:
+    """A TRITON entry's launch keywords besides warps and stages: its constexprs and backend options
+    (Triton's JIT takes both as keywords, in a launch and in a warm-up)."""
+    return {**entry["constexprs"], **entry.get("options", {})}
+
+
 def _runner(launch, launches):
     calls = []
     for name, grid, _block, _lds, args in launches:
@@ -80,8 +86,7 @@ def _runner(launch, launches):
         args = [_bytes(a) for a in args]
 
         def call(kern=kern, grid=grid, args=args, e=e):
-            kern[grid](*args, num_warps=e["num_warps"], num_stages=e["num_stages"], **e.get("options", {}),
-                       **e["constexprs"])
+            kern[grid](*args, num_warps=e["num_warps"], num_stages=e["num_stages"], **_kwargs(e))
         calls.append((name, grid, call))
     return calls
 
@@ -155,11 +160,11 @@ def _spec_of(a):
 
 def _warm(job) -> str:
     """Compile one launch into Triton's cache (worker process; no launch, no data)."""
-    kname, specs, grid, warps, stages, constexprs = job
+    kname, specs, grid, warps, stages, kwargs = job
     try:
         kern = getattr(KERNELS, kname)
         args = [getattr(torch, v) if k == "T" else v for k, v in specs]
-        kern.warmup(*args, grid=grid, num_warps=warps, num_stages=stages, **constexprs)
+        kern.warmup(*args, grid=grid, num_warps=warps, num_stages=stages, **kwargs)
         return ""
     except Exception as exc:  # the timed pass compiles it again and records the error
         return f"{kname}: {type(exc).__name__}: {str(exc)[:200]}"
@@ -171,7 +176,7 @@ def _jobs(launch, launches) -> list:
         e = launch.TRITON[name]
         specs = tuple(_spec_of(a) for a in args)
         jobs.append((e["kernel"], specs, tuple(grid), e["num_warps"], e["num_stages"],
-                     tuple(sorted({**e["constexprs"], **e.get("options", {})}.items()))))
+                     tuple(sorted(_kwargs(e).items()))))
     return jobs
 
 

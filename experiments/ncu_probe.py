@@ -7,7 +7,6 @@ The first call runs the file's plan; later calls are the ones to profile, e.g. u
 probe: it says where a kernel stalls, which timings alone do not.
 """
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -15,6 +14,9 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _common import load_module  # noqa: E402
 
 from submitgen.problems import mixed_mla, moe_mxfp4  # noqa: E402
 
@@ -25,9 +27,7 @@ ap.add_argument("index", type=int)
 ap.add_argument("--calls", type=int, default=2)
 a = ap.parse_args()
 prob = moe_mxfp4 if a.problem == "moe" else mixed_mla
-spec = importlib.util.spec_from_file_location("probe_sub", a.file)
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
+mod = load_module(Path(a.file), "probe_sub")
 data = prob.generate_input(prob.BENCHMARKS[a.index], "cuda")
 for _ in range(a.calls):
     out = mod.custom_kernel(data)
