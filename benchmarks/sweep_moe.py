@@ -140,6 +140,27 @@ VARIANTS = {
     "s_r_g96": (16, _cfg(64, 128, 4, 3, 1056, False, maxnreg=96), _cfg(128, 128, 4, 2)),
     "s_r_g96d128": (16, _cfg(64, 128, 4, 3, 1056, False, maxnreg=96), _cfg(128, 128, 4, 2, maxnreg=128)),
     "s_r_k256d128": (16, _cfg(64, 256, 4, 3, 1056, False), _cfg(128, 128, 4, 2, maxnreg=128)),
+    # 2026-12-03, second session: the shipped sm_90 "s" tiles (stage 1 split to 800 programs), and
+    # BK 64 (about 87 registers instead of 128: a block a k step holds half the A fragments and
+    # widened weights, so more warps fit an SM), with and without register caps
+    "cur": (16, _cfg(64, 128, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "k64": (16, _cfg(64, 64, 4, 4, 800, True), _cfg(128, 64, 4, 3, maxnreg=128)),
+    "k64st3": (16, _cfg(64, 64, 4, 3, 800, True), _cfg(128, 64, 4, 3, maxnreg=128)),
+    "k64r80": (16, _cfg(64, 64, 4, 4, 800, True, maxnreg=80), _cfg(128, 64, 4, 3, maxnreg=96)),
+    "k64d96": (16, _cfg(64, 64, 4, 4, 800, True), _cfg(128, 64, 4, 3, maxnreg=96)),
+    "k64d128": (16, _cfg(64, 64, 4, 4, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "k64n32": (16, _cfg(32, 64, 4, 4, 800, True), _cfg(64, 64, 4, 3)),
+    # the "l" tiles (BM 64, Hopper's warpgroup MMA): shipped, and BK 64 in both stages
+    "lcur": (64, _cfg(64, 128, 4, 2, 1, False), _cfg(128, 128, 8, 3)),
+    "lk64": (64, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 64, 8, 4)),
+    "lk64g4": (64, _cfg(64, 64, 4, 4, 1, False), _cfg(128, 128, 8, 3)),
+    "lk64w8": (64, _cfg(128, 64, 8, 3, 1, False), _cfg(128, 64, 8, 4)),
+    "lk64r": (64, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 64, 8, 4, maxnreg=80)),
+    "lk64d64": (64, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 64, 8, 3, maxnreg=64)),
+    "lk64dn64": (64, _cfg(64, 64, 4, 3, 1, False), _cfg(64, 64, 4, 4)),
+    "lk32": (64, _cfg(64, 32, 4, 4, 1, False), _cfg(128, 64, 8, 4, maxnreg=80)),
+    # and stage 1's BK 256 on the shipped "s" tiles (split to 800 programs)
+    "cur256": (16, _cfg(64, 256, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
 }
 
 

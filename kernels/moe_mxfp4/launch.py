@@ -3,7 +3,8 @@
 # gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values, B widened by LUT, BK 128.
 # H200 us (benchmarks/sweep_moe.py, 2026-12-02): sm_90 min_rows 64 (bs128/E33, 35 a expert: s 296,
 # l 424; bs512/E33, 140: l 665, s 885); down BN 128: bs128/E257 174 vs 213, "l" 8 warps bs512/E33
-# 200 vs 267. sm_90 stage-1 split at bs 16 (2026-12-03): 415.3 vs 427.5 us geomean.
+# 200 vs 267. sm_90 stage-1 split at bs 16 (2026-12-03): 415.3 vs 427.5 us geomean; sm_90 "l"
+# tiles at BK 64 (2026-12-03): 402.4 vs 416.4.
 
 import torch
 
@@ -116,8 +117,9 @@ TRITON = {
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
-        # sm_90, 2 stages: H200 bs512/E33 569 vs 597 us for 3, d_expert 2048 1872 vs 1929 (sweep2.txt)
-        "arch": {"sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "LUT": True}, "num_stages": 2}},
+        # sm_90, BK 64 on 3 stages: 127 registers (164 at BK 128), 41 KB, so 4 blocks an SM, not 3:
+        # H200 gate_up bs512/E33 297 vs 345 us, d_expert 2048 1022 vs 1247 (JIT sweep, 2026-12-03)
+        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True, "LUT": True}, "num_stages": 3}},
     },
     "down_s": {
         "source": "moe_mxfp4.py",
@@ -182,10 +184,13 @@ TRITON = {
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
-        # sm_90, BN 128 on 8 warps: H200 down bs512/E33 200 vs 267 us, d_expert 2048 602 vs 656
+        # sm_90, BN 128 on 8 warps: H200 down bs512/E33 200 vs 267 us, d_expert 2048 602 vs 656. BK 64
+        # on 4 stages under maxnreg 80 (no spills, 3 blocks an SM, not 2): 179 vs 202, 584 vs 623
+        # (2026-12-03); emitted file with both: bs512/E33 501.5 vs 553.8 us, d_expert 2048 1573.6 vs
+        # 1803.9 (benchmarks/results/h200-2026-12-03-moe-lk64)
         "arch": {
-            "sm_90": {"constexprs": {"BN": 128, "BK": 128, "A_BF16": True, "LUT": True}, "num_warps": 8,
-                      "num_stages": 3}
+            "sm_90": {"constexprs": {"BN": 128, "BK": 64, "A_BF16": True, "LUT": True}, "num_warps": 8,
+                      "num_stages": 4, "options": {"maxnreg": 80}}
         },
     },
     "to_bf16": {
