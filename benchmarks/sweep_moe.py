@@ -159,6 +159,17 @@ VARIANTS = {
     "lk64d64": (64, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 64, 8, 3, maxnreg=64)),
     "lk64dn64": (64, _cfg(64, 64, 4, 3, 1, False), _cfg(64, 64, 4, 4)),
     "lk32": (64, _cfg(64, 32, 4, 4, 1, False), _cfg(128, 64, 8, 4, maxnreg=80)),
+    # lk64r with stage 1's split (gate_up_l then holds the split epilogue: 167 registers, or 128
+    # with no spills under maxnreg 128)
+    "lk64rs": (64, _cfg(64, 64, 4, 3, 1056, True), _cfg(128, 64, 8, 4, maxnreg=80)),
+    "lk64rsr": (64, _cfg(64, 64, 4, 3, 1056, True, maxnreg=128), _cfg(128, 64, 8, 4, maxnreg=80)),
+    "lk64rsr2": (64, _cfg(64, 64, 4, 3, 2112, True, maxnreg=128), _cfg(128, 64, 8, 4, maxnreg=80)),
+    # lk64r with gate_up BN 32 (79 registers, 32 KB at 3 stages: 6 blocks an SM instead of 4)
+    "lk64n32": (64, _cfg(32, 64, 4, 3, 1, False), _cfg(128, 64, 8, 4, maxnreg=80)),
+    "lk64n32s4": (64, _cfg(32, 64, 4, 4, 1, False), _cfg(128, 64, 8, 4, maxnreg=80)),
+    # the shipped "s" tiles with stage 1 split to more programs (bs 16: 3-7 splits instead of 2-4)
+    "cur_t1200": (16, _cfg(64, 128, 4, 3, 1200, True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "cur_t1600": (16, _cfg(64, 128, 4, 3, 1600, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # and stage 1's BK 256 on the shipped "s" tiles (split to 800 programs)
     "cur256": (16, _cfg(64, 256, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
 }
