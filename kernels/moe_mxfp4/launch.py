@@ -1,6 +1,7 @@
 # amd-moe-mxfp4: route -> gate_up -> down -> to_bf16. Row tiles: (expert, BM slots) pairs with
 # slots; "s" (BM 16) below min_rows slots per expert, else "l" (BM 64); k split to "target".
-# gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values, B widened by LUT, BK 128.
+# gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values, B widened by LUT, BK 128 ("s")
+# and 64 ("l").
 # H200 us (benchmarks/sweep_moe.py, 2026-12-02): sm_90 min_rows 64 (bs128/E33, 35 a expert: s 296,
 # l 424; bs512/E33, 140: l 665, s 885); down BN 128: bs128/E257 174 vs 213, "l" 8 warps bs512/E33
 # 200 vs 267. sm_90 stage-1 split at bs 16 (2026-12-03): 415.3 vs 427.5 us geomean; sm_90 "l"
