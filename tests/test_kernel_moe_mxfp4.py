@@ -32,8 +32,14 @@ SM_90_PATH = {"A_BF16": True, "gate_up_s": {"plan": {"target": 10**5}}, "down_s"
         (256, 256, 8, 2, 8, {}, "s"),
         (256, 512, 4, 2, 40, {}, "l"),
         (512, 256, 4, 2, 40, {**SM_90_PATH, "MIN_ROWS": 100}, "s"),
+        # the other stage-2 row order of each class (the plan runs "s" in work-list order, "l" by slot)
+        (256, 256, 8, 2, 8, {"gate_up_s": {"constexprs": {"A2_TILES": False}},
+                             "down_s": {"constexprs": {"A2_TILES": False}}}, "s"),
+        (256, 512, 4, 2, 40, {"gate_up_l": {"constexprs": {"A2_TILES": True}},
+                              "down_l": {"constexprs": {"A2_TILES": True}}}, "l"),
     ],
-    ids=["small-tiles-split-k", "large-tiles", "bf16-activations-split-k"],
+    ids=["small-tiles-split-k", "large-tiles", "bf16-activations-split-k", "small-tiles-by-slot",
+         "large-tiles-work-list-order"],
 )
 def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs, overrides, tiles):
     spec = {
@@ -98,6 +104,28 @@ def test_plan_refuses_tile_classes_of_two_row_heights():
     launch.TRITON["down_s"]["constexprs"]["BM"] = 32
     with pytest.raises(ValueError, match="gate_up_s and down_s need one BM, got 16 and 32"):
         launch.plan(moe.meta_input(moe.BENCHMARKS[0]))
+
+
+def test_plan_refuses_tile_classes_of_two_stage_2_row_orders():
+    launch = _launch_module()
+    launch.TRITON["down_s"]["constexprs"]["A2_TILES"] = False
+    with pytest.raises(ValueError, match="gate_up_s and down_s need one A2_TILES, got True and False"):
+        launch.plan(moe.meta_input(moe.BENCHMARKS[0]))
+
+
+def test_stage_2_workspace_holds_a_row_tile_of_rows_in_work_list_order_else_a_row_a_slot():
+    launch = _launch_module()
+    for shape in (*moe.TESTS, *moe.BENCHMARKS):
+        d = moe.dims(shape)
+        slots = d.tokens * d.total_top_k
+        _out, launches = launch.plan(moe.meta_input(shape))
+        name = launches[1][0]
+        c = launch.TRITON[name]["constexprs"]
+        a2 = launches[1][4][6]
+        assert a2 is launches[2][4][0]  # what gate_up writes is what down reads
+        rows = launches[1][1][0] * c["BM"] if c["A2_TILES"] else slots
+        per_row = d.expert * 2 if launch.A_BF16 else d.expert // 2
+        assert a2.numel() == rows * per_row, (name, a2.numel(), rows * per_row)
 
 
 def test_jit_submission_writer_renders_a_file_that_lints_clean(tmp_path):

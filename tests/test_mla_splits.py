@@ -1,6 +1,6 @@
 """The default mixed-mla plan's split rule (issue 24 item 3): the split counts the H200 sweep chose
 per benchmark config, one launch where a sequence is one split (mla_decode writes the output), and
-both paths right under Triton's interpreter."""
+the three paths (no merge, mla_reduce, mla_reduce_wide) right under Triton's interpreter."""
 
 from __future__ import annotations
 
@@ -33,12 +33,13 @@ def test_the_benchmark_configs_get_the_split_counts_the_sweep_chose():
 
 
 @pytest.mark.parametrize("spec", mla.BENCHMARKS + mla.TESTS, ids=mla.shape_label)
-def test_one_split_is_one_launch_and_more_are_merged_by_mla_reduce(spec):
+def test_one_split_is_one_launch_and_more_are_merged_by_mla_reduce_or_the_wide_merge(spec):
     plan = _plan()
     splits = plan.split_for(spec["batchsize"], spec["kvseqlen"])[0]
     out, launches = plan.plan(mla.meta_input(spec))
     names = [name for name, *_ in launches]
-    assert names == (["mla_decode"] if splits == 1 else ["mla_decode", "mla_reduce"])
+    merge = "mla_reduce_wide" if spec["batchsize"] * plan.HEADS < plan.WIDE_BELOW else "mla_reduce"
+    assert names == (["mla_decode"] if splits == 1 else ["mla_decode", merge])
     decode_args = launches[0][4]
     assert decode_args[5] is out  # the decode's out_ptr: written when there is one split
     if splits > 1:
@@ -53,11 +54,15 @@ def test_both_paths_pass_under_the_interpreter():
     from submitgen.cli import cli
 
     plan = _plan()
-    one, four = (3, 96), (2, 256)
-    assert plan.split_for(*one)[0] == 1 and plan.split_for(*four)[0] == 4
+    # one split (no merge); 4 splits of 2 sequences (32 plain merge programs: the wide merge); 4
+    # splits of 8 sequences (128: mla_reduce)
+    one, wide, plain = (3, 96), (2, 256), (8, 256)
+    assert [plan.split_for(*c)[0] for c in (one, wide, plain)] == [1, 4, 4]
+    assert wide[0] * plan.HEADS < plan.WIDE_BELOW <= plain[0] * plan.HEADS
     result = CliRunner().invoke(cli, ["test", "--interpret", str(ROOT / "kernels" / "mixed_mla"),
                                       "--shape", "batchsize=3,qseqlen=1,kvseqlen=96,seed=11",
-                                      "--shape", "batchsize=2,qseqlen=1,kvseqlen=256,seed=12"])
+                                      "--shape", "batchsize=2,qseqlen=1,kvseqlen=256,seed=12",
+                                      "--shape", "batchsize=8,qseqlen=1,kvseqlen=256,seed=13"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[-1] == ("kernel checked under the Triton interpreter: all 2 shapes "
+    assert result.stdout.splitlines()[-1] == ("kernel checked under the Triton interpreter: all 3 shapes "
                                                "passed")

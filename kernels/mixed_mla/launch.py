@@ -2,8 +2,9 @@
 
 mla_decode reads the fp8 KV copy (e4m3fn + per-tensor scale): each program decodes one
 (split, sequence) pair for all 16 heads in tiles of BN tokens, Q.K^T and P.V on the matrix units.
-mla_reduce merges the splits' normalised outputs by their log-sum-exp into the bf16 output; a
-config with one split per sequence is one launch, its output written by mla_decode.
+mla_reduce (mla_reduce_wide for a small batch, below) merges the splits' normalised outputs by
+their log-sum-exp into the bf16 output; a config with one split per sequence is one launch, its
+output written by mla_decode.
 
 Splits per config: enough (split, sequence) programs for about TARGET_PROGRAMS, each split at
 least MIN_TILES_PER_SPLIT tiles long, at most MAX_SPLITS. H200 graph-replay medians of the decode
@@ -23,6 +24,14 @@ BN = 32  # KV tokens per tile (mla_decode's BN)
 TARGET_PROGRAMS = 256
 MIN_TILES_PER_SPLIT = 2
 MAX_SPLITS = 32  # mla_reduce's SPLITS (a power of two)
+# The merge: mla_reduce runs one program a (sequence, head), a loop over the splits. Where that is
+# fewer than WIDE_BELOW programs, mla_reduce_wide runs 512 // WIDE_BV a (sequence, head), each
+# loading all splits at once. H200, emitted sm_90 files, submitgen bench --iters 20: wide for
+# every config (benchmarks/results/h200-2026-12-03-mla-reduce/call1) won at bs 4, 12.80 against
+# 13.62 us (kv 1024, 16 splits) and 21.52 against 23.65 (kv 8192, 32 splits), and lost at bs 32
+# and 64 (512 and 1,024 plain programs), 24.11 against 22.95 and 32.68 against 29.18 at kv 1024;
+# this rule (benchmarks/results/h200-2026-12-03-mla-wide): 48.75 against 49.56 us geomean.
+WIDE_BELOW = 128
 
 TRITON = {
     "mla_decode": {
@@ -62,7 +71,23 @@ TRITON = {
         "num_warps": 4,
         "num_stages": 1,
     },
+    "mla_reduce_wide": {
+        "source": "mixed_mla.py",
+        "kernel": "mla_reduce_wide_kernel",
+        "signature": {
+            "po_ptr": "*fp32:16",
+            "plse_ptr": "*fp32:16",
+            "out_ptr": "*bf16:16",
+            "n_splits": "i32",
+            "SPLITS": "constexpr",
+            "BV": "constexpr",
+        },
+        "constexprs": {"SPLITS": 32, "BV": 128},
+        "num_warps": 4,
+        "num_stages": 1,
+    },
 }
+WIDE_BV = TRITON["mla_reduce_wide"]["constexprs"]["BV"]
 KERNELS = ()
 
 
@@ -109,4 +134,9 @@ def plan(data):
     )
     if splits == 1:
         return out, [decode]
-    return out, [decode, ("mla_reduce", (batch, HEADS, 1), None, None, (part_o, part_lse, out, splits))]
+    name, grid = ("mla_reduce_wide", (batch, HEADS, DV // WIDE_BV)) if batch * HEADS < WIDE_BELOW else (
+        "mla_reduce", (batch, HEADS, 1))
+    if splits > TRITON[name]["constexprs"]["SPLITS"]:
+        raise ValueError(f"mla plan: {name} merges at most {TRITON[name]['constexprs']['SPLITS']} splits, "
+                         f"the plan made {splits}")
+    return out, [decode, (name, grid, None, None, (part_o, part_lse, out, splits))]

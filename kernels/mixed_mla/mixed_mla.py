@@ -3,8 +3,9 @@
 One program handles one (split, sequence) pair for all 16 heads: KV rows (576 fp8 values each;
 the first 512 are also V) come in tiles of BN tokens and feed Q.K^T and P.V on the matrix units
 (MFMA on gfx950, the tensor cores on Hopper), with an online softmax in base 2. Each split writes
-its normalised output and log-sum-exp, and mla_reduce merges the splits; a sequence in one split
-is written to the bf16 output directly, with no partials and no mla_reduce.
+its normalised output and log-sum-exp, and mla_reduce (or, for a small batch, mla_reduce_wide)
+merges the splits; a sequence in one split is written to the bf16 output directly, with no
+partials and no merge.
 
 The per-tensor fp8 scale s multiplies every K and V value, so it is folded into the logits
 (s * sm_scale) and into the final output (s), never into the tile.
@@ -105,3 +106,23 @@ def mla_reduce_kernel(po_ptr, plse_ptr, out_ptr, n_splits, SPLITS: tl.constexpr)
         acc += w * tl.load(po_ptr + part * DV + offs_v)
         den += w
     tl.store(out_ptr + (b.to(tl.int64) * H + h) * DV + offs_v, (acc / den).to(tl.bfloat16))
+
+
+@triton.jit
+def mla_reduce_wide_kernel(po_ptr, plse_ptr, out_ptr, n_splits, SPLITS: tl.constexpr, BV: tl.constexpr):
+    """mla_reduce_kernel's merge for BV value columns, every split's partial row in one [SPLITS, BV]
+    load (the splits past n_splits masked, weight 0): one wait on memory a program instead of one a
+    split. grid (T, 16, 512 // BV): 512 // BV times mla_reduce's programs, for a batch too small to
+    fill the GPU with one program a (sequence, head)."""
+    H: tl.constexpr = 16
+    b = tl.program_id(0)
+    h = tl.program_id(1)
+    offs_v = tl.program_id(2) * BV + tl.arange(0, BV)
+    offs_s = tl.arange(0, SPLITS)
+    live = offs_s < n_splits
+    part = (b.to(tl.int64) * n_splits + offs_s) * H + h
+    lse = tl.load(plse_ptr + part, mask=live, other=float("-inf"))
+    w = tl.exp2(lse - tl.max(lse, axis=0))
+    po = tl.load(po_ptr + part[:, None] * 512 + offs_v[None, :], mask=live[:, None], other=0.0)
+    total = tl.sum(w[:, None] * po, axis=0)
+    tl.store(out_ptr + (b.to(tl.int64) * H + h) * 512 + offs_v, (total / tl.sum(w, axis=0)).to(tl.bfloat16))

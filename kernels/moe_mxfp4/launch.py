@@ -5,7 +5,10 @@
 # H200 us (benchmarks/sweep_moe.py, 2026-12-02): sm_90 min_rows 64 (bs128/E33, 35 a expert: s 296,
 # l 424; bs512/E33, 140: l 665, s 885); down BN 128: bs128/E257 174 vs 213, "l" 8 warps bs512/E33
 # 200 vs 267. sm_90 stage-1 split at bs 16 (2026-12-03): 415.3 vs 427.5 us geomean; sm_90 "l"
-# tiles at BK 64 (2026-12-03): 402.4 vs 416.4.
+# tiles at BK 64 (2026-12-03): 402.4 vs 416.4. A2_TILES (stage-2 rows in work-list order, so that
+# down's loads wait on no slot load) on "s" only, emitted files 2026-12-03 (benchmarks/results/
+# h200-2026-12-03-moe-a2): on both classes bs16/E257 188.7 vs 197.6 us, bs128/E257 420.0 vs 442.3,
+# bs16/E33 129.3 vs 135.2, but bs512/E257 638.6 vs 630.7 and d_expert 2048 ("l") 1613.9 vs 1573.2.
 
 import torch
 
@@ -67,9 +70,11 @@ TRITON = {
             "A_BF16": "constexpr",
             "SPLIT": "constexpr",
             "LUT": "constexpr",
+            "A2_TILES": "constexpr",
         },
         "constexprs": {
-            "BM": 16, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": True, "LUT": False
+            "BM": 16, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": True, "LUT": False,
+            "A2_TILES": True,
         },
         "num_warps": 4,
         "num_stages": 2,
@@ -111,9 +116,11 @@ TRITON = {
             "A_BF16": "constexpr",
             "SPLIT": "constexpr",
             "LUT": "constexpr",
+            "A2_TILES": "constexpr",
         },
         "constexprs": {
-            "BM": 64, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": False, "LUT": False
+            "BM": 64, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": False, "LUT": False,
+            "A2_TILES": False,
         },
         "num_warps": 4,
         "num_stages": 2,
@@ -144,8 +151,9 @@ TRITON = {
             "BK": "constexpr",
             "A_BF16": "constexpr",
             "LUT": "constexpr",
+            "A2_TILES": "constexpr",
         },
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False},
+        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False, "A2_TILES": True},
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
@@ -180,8 +188,9 @@ TRITON = {
             "BK": "constexpr",
             "A_BF16": "constexpr",
             "LUT": "constexpr",
+            "A2_TILES": "constexpr",
         },
-        "constexprs": {"BM": 64, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False},
+        "constexprs": {"BM": 64, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False, "A2_TILES": False},
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
@@ -247,10 +256,11 @@ def plan(data):
     g_name, d_name = "gate_up_" + cls, "down_" + cls
     g, d = TRITON[g_name], TRITON[d_name]
     g_c, d_c = g["constexprs"], d["constexprs"]
-    if g_c["BM"] != d_c["BM"]:
-        raise ValueError(
-            f"moe_mxfp4 plan: {g_name} and {d_name} need one BM, got {g_c['BM']} and {d_c['BM']}"
-        )
+    for key in ("BM", "A2_TILES"):
+        if g_c[key] != d_c[key]:
+            raise ValueError(
+                f"moe_mxfp4 plan: {g_name} and {d_name} need one {key}, got {g_c[key]} and {d_c[key]}"
+            )
     slots = tokens * top_k
     acc_size = tokens * hidden
     route_programs = max(experts, min(tokens * hidden // QK, ROUTE_PROGRAMS))
@@ -262,22 +272,25 @@ def plan(data):
     if g_c["SPLIT"]:  # the "l" entries are built without the split-K epilogue (smaller objects)
         g_split = _splits(hidden // g_c["BK"], g_tiles * g_nt, g["plan"]["target"])
     d_split = _splits(d_expert // d_c["BK"], g_tiles * d_nt, d["plan"]["target"])
-    # workspaces, fully rewritten before they are read on every call (cnt: the split counters,
-    # zero here and re-armed to zero by the last split of each tile)
+    # workspaces, rewritten before they are read on every call (a2: the rows of real slots; moe_down
+    # also loads a tile's rows past its count and discards their products; cnt: the split
+    # counters, zero here and re-armed to zero by the last split of each tile)
     sorted_slots = torch.empty((experts * tokens,), dtype=torch.int32, device=dev)
     counts = torch.empty((experts,), dtype=torch.int32, device=dev)
     tile_map = torch.empty((3 * g_tiles,), dtype=torch.int32, device=dev)
     acc = torch.empty((acc_size,), dtype=torch.float32, device=dev)
+    # the stage-2 rows: BM a row tile in work-list order (A2_TILES), else one a slot
+    a2_rows = g_tiles * g_c["BM"] if g_c["A2_TILES"] else slots
     if A_BF16:
         aq = torch.empty((tokens * hidden * 2,), dtype=torch.uint8, device=dev)
         aq_scale = torch.empty((16,), dtype=torch.uint8, device=dev)
-        a2 = torch.empty((slots * d_expert * 2,), dtype=torch.uint8, device=dev)
+        a2 = torch.empty((a2_rows * d_expert * 2,), dtype=torch.uint8, device=dev)
         a2_scale = torch.empty((16,), dtype=torch.uint8, device=dev)
     else:
         aq = torch.empty((tokens * hidden // 2,), dtype=torch.uint8, device=dev)
         aq_scale = torch.empty((tokens * hidden // 32,), dtype=torch.uint8, device=dev)
-        a2 = torch.empty((slots * d_expert // 2,), dtype=torch.uint8, device=dev)
-        a2_scale = torch.empty((slots * d_expert // 32,), dtype=torch.uint8, device=dev)
+        a2 = torch.empty((a2_rows * d_expert // 2,), dtype=torch.uint8, device=dev)
+        a2_scale = torch.empty((a2_rows * d_expert // 32,), dtype=torch.uint8, device=dev)
     if g_split > 1:
         part = torch.empty((g_split * slots * 2 * d_expert,), dtype=torch.float32, device=dev)
         cnt = torch.zeros((g_tiles * g_nt,), dtype=torch.int32, device=dev)

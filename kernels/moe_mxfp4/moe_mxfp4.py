@@ -13,7 +13,9 @@ Four kernels, one pass each, no host synchronisation between them:
   prefix sum over at most E_POW2 counts), so programs past the last tile return at once and no
   program walks an empty expert. The activation rows times a tile of d_expert columns of both gate
   and up on ``tl.dot_scaled`` with the expert's fp4 weights; ``silu(gate) * up`` is rounded to bf16
-  and re-quantized by the same rule into the stage-2 workspace, one row per slot. With k splits,
+  and re-quantized by the same rule into the stage-2 workspace, one row per slot or (A2_TILES) in
+  work-list order (tile r's rows at r * BM, so that moe_down's loads of them wait on no other
+  load). With k splits,
   every split writes its fp32 sums to a workspace and the last one to arrive at the tile's counter
   adds them in a fixed order and finishes the tile.
 - ``moe_down``: the same tiles (moe_gate_up writes each tile's expert, first row and count for it),
@@ -182,20 +184,21 @@ def moe_route(
 
 
 @triton.jit
-def _gate_up_finish(acc_g, acc_u, a2_ptr, a2_scale_ptr, slot, valid, col0, d_expert,
+def _gate_up_finish(acc_g, acc_u, a2_ptr, a2_scale_ptr, a2_row, valid, col0, d_expert,
                     BM: tl.constexpr, BN: tl.constexpr, A_BF16: tl.constexpr):
     inter = _round_bf16(acc_g / (1.0 + tl.exp(-acc_g)) * acc_u)
     if A_BF16:
         v = _quantize_values(inter, BM, BN)
         cols = col0 + tl.arange(0, BN)
-        tl.store(a2_ptr.to(tl.pointer_type(tl.bfloat16)) + slot[:, None] * d_expert + cols[None, :], v,
+        tl.store(a2_ptr.to(tl.pointer_type(tl.bfloat16)) + a2_row[:, None] * d_expert + cols[None, :], v,
                  mask=valid[:, None])
     else:
         q, q_scale = _quantize_rows(inter, BM, BN)
         qb = col0 // 2 + tl.arange(0, BN // 2)
         qs = col0 // 32 + tl.arange(0, BN // 32)
-        tl.store(a2_ptr + slot[:, None] * (d_expert // 2) + qb[None, :], q, mask=valid[:, None])
-        tl.store(a2_scale_ptr + slot[:, None] * (d_expert // 32) + qs[None, :], q_scale, mask=valid[:, None])
+        tl.store(a2_ptr + a2_row[:, None] * (d_expert // 2) + qb[None, :], q, mask=valid[:, None])
+        dst = a2_scale_ptr + a2_row[:, None] * (d_expert // 32)
+        tl.store(dst + qs[None, :], q_scale, mask=valid[:, None])
 
 
 @triton.jit
@@ -224,6 +227,7 @@ def moe_gate_up(
     A_BF16: tl.constexpr,
     SPLIT: tl.constexpr,
     LUT: tl.constexpr,
+    A2_TILES: tl.constexpr,
 ):
     r = tl.program_id(0)
     total, expert, row0, count = _row_tile(counts_ptr, experts, r, BM, E_POW2)
@@ -301,7 +305,13 @@ def moe_gate_up(
         # re-armed to 0 for the next call: every split has counted itself by the time the last one
         # arrives, so only the last one takes the count back (the others add 0)
         tl.atomic_add(cnt_ptr + item, tl.where(last, -splits, 0), sem="relaxed", scope="gpu")
-    _gate_up_finish(acc_g, acc_u, a2_ptr, a2_scale_ptr, slot, keep, col0, d_expert, BM, BN, A_BF16)
+    # the stage-2 rows: in work-list order (tile r's rows at r * BM) with A2_TILES, so that
+    # moe_down's loads of them depend on no other load; else one row per slot
+    if A2_TILES:
+        a2_row = r * BM + tl.arange(0, BM)
+    else:
+        a2_row = slot
+    _gate_up_finish(acc_g, acc_u, a2_ptr, a2_scale_ptr, a2_row, keep, col0, d_expert, BM, BN, A_BF16)
 
 
 @triton.jit
@@ -324,6 +334,7 @@ def moe_down(
     BK: tl.constexpr,
     A_BF16: tl.constexpr,
     LUT: tl.constexpr,
+    A2_TILES: tl.constexpr,
 ):
     r = tl.program_id(0)
     expert = tl.load(map_ptr + 3 * r)
@@ -335,6 +346,14 @@ def moe_down(
     rows = row0 + tl.arange(0, BM)
     valid = rows < count
     slot = tl.load(sorted_ptr + expert * tokens + rows, mask=valid, other=0)
+    # moe_gate_up's rows of this tile. Rows past the count are loaded unmasked and touch only their
+    # own rows of the product, which are never stored: with A2_TILES (work-list order, no wait on
+    # the slots) they lie inside the workspace (r * BM + BM <= its rows) and hold whatever an earlier
+    # call left; by slot, past the count they read slot 0's row.
+    if A2_TILES:
+        a2_row = r * BM + tl.arange(0, BM)
+    else:
+        a2_row = slot
     cols = col0 + tl.arange(0, BN)
     kb = tl.arange(0, BK // 2)
     ks = tl.arange(0, BK // 32)
@@ -349,15 +368,15 @@ def moe_down(
         w = tl.load(w_ptr + w_off[:, None] + kh + kb[None, :])
         sw = tl.load(w_scale_ptr + ws_off[:, None] + kq + ks[None, :])
         if A_BF16:
-            a = tl.load(a2_ptr.to(tl.pointer_type(tl.bfloat16)) + slot[:, None] * d_expert + k0
+            a = tl.load(a2_ptr.to(tl.pointer_type(tl.bfloat16)) + a2_row[:, None] * d_expert + k0
                         + tl.arange(0, BK)[None, :])
             if LUT:
                 acc = tl.dot(a, tl.trans(_e2m1_bf16(w, sw, BN, BK)), acc)
             else:
                 acc = tl.dot_scaled(a, None, "bf16", tl.trans(w), sw, "e2m1", acc, fast_math=True)
         else:
-            a = tl.load(a2_ptr + slot[:, None] * (d_expert // 2) + k0 // 2 + kb[None, :])
-            sa = tl.load(a2_scale_ptr + slot[:, None] * (d_expert // 32) + k0 // 32 + ks[None, :])
+            a = tl.load(a2_ptr + a2_row[:, None] * (d_expert // 2) + k0 // 2 + kb[None, :])
+            sa = tl.load(a2_scale_ptr + a2_row[:, None] * (d_expert // 32) + k0 // 32 + ks[None, :])
             acc = tl.dot_scaled(a, sa, "e2m1", tl.trans(w), sw, "e2m1", acc, fast_math=True)
     weight = tl.load(topk_weights_ptr + slot, mask=valid, other=0.0)
     token = slot // top_k
