@@ -99,8 +99,10 @@ def _variant(name: str):
         if not hasattr(launch, key):
             raise KeyError(f"{name}: {PROJECTS[project].name}/launch.py has no {key}")
         setattr(launch, key, value)
-    if "MAX_SPLITS" in consts:  # the merge's SPLITS (a power of two >= every split count) follows
-        launch.TRITON["mla_reduce"]["constexprs"]["SPLITS"] = consts["MAX_SPLITS"]
+    if "MAX_SPLITS" in consts:  # the merges' SPLITS (a power of two >= every split count) follow
+        for merge in ("mla_reduce", "mla_reduce_wide"):
+            if merge in launch.TRITON:  # a project of before 2026-12-03 has no wide merge
+                launch.TRITON[merge]["constexprs"]["SPLITS"] = consts["MAX_SPLITS"]
     for n in list(launch.TRITON):
         launch.TRITON[n] = resolved(launch.TRITON[n], ARCH)
     dec = launch.TRITON["mla_decode"]
