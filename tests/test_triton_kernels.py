@@ -130,6 +130,8 @@ def test_plan_constants_match_the_specializations() -> None:
     mla = _module(PROJECTS["mixed_mla"][0] / "launch.py", "_tk_const_mla")
     assert mla.TRITON["mla_decode"]["constexprs"]["BN"] == mla.BN
     assert mla.TRITON["mla_reduce"]["constexprs"]["SPLITS"] == mla.MAX_SPLITS
+    assert mla.TRITON["mla_reduce_wide"]["constexprs"]["SPLITS"] == mla.MAX_SPLITS
+    assert mla.DV % mla.WIDE_BV == 0
     assert max(mla.split_for(b, kv)[0] for b in (1, 4, 256) for kv in (1, 1024, 1 << 20)) <= mla.MAX_SPLITS
 
 

@@ -134,9 +134,11 @@ def plan(data):
     )
     if splits == 1:
         return out, [decode]
-    name, grid = ("mla_reduce_wide", (batch, HEADS, DV // WIDE_BV)) if batch * HEADS < WIDE_BELOW else (
-        "mla_reduce", (batch, HEADS, 1))
-    if splits > TRITON[name]["constexprs"]["SPLITS"]:
-        raise ValueError(f"mla plan: {name} merges at most {TRITON[name]['constexprs']['SPLITS']} splits, "
-                         f"the plan made {splits}")
+    if batch * HEADS < WIDE_BELOW:
+        name, grid = "mla_reduce_wide", (batch, HEADS, DV // WIDE_BV)
+    else:
+        name, grid = "mla_reduce", (batch, HEADS, 1)
+    most = TRITON[name]["constexprs"]["SPLITS"]
+    if splits > most:
+        raise ValueError(f"mla plan: {name} merges at most {most} splits, the plan made {splits}")
     return out, [decode, (name, grid, None, None, (part_o, part_lse, out, splits))]
