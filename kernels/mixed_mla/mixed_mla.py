@@ -115,6 +115,7 @@ def mla_reduce_wide_kernel(po_ptr, plse_ptr, out_ptr, n_splits, SPLITS: tl.const
     split. grid (T, 16, 512 // BV): 512 // BV times mla_reduce's programs, for a batch too small to
     fill the GPU with one program a (sequence, head)."""
     H: tl.constexpr = 16
+    DV: tl.constexpr = 512
     b = tl.program_id(0)
     h = tl.program_id(1)
     offs_v = tl.program_id(2) * BV + tl.arange(0, BV)
@@ -123,6 +124,6 @@ def mla_reduce_wide_kernel(po_ptr, plse_ptr, out_ptr, n_splits, SPLITS: tl.const
     part = (b.to(tl.int64) * n_splits + offs_s) * H + h
     lse = tl.load(plse_ptr + part, mask=live, other=float("-inf"))
     w = tl.exp2(lse - tl.max(lse, axis=0))
-    po = tl.load(po_ptr + part[:, None] * 512 + offs_v[None, :], mask=live[:, None], other=0.0)
+    po = tl.load(po_ptr + part[:, None] * DV + offs_v[None, :], mask=live[:, None], other=0.0)
     total = tl.sum(w[:, None] * po, axis=0)
-    tl.store(out_ptr + (b.to(tl.int64) * H + h) * 512 + offs_v, (total / tl.sum(w, axis=0)).to(tl.bfloat16))
+    tl.store(out_ptr + (b.to(tl.int64) * H + h) * DV + offs_v, (total / tl.sum(w, axis=0)).to(tl.bfloat16))

@@ -115,6 +115,18 @@ def _e2m1_bf16(w, s, R: tl.constexpr, BK: tl.constexpr):
 
 
 @triton.jit
+def _a2_rows(r, slot, BM: tl.constexpr, A2_TILES: tl.constexpr):
+    """Row tile r's rows of the stage-2 workspace, which moe_gate_up writes and moe_down reads: in
+    work-list order (r * BM + i) with A2_TILES, so that moe_down's loads of them wait on no other
+    load; else the tile's slots, one row a slot."""
+    if A2_TILES:
+        rows = r * BM + tl.arange(0, BM)
+    else:
+        rows = slot
+    return rows
+
+
+@triton.jit
 def _row_tile(counts_ptr, experts, r, BM: tl.constexpr, E_POW2: tl.constexpr):
     """Row tile r of the work list -> (tiles in all, its expert, its first row in the expert, the
     expert's slot count). Tiles are numbered expert by expert, cdiv(count, BM) each."""
@@ -305,12 +317,7 @@ def moe_gate_up(
         # re-armed to 0 for the next call: every split has counted itself by the time the last one
         # arrives, so only the last one takes the count back (the others add 0)
         tl.atomic_add(cnt_ptr + item, tl.where(last, -splits, 0), sem="relaxed", scope="gpu")
-    # the stage-2 rows: in work-list order (tile r's rows at r * BM) with A2_TILES, so that
-    # moe_down's loads of them depend on no other load; else one row per slot
-    if A2_TILES:
-        a2_row = r * BM + tl.arange(0, BM)
-    else:
-        a2_row = slot
+    a2_row = _a2_rows(r, slot, BM, A2_TILES)
     _gate_up_finish(acc_g, acc_u, a2_ptr, a2_scale_ptr, a2_row, keep, col0, d_expert, BM, BN, A_BF16)
 
 
@@ -347,13 +354,10 @@ def moe_down(
     valid = rows < count
     slot = tl.load(sorted_ptr + expert * tokens + rows, mask=valid, other=0)
     # moe_gate_up's rows of this tile. Rows past the count are loaded unmasked and touch only their
-    # own rows of the product, which are never stored: with A2_TILES (work-list order, no wait on
-    # the slots) they lie inside the workspace (r * BM + BM <= its rows) and hold whatever an earlier
-    # call left; by slot, past the count they read slot 0's row.
-    if A2_TILES:
-        a2_row = r * BM + tl.arange(0, BM)
-    else:
-        a2_row = slot
+    # own rows of the product, which are never stored: with A2_TILES they lie inside the workspace
+    # (r * BM + BM <= its rows) and hold whatever an earlier call left; by slot, past the count
+    # they read slot 0's row.
+    a2_row = _a2_rows(r, slot, BM, A2_TILES)
     cols = col0 + tl.arange(0, BN)
     kb = tl.arange(0, BK // 2)
     ks = tl.arange(0, BK // 32)
