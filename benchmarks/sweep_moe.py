@@ -92,8 +92,8 @@ def _runner(launch, launches):
     return calls
 
 
-def _cfg(bn, bk, warps, stages, target=None, split=None, maxnreg=None):
-    c = {"constexprs": {"BN": bn, "BK": bk}, "num_warps": warps, "num_stages": stages}
+def _cfg(bn, bk, warps, stages, target=None, split=None, maxnreg=None, **cx):
+    c = {"constexprs": {"BN": bn, "BK": bk, **cx}, "num_warps": warps, "num_stages": stages}
     if maxnreg is not None:  # ptxas' register cap (a backend option): more blocks an SM
         c["options"] = {"maxnreg": maxnreg}
     if split is not None:
@@ -174,6 +174,26 @@ VARIANTS = {
     "cur_t1600": (16, _cfg(64, 128, 4, 3, 1600, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # and stage 1's BK 256 on the shipped "s" tiles (split to 800 programs)
     "cur256": (16, _cfg(64, 256, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    # 2026-12-03, third session: stage 2 at BM 128 (the weights as the product's first operand,
+    # SWAP, was measured too: slower on every shape, benchmarks/results/h200-2026-12-03-moe-own)
+    "n128": (128, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 64, 8, 4, maxnreg=128)),
+    # the "l" tiles with stage 2 on BM 128: moe_gate_up's BM-64 tiles two at a time (PAIRS; EVEN
+    # rounds each expert's tiles up to even); lk64r's row order (work-list) and by slot
+    "lk64rA0": (64, _cfg(64, 64, 4, 3, 1, False, A2_TILES=False),
+                _cfg(128, 64, 8, 4, maxnreg=80, A2_TILES=False)),
+    "pair128": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
+                _cfg(128, 64, 8, 4, maxnreg=128, PAIRS=True, BM=128)),
+    "pair128r": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
+                 _cfg(128, 64, 8, 4, maxnreg=96, PAIRS=True, BM=128)),
+    "pair128A0": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True, A2_TILES=False),
+                  _cfg(128, 64, 8, 4, maxnreg=128, PAIRS=True, BM=128, A2_TILES=False)),
+    # the "s" tiles' stage 2 on pairs too (BM 32): capped at 128 registers it spills, so 168 and BN 64
+    "spair": (16, _cfg(64, 128, 4, 3, 800, True, EVEN=True),
+              _cfg(128, 128, 4, 2, maxnreg=168, PAIRS=True, BM=32)),
+    "spair64": (16, _cfg(64, 128, 4, 3, 800, True, EVEN=True),
+                _cfg(64, 128, 4, 2, maxnreg=128, PAIRS=True, BM=32)),
+    "spair64s3": (16, _cfg(64, 128, 4, 3, 800, True, EVEN=True),
+                  _cfg(64, 128, 4, 3, maxnreg=128, PAIRS=True, BM=32)),
 }
 
 
@@ -186,7 +206,7 @@ def _variant(name: str) -> dict:
     bm, g, d = VARIANTS[name]
     g, d = copy.deepcopy(g), copy.deepcopy(d)
     g["constexprs"]["BM"] = bm
-    d["constexprs"]["BM"] = bm
+    d["constexprs"].setdefault("BM", bm)  # a down config with PAIRS names its own
     return {"MIN_ROWS": 1 << 30, "gate_up_s": g, "down_s": d}
 
 

@@ -42,6 +42,29 @@ SM_90_PATH = {"A_BF16": True, "gate_up_s": {"plan": {"target": 10**5}}, "down_s"
          "large-tiles-work-list-order"],
 )
 def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs, overrides, tiles):
+    _interpret_and_compare(h, d, routed, top_k, bs, overrides, tiles, seed=17)
+
+
+# stage 2 on two stage-1 tiles at a time (PAIRS, the sm_90 "l" entries' way); seed 5 routes 22, 22,
+# 16, 20 and 40 slots to the 5 experts: at BM 16 the third expert has one tile, so its even
+# rounding is what keeps the later pairs on one expert each
+PAIRS_AT_16 = {"gate_up_l": {"constexprs": {"EVEN": True, "A2_TILES": True, "BM": 16}},
+               "down_l": {"constexprs": {"PAIRS": True, "A2_TILES": True, "BM": 32}}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "overrides",
+    [PAIRS_AT_16, {**SM_90_PATH, **PAIRS_AT_16},
+     {"gate_up_l": {"constexprs": {"EVEN": True, "BM": 16}},
+      "down_l": {"constexprs": {"PAIRS": True, "BM": 32}}}],
+    ids=["work-list-order", "bf16-activations", "by-slot"],
+)
+def test_interpreted_stage_2_on_pairs_of_stage_1_tiles_matches_the_reference_exactly(overrides):
+    _interpret_and_compare(256, 512, 4, 2, 40, overrides, "l", seed=5)
+
+
+def _interpret_and_compare(h, d, routed, top_k, bs, overrides, tiles, seed):
     spec = {
         "dhidden": h,
         "dexpert": d,
@@ -49,7 +72,7 @@ def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs
         "nexpertspertoken": top_k,
         "nsharedexperts": 1,
         "bs": bs,
-        "seed": 17,
+        "seed": seed,
     }
     env = dict(os.environ, TRITON_INTERPRET="1", OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent), env.get("PYTHONPATH")) if p)
@@ -102,8 +125,46 @@ def test_plan_grids_and_launch_names_on_every_listed_shape():
 def test_plan_refuses_tile_classes_of_two_row_heights():
     launch = _launch_module()
     launch.TRITON["down_s"]["constexprs"]["BM"] = 32
-    with pytest.raises(ValueError, match="gate_up_s and down_s need one BM, got 16 and 32"):
+    with pytest.raises(ValueError, match=r"down_s \(PAIRS False\) needs BM 16, got BM 32 and EVEN False"):
         launch.plan(moe.meta_input(moe.BENCHMARKS[0]))
+
+
+def test_plan_refuses_pairs_of_stage_1_tiles_not_numbered_even_or_of_another_height():
+    launch = _launch_module()
+    launch.TRITON["down_l"]["constexprs"].update(PAIRS=True, BM=128)
+    with pytest.raises(ValueError, match=r"down_l \(PAIRS True\) needs BM 128 and gate_up_l EVEN, got BM 128 "
+                                         r"and EVEN False"):
+        launch.plan(moe.meta_input(moe.BENCHMARKS[-1]))
+    launch.TRITON["gate_up_l"]["constexprs"]["EVEN"] = True
+    launch.TRITON["down_l"]["constexprs"]["BM"] = 64
+    with pytest.raises(ValueError, match=r"down_l \(PAIRS True\) needs BM 128 and gate_up_l EVEN, got BM 64"):
+        launch.plan(moe.meta_input(moe.BENCHMARKS[-1]))
+
+
+def test_sm_90_plan_runs_stage_2_on_pairs_of_the_large_tiles_on_every_listed_shape():
+    from submitgen.project.load import _for_arch
+
+    launch = _launch_module()
+    launch.TRITON = _for_arch(launch.TRITON, "sm_90", Path("launch.py"))
+    launch.A_BF16 = True
+    g, dn = launch.TRITON["gate_up_l"]["constexprs"], launch.TRITON["down_l"]["constexprs"]
+    assert dn["PAIRS"] and g["EVEN"] and dn["BM"] == 2 * g["BM"] and g["A2_TILES"] and dn["A2_TILES"]
+    seen = 0
+    for shape in (*moe.TESTS, *moe.BENCHMARKS):
+        d = moe.dims(shape)
+        slots = d.tokens * d.total_top_k
+        _out, launches = launch.plan(moe.meta_input(shape))
+        if launches[1][0] != "gate_up_l":
+            continue
+        seen += 1
+        tiles = slots // g["BM"] + 2 * min(d.experts, slots)  # a partial and a padding tile an expert
+        tiles += tiles % 2
+        assert (launches[1][1][0], launches[2][1][0]) == (tiles, tiles // 2)
+        assert launches[1][4][10].numel() == 3 * tiles  # the map moe_down reads at 2r
+        # the stage-2 rows moe_down reads (its tiles' BM rows each, in work-list order) exist
+        a2_bytes = launches[2][4][0].numel()
+        assert a2_bytes == tiles * g["BM"] * d.expert * 2 >= tiles // 2 * dn["BM"] * d.expert * 2
+    assert seen >= 2
 
 
 def test_plan_refuses_tile_classes_of_two_stage_2_row_orders():

@@ -9,6 +9,10 @@
 # down's loads wait on no slot load) on "s" only, emitted files 2026-12-03 (benchmarks/results/
 # h200-2026-12-03-moe-a2): on both classes bs16/E257 188.7 vs 197.6 us, bs128/E257 420.0 vs 442.3,
 # bs16/E33 129.3 vs 135.2, but bs512/E257 638.6 vs 630.7 and d_expert 2048 ("l") 1613.9 vs 1573.2.
+# sm_90 "l" since 2026-12-03 (benchmarks/results/h200-2026-12-03-moe-own): work-list order with
+# down_l on BM 128 (PAIRS of gate_up_l's tiles), 388.4 vs 393.1 us geomean; the "l" tiles without
+# PAIRS at min_rows 32 (bs128/E33 on "l": 255.8 vs 285.4 us) were 385.8, but 1588.6 at d_expert
+# 2048 against 1503.0: the payload holds one "l" down object, not both.
 
 import torch
 
@@ -71,10 +75,11 @@ TRITON = {
             "SPLIT": "constexpr",
             "LUT": "constexpr",
             "A2_TILES": "constexpr",
+            "EVEN": "constexpr",
         },
         "constexprs": {
             "BM": 16, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": True, "LUT": False,
-            "A2_TILES": True,
+            "A2_TILES": True, "EVEN": False,
         },
         "num_warps": 4,
         "num_stages": 2,
@@ -117,17 +122,22 @@ TRITON = {
             "SPLIT": "constexpr",
             "LUT": "constexpr",
             "A2_TILES": "constexpr",
+            "EVEN": "constexpr",
         },
         "constexprs": {
             "BM": 64, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": False, "LUT": False,
-            "A2_TILES": False,
+            "A2_TILES": False, "EVEN": False,
         },
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
         # sm_90, BK 64 on 3 stages: 127 registers (164 at BK 128), 41 KB, so 4 blocks an SM, not 3:
-        # H200 gate_up bs512/E33 297 vs 345 us, d_expert 2048 1022 vs 1247 (JIT sweep, 2026-12-03)
-        "arch": {"sm_90": {"constexprs": {"BK": 64, "A_BF16": True, "LUT": True}, "num_stages": 3}},
+        # H200 gate_up bs512/E33 297 vs 345 us, d_expert 2048 1022 vs 1247 (JIT sweep, 2026-12-03).
+        # Stage-2 rows in work-list order and EVEN tiles for down_l's PAIRS (below)
+        "arch": {
+            "sm_90": {"constexprs": {"BK": 64, "A_BF16": True, "LUT": True, "A2_TILES": True, "EVEN": True},
+                      "num_stages": 3}
+        },
     },
     "down_s": {
         "source": "moe_mxfp4.py",
@@ -152,8 +162,11 @@ TRITON = {
             "A_BF16": "constexpr",
             "LUT": "constexpr",
             "A2_TILES": "constexpr",
+            "PAIRS": "constexpr",
         },
-        "constexprs": {"BM": 16, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False, "A2_TILES": True},
+        "constexprs": {
+            "BM": 16, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False, "A2_TILES": True, "PAIRS": False,
+        },
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
@@ -189,18 +202,26 @@ TRITON = {
             "A_BF16": "constexpr",
             "LUT": "constexpr",
             "A2_TILES": "constexpr",
+            "PAIRS": "constexpr",
         },
-        "constexprs": {"BM": 64, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False, "A2_TILES": False},
+        "constexprs": {
+            "BM": 64, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False, "A2_TILES": False, "PAIRS": False,
+        },
         "num_warps": 4,
         "num_stages": 2,
         "plan": {"target": 1},
         # sm_90, BN 128 on 8 warps: H200 down bs512/E33 200 vs 267 us, d_expert 2048 602 vs 656. BK 64
         # on 4 stages under maxnreg 80 (no spills, 3 blocks an SM, not 2): 179 vs 202, 584 vs 623
         # (2026-12-03); emitted file with both: bs512/E33 501.5 vs 553.8 us, d_expert 2048 1573.6 vs
-        # 1803.9 (benchmarks/results/h200-2026-12-03-moe-lk64)
+        # 1803.9 (benchmarks/results/h200-2026-12-03-moe-lk64). PAIRS, BM 128 from gate_up_l's BM-64
+        # tiles two at a time, in work-list order (8 warps, maxnreg 128): emitted files, same run
+        # (benchmarks/results/h200-2026-12-03-moe-own/call3): d_expert 2048 1503.0 vs 1581.9 us,
+        # bs512/E33 489.2 vs 501.5; by slot, or on tiles of its own numbered from the counts, slower
+        # (JIT sweep at bs512/E33: 576 and 579 against 488)
         "arch": {
-            "sm_90": {"constexprs": {"BN": 128, "BK": 64, "A_BF16": True, "LUT": True}, "num_warps": 8,
-                      "num_stages": 4, "options": {"maxnreg": 80}}
+            "sm_90": {"constexprs": {"BM": 128, "BN": 128, "BK": 64, "A_BF16": True, "LUT": True,
+                                     "A2_TILES": True, "PAIRS": True},
+                      "num_warps": 8, "num_stages": 4, "options": {"maxnreg": 128}}
         },
     },
     "to_bf16": {
@@ -256,22 +277,29 @@ def plan(data):
     g_name, d_name = "gate_up_" + cls, "down_" + cls
     g, d = TRITON[g_name], TRITON[d_name]
     g_c, d_c = g["constexprs"], d["constexprs"]
-    for key in ("BM", "A2_TILES"):
-        if g_c[key] != d_c[key]:
-            raise ValueError(
-                f"moe_mxfp4 plan: {g_name} and {d_name} need one {key}, got {g_c[key]} and {d_c[key]}"
-            )
+    if g_c["A2_TILES"] != d_c["A2_TILES"]:
+        got = f"{g_c['A2_TILES']} and {d_c['A2_TILES']}"
+        raise ValueError(f"moe_mxfp4 plan: {g_name} and {d_name} need one A2_TILES, got {got}")
+    # moe_down's row tiles are moe_gate_up's, or with PAIRS two of them (numbered EVEN) at a time
+    pairs = d_c["PAIRS"]
+    if d_c["BM"] != g_c["BM"] * (2 if pairs else 1) or pairs and not g_c["EVEN"]:
+        need = f"BM {2 * g_c['BM']} and {g_name} EVEN" if pairs else f"BM {g_c['BM']}"
+        got = f"BM {d_c['BM']} and EVEN {g_c['EVEN']}"
+        raise ValueError(f"moe_mxfp4 plan: {d_name} (PAIRS {pairs}) needs {need}, got {got}")
     slots = tokens * top_k
     acc_size = tokens * hidden
     route_programs = max(experts, min(tokens * hidden // QK, ROUTE_PROGRAMS))
     acc_chunk = -(-acc_size // route_programs)
-    g_tiles = slots // g_c["BM"] + min(experts, slots)  # row tiles at most (the grid's rows)
+    # row tiles at most (the grid's rows): one partial tile an expert, and with EVEN one more, made even
+    g_tiles = slots // g_c["BM"] + min(experts, slots) * (2 if g_c["EVEN"] else 1)
+    g_tiles += g_tiles % 2 if g_c["EVEN"] else 0
+    d_tiles = g_tiles // 2 if pairs else g_tiles
     g_nt, d_nt = d_expert // g_c["BN"], hidden // d_c["BN"]
     # programs, estimated from shapes by the row tiles at most
     g_split = 1
     if g_c["SPLIT"]:  # the "l" entries are built without the split-K epilogue (smaller objects)
         g_split = _splits(hidden // g_c["BK"], g_tiles * g_nt, g["plan"]["target"])
-    d_split = _splits(d_expert // d_c["BK"], g_tiles * d_nt, d["plan"]["target"])
+    d_split = _splits(d_expert // d_c["BK"], d_tiles * d_nt, d["plan"]["target"])
     # workspaces, rewritten before they are read on every call (a2: the rows of real slots; moe_down
     # also loads a tile's rows past its count and discards their products; cnt: the split
     # counters, zero here and re-armed to zero by the last split of each tile)
@@ -347,7 +375,7 @@ def plan(data):
         ),
         (
             d_name,
-            (g_tiles, d_nt, d_split),
+            (d_tiles, d_nt, d_split),
             None,
             None,
             (

@@ -127,12 +127,16 @@ def _a2_rows(r, slot, BM: tl.constexpr, A2_TILES: tl.constexpr):
 
 
 @triton.jit
-def _row_tile(counts_ptr, experts, r, BM: tl.constexpr, E_POW2: tl.constexpr):
+def _row_tile(counts_ptr, experts, r, BM: tl.constexpr, E_POW2: tl.constexpr, EVEN: tl.constexpr):
     """Row tile r of the work list -> (tiles in all, its expert, its first row in the expert, the
-    expert's slot count). Tiles are numbered expert by expert, cdiv(count, BM) each."""
+    expert's slot count). Tiles are numbered expert by expert, cdiv(count, BM) each, or with EVEN
+    that rounded up to even (a tile past the count then ends the expert's list), so that moe_down
+    can take them two at a time (PAIRS)."""
     idx = tl.arange(0, E_POW2)
     cnt = tl.load(counts_ptr + idx, mask=idx < experts, other=0)
     tiles = (cnt + BM - 1) // BM
+    if EVEN:
+        tiles = (tiles + 1) // 2 * 2
     cum = tl.cumsum(tiles, axis=0)
     expert = tl.sum((cum <= r).to(tl.int32), axis=0)
     sel = idx == expert
@@ -240,15 +244,16 @@ def moe_gate_up(
     SPLIT: tl.constexpr,
     LUT: tl.constexpr,
     A2_TILES: tl.constexpr,
+    EVEN: tl.constexpr,
 ):
     r = tl.program_id(0)
-    total, expert, row0, count = _row_tile(counts_ptr, experts, r, BM, E_POW2)
+    total, expert, row0, count = _row_tile(counts_ptr, experts, r, BM, E_POW2, EVEN)
     if (tl.program_id(1) == 0) & (tl.program_id(2) == 0):
         # the row tile for moe_down (same BM), which then reads three numbers instead of the counts
         tl.store(map_ptr + 3 * r, tl.where(r < total, expert, -1))
         tl.store(map_ptr + 3 * r + 1, row0)
         tl.store(map_ptr + 3 * r + 2, count)
-    if r >= total:
+    if row0 >= count:  # past the last tile (r >= total: count 0), or EVEN's tile past the count
         return
     col0 = tl.program_id(1) * BN
     rows = row0 + tl.arange(0, BM)
@@ -342,13 +347,17 @@ def moe_down(
     A_BF16: tl.constexpr,
     LUT: tl.constexpr,
     A2_TILES: tl.constexpr,
+    PAIRS: tl.constexpr,
 ):
     r = tl.program_id(0)
-    expert = tl.load(map_ptr + 3 * r)
+    # moe_gate_up's row tile r, or with PAIRS its tiles 2r and 2r + 1 (one expert's: moe_gate_up
+    # numbers them EVEN) as one tile of BM = twice its rows
+    m = 2 * r if PAIRS else r
+    expert = tl.load(map_ptr + 3 * m)
     if expert < 0:
         return
-    row0 = tl.load(map_ptr + 3 * r + 1)
-    count = tl.load(map_ptr + 3 * r + 2)
+    row0 = tl.load(map_ptr + 3 * m + 1)
+    count = tl.load(map_ptr + 3 * m + 2)
     col0 = tl.program_id(1) * BN
     rows = row0 + tl.arange(0, BM)
     valid = rows < count
