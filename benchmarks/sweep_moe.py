@@ -187,6 +187,12 @@ VARIANTS = {
                  _cfg(128, 64, 8, 4, maxnreg=96, PAIRS=True, BM=128)),
     "pair128A0": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True, A2_TILES=False),
                   _cfg(128, 64, 8, 4, maxnreg=128, PAIRS=True, BM=128, A2_TILES=False)),
+    "pair128s3": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
+                  _cfg(128, 64, 8, 3, maxnreg=128, PAIRS=True, BM=128)),
+    "pair128k128": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
+                    _cfg(128, 128, 8, 2, maxnreg=128, PAIRS=True, BM=128)),
+    "pair128n64": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
+                   _cfg(64, 64, 4, 4, maxnreg=168, PAIRS=True, BM=128)),
     # the "s" tiles' stage 2 on pairs too (BM 32): capped at 128 registers it spills, so 168 and BN 64
     "spair": (16, _cfg(64, 128, 4, 3, 800, True, EVEN=True),
               _cfg(128, 128, 4, 2, maxnreg=168, PAIRS=True, BM=32)),
