@@ -19,7 +19,8 @@ Four kernels, one pass each, no host synchronisation between them:
   every split writes its fp32 sums to a workspace and the last one to arrive at the tile's counter
   adds them in a fixed order and finishes the tile.
 - ``moe_down``: the same tiles (moe_gate_up writes each tile's expert, first row and count for it),
-  those rows times the down weights on ``tl.dot_scaled``, times the
+  or with PAIRS two of them at a time (moe_gate_up numbers each expert's tiles EVEN), those rows
+  times the down weights on ``tl.dot_scaled``, times the
   slot's routing weight, added into the float32 accumulator [M, H] (atomically: a token's slots
   belong to different experts).
 - ``moe_to_bf16``: the accumulator cast to the bf16 output.
