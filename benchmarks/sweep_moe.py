@@ -103,6 +103,14 @@ def _cfg(bn, bk, warps, stages, target=None, split=None, maxnreg=None, **cx):
     return c
 
 
+def _paired(bm, g, d):
+    """A variant whose stage 2 takes stage 1's row tiles two at a time: gate_up numbers each
+    expert's tiles EVEN, down runs PAIRS on BM 2 * bm (the plan's rule for the two)."""
+    g["constexprs"]["EVEN"] = True
+    d["constexprs"].update(PAIRS=True, BM=2 * bm)
+    return bm, g, d
+
+
 # name -> (BM, gate_up config, down config). Every variant runs on every benchmark shape through the
 # "s" entries (the plan's class forced to "s", its BM set by the variant). sm_90 resolves LUT (the
 # e2m1 -> bf16 byte-permute widening) on; s16 and l64 are the shipped tiles of the two classes.
@@ -181,25 +189,17 @@ VARIANTS = {
     # rounds each expert's tiles up to even); lk64r's row order (work-list) and by slot
     "lk64rA0": (64, _cfg(64, 64, 4, 3, 1, False, A2_TILES=False),
                 _cfg(128, 64, 8, 4, maxnreg=80, A2_TILES=False)),
-    "pair128": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
-                _cfg(128, 64, 8, 4, maxnreg=128, PAIRS=True, BM=128)),
-    "pair128r": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
-                 _cfg(128, 64, 8, 4, maxnreg=96, PAIRS=True, BM=128)),
-    "pair128A0": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True, A2_TILES=False),
-                  _cfg(128, 64, 8, 4, maxnreg=128, PAIRS=True, BM=128, A2_TILES=False)),
-    "pair128s3": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
-                  _cfg(128, 64, 8, 3, maxnreg=128, PAIRS=True, BM=128)),
-    "pair128k128": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
-                    _cfg(128, 128, 8, 2, maxnreg=128, PAIRS=True, BM=128)),
-    "pair128n64": (64, _cfg(64, 64, 4, 3, 1, False, EVEN=True),
-                   _cfg(64, 64, 4, 4, maxnreg=168, PAIRS=True, BM=128)),
+    "pair128": _paired(64, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 64, 8, 4, maxnreg=128)),
+    "pair128r": _paired(64, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 64, 8, 4, maxnreg=96)),
+    "pair128A0": _paired(64, _cfg(64, 64, 4, 3, 1, False, A2_TILES=False),
+                         _cfg(128, 64, 8, 4, maxnreg=128, A2_TILES=False)),
+    "pair128s3": _paired(64, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 64, 8, 3, maxnreg=128)),
+    "pair128k128": _paired(64, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 128, 8, 2, maxnreg=128)),
+    "pair128n64": _paired(64, _cfg(64, 64, 4, 3, 1, False), _cfg(64, 64, 4, 4, maxnreg=168)),
     # the "s" tiles' stage 2 on pairs too (BM 32): capped at 128 registers it spills, so 168 and BN 64
-    "spair": (16, _cfg(64, 128, 4, 3, 800, True, EVEN=True),
-              _cfg(128, 128, 4, 2, maxnreg=168, PAIRS=True, BM=32)),
-    "spair64": (16, _cfg(64, 128, 4, 3, 800, True, EVEN=True),
-                _cfg(64, 128, 4, 2, maxnreg=128, PAIRS=True, BM=32)),
-    "spair64s3": (16, _cfg(64, 128, 4, 3, 800, True, EVEN=True),
-                  _cfg(64, 128, 4, 3, maxnreg=128, PAIRS=True, BM=32)),
+    "spair": _paired(16, _cfg(64, 128, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=168)),
+    "spair64": _paired(16, _cfg(64, 128, 4, 3, 800, True), _cfg(64, 128, 4, 2, maxnreg=128)),
+    "spair64s3": _paired(16, _cfg(64, 128, 4, 3, 800, True), _cfg(64, 128, 4, 3, maxnreg=128)),
 }
 
 
