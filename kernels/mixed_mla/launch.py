@@ -30,7 +30,9 @@ MAX_SPLITS = 32  # mla_reduce's SPLITS (a power of two)
 # every config (benchmarks/results/h200-2026-12-03-mla-reduce/call1) won at bs 4, 12.80 against
 # 13.62 us (kv 1024, 16 splits) and 21.52 against 23.65 (kv 8192, 32 splits), and lost at bs 32
 # and 64 (512 and 1,024 plain programs), 24.11 against 22.95 and 32.68 against 29.18 at kv 1024;
-# this rule (benchmarks/results/h200-2026-12-03-mla-wide): 48.75 against 49.56 us geomean.
+# this rule (benchmarks/results/h200-2026-12-03-mla-wide): 48.75 against 49.56 us geomean. The merge
+# inside the decode's launch (merge programs by start ticket) was slower on every split config,
+# 14.07 against 12.53 us at bs 4 / kv 1024, 52.5 against 48.6 geomean (h200-2026-12-03-mla-merge).
 WIDE_BELOW = 128
 
 TRITON = {
