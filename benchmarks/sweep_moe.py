@@ -180,8 +180,9 @@ VARIANTS = {
     # the shipped "s" tiles with stage 1 split to more programs (bs 16: 3-7 splits instead of 2-4)
     "cur_t1200": (16, _cfg(64, 128, 4, 3, 1200, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     "cur_t1600": (16, _cfg(64, 128, 4, 3, 1600, True), _cfg(128, 128, 4, 2, maxnreg=128)),
-    # (2026-12-03, fourth session) 1700: bs 128 / E 33 (840 programs at most, about 650 real on 528
-    # slots of 4 blocks an SM) in 4 splits instead of 2
+    # (2026-12-03, fourth session) bs 128 / E 33's stage 1 (840 programs at most, about 650 real on
+    # 528 places of 4 blocks an SM) in 1, 2 and 4 splits at targets 800 (cur), 1200 and 1700: 289,
+    # 290 and 293 us (benchmarks/results/h200-2026-12-03-moe-split5)
     "cur_t1700": (16, _cfg(64, 128, 4, 3, 1700, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # BM 32 on 8 warps with BN 128 (each weight widened once per 32 rows, not once per 16; 128
     # registers, no spills, 2 blocks an SM): one tile an expert at bs 512 / E 257 (18 slots an
