@@ -250,7 +250,7 @@ def moe_gate_up(
     r = tl.program_id(0)
     total, expert, row0, count = _row_tile(counts_ptr, experts, r, BM, E_POW2, EVEN)
     if (tl.program_id(1) == 0) & (tl.program_id(2) == 0):
-        # the row tile for moe_down (same BM), which then reads three numbers instead of the counts
+        # the row tile for moe_down (its tile r, or with PAIRS its tile r // 2), read instead of the counts
         tl.store(map_ptr + 3 * r, tl.where(r < total, expert, -1))
         tl.store(map_ptr + 3 * r + 1, row0)
         tl.store(map_ptr + 3 * r + 2, count)
