@@ -189,6 +189,36 @@ VARIANTS = {
     # expert) instead of two. Prepared 2026-12-03, not run yet (benchmarks/results/
     # h200-2026-12-03-moe-split5)
     "m32": (32, _cfg(128, 64, 8, 4, 800, True, maxnreg=128), _cfg(128, 64, 8, 4, maxnreg=128)),
+    # (2026-12-03, fifth session) BM 32 on 4 warps with BN 64 (128 and 126 registers capped, no
+    # spills; 4 blocks an SM, twice m32's programs), each kernel alone and both, and m32 split to
+    # twice the programs (BM 32 halves the row tiles the plan counts)
+    "m32n64": (32, _cfg(64, 64, 4, 4, 800, True, maxnreg=128), _cfg(64, 64, 4, 4, maxnreg=128)),
+    "m32g64": (32, _cfg(64, 64, 4, 4, 800, True, maxnreg=128), _cfg(128, 64, 8, 4, maxnreg=128)),
+    "m32d64": (32, _cfg(128, 64, 8, 4, 800, True, maxnreg=128), _cfg(64, 64, 4, 4, maxnreg=128)),
+    "m32t1600": (32, _cfg(128, 64, 8, 4, 1600, True, maxnreg=128), _cfg(128, 64, 8, 4, maxnreg=128)),
+    # (2026-12-03, fifth session) the weight scales loaded one k step ahead (PF: 1-2 bytes a thread
+    # a step, which Triton's pipeline does not stage, so each step waited on its own scale load)
+    # and gate and up as one product of 2 * BN columns (GU: one widening, barrier and MMA wait a
+    # step), on the shipped "s" tiles (cur) and the shipped "l" tiles (pair128)
+    "curpf": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "curgu": (16, _cfg(64, 128, 4, 3, 800, True, GU=True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "curgupf": (16, _cfg(64, 128, 4, 3, 800, True, PF=True, GU=True),
+                _cfg(128, 128, 4, 2, maxnreg=128)),
+    "pair128pf": _paired(64, _cfg(64, 64, 4, 3, 1, False, PF=True),
+                         _cfg(128, 64, 8, 4, maxnreg=128, PF=True)),
+    "pair128gu": _paired(64, _cfg(64, 64, 4, 3, 1, False, GU=True), _cfg(128, 64, 8, 4, maxnreg=128)),
+    "pair128gupf": _paired(64, _cfg(64, 64, 4, 3, 1, False, GU=True, PF=True),
+                           _cfg(128, 64, 8, 4, maxnreg=128, PF=True)),
+    "pair128gupf32": _paired(64, _cfg(32, 64, 4, 3, 1, False, GU=True, PF=True),
+                             _cfg(128, 64, 8, 4, maxnreg=128, PF=True)),
+    # stage 1 on BM 128 (two warpgroups on one widened weight tile: 194 instructions a k step for
+    # 128 x 128 sums against 306 for 64 x 128 at BM 64), stage 2 on the same tiles
+    # (2026-12-03, fifth session: JIT [6] / [7] 496 / 1396 us against pair128gupf's 465 / 1400)
+    "b128gupf": (128, _cfg(64, 64, 8, 3, 1, False, GU=True, PF=True),
+                 _cfg(128, 64, 8, 4, maxnreg=128, PF=True)),
+    "b128gupfs4": (128, _cfg(64, 64, 8, 4, 1, False, GU=True, PF=True),
+                   _cfg(128, 64, 8, 4, maxnreg=128, PF=True)),
+    "b128gupfd": (128, _cfg(64, 64, 8, 3, 1, False, GU=True, PF=True), _cfg(128, 64, 8, 4, maxnreg=128)),
     # and stage 1's BK 256 on the shipped "s" tiles (split to 800 programs)
     "cur256": (16, _cfg(64, 256, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # 2026-12-03, third session: stage 2 at BM 128 (the weights as the product's first operand,

@@ -37,9 +37,21 @@ SM_90_PATH = {"A_BF16": True, "gate_up_s": {"plan": {"target": 10**5}}, "down_s"
                              "down_s": {"constexprs": {"A2_TILES": False}}}, "s"),
         (256, 512, 4, 2, 40, {"gate_up_l": {"constexprs": {"A2_TILES": True}},
                               "down_l": {"constexprs": {"A2_TILES": True}}}, "l"),
+        # the scales a k step ahead (PF, sm_90's), with k split in both stages: each split's last
+        # step loads its own scales again, so a wrong clamp reads another split's (or another row's)
+        (512, 256, 4, 2, 40, {**SM_90_PATH, "MIN_ROWS": 100,
+                              "gate_up_s": {"constexprs": {"PF": True, "BK": 64},
+                                            "plan": {"target": 10**5}},
+                              "down_s": {"constexprs": {"PF": True, "BK": 64},
+                                         "plan": {"target": 10**5}}}, "s"),
+        (512, 512, 4, 2, 40, {"A_BF16": True,
+                              "gate_up_l": {"constexprs": {"PF": True, "EVEN": True, "A2_TILES": True,
+                                                           "BM": 16, "BK": 64}},
+                              "down_l": {"constexprs": {"PF": True, "PAIRS": True, "A2_TILES": True, "BM": 32,
+                                                        "BK": 64}}}, "l"),
     ],
     ids=["small-tiles-split-k", "large-tiles", "bf16-activations-split-k", "small-tiles-by-slot",
-         "large-tiles-work-list-order"],
+         "large-tiles-work-list-order", "scales-ahead-split-k", "scales-ahead-pairs"],
 )
 def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs, overrides, tiles):
     _interpret_and_compare(h, d, routed, top_k, bs, overrides, tiles, seed=17)

@@ -76,10 +76,12 @@ TRITON = {
             "LUT": "constexpr",
             "A2_TILES": "constexpr",
             "EVEN": "constexpr",
+            "PF": "constexpr",
+            "GU": "constexpr",
         },
         "constexprs": {
             "BM": 16, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": True, "LUT": False,
-            "A2_TILES": True, "EVEN": False,
+            "A2_TILES": True, "EVEN": False, "PF": False, "GU": False,
         },
         "num_warps": 4,
         "num_stages": 2,
@@ -88,8 +90,14 @@ TRITON = {
         # bs16/E33 83 vs 101 (4 splits), but bs128/E33 (840 programs -> 1) 194 vs 182 with 4 splits.
         # Emitted file (benchmarks/results/h200-2026-12-03-moe-regs/call3): bs16/E257 199.2 vs
         # 212.2 us, bs16/E33 134.7 vs 154.8, the other shapes within 0.5 %
+        # PF (the weight scales a k step ahead; Triton's pipeline does not stage their 2-byte loads),
+        # emitted files 2026-12-03 (benchmarks/results/h200-2026-12-03-moe-pf): bs16/E257 180.7 vs
+        # 187.0 us, bs128/E257 398.5 vs 414.9, bs512/E257 617.7 vs 630.4, bs16/E33 122.7 vs 128.4,
+        # bs128/E33 280.9 vs 284.7. GU here was faster at bs16/E257 (173.7) but slower at bs512/E257
+        # (636.1) and bs128/E33 (287.5)
         "arch": {
-            "sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "SPLIT": True, "LUT": True}, "num_stages": 3,
+            "sm_90": {"constexprs": {"BK": 128, "A_BF16": True, "SPLIT": True, "LUT": True, "PF": True},
+                      "num_stages": 3,
                       "plan": {"target": 800, "min_rows": 64}}
         },
     },
@@ -123,10 +131,12 @@ TRITON = {
             "LUT": "constexpr",
             "A2_TILES": "constexpr",
             "EVEN": "constexpr",
+            "PF": "constexpr",
+            "GU": "constexpr",
         },
         "constexprs": {
             "BM": 64, "BN": 64, "BK": 128, "E_POW2": 512, "A_BF16": False, "SPLIT": False, "LUT": False,
-            "A2_TILES": False, "EVEN": False,
+            "A2_TILES": False, "EVEN": False, "PF": False, "GU": False,
         },
         "num_warps": 4,
         "num_stages": 2,
@@ -134,8 +144,14 @@ TRITON = {
         # sm_90, BK 64 on 3 stages: 127 registers (164 at BK 128), 41 KB, so 4 blocks an SM, not 3:
         # H200 gate_up bs512/E33 297 vs 345 us, d_expert 2048 1022 vs 1247 (JIT sweep, 2026-12-03).
         # Stage-2 rows in work-list order and EVEN tiles for down_l's PAIRS (below)
+        # GU (gate and up as one 2 * BN product: one widening, barrier and MMA wait a k step) with PF,
+        # and PF in down_l: emitted files 2026-12-03 (benchmarks/results/h200-2026-12-03-moe-pf):
+        # d_expert 2048 1418.4 vs 1518.6 us, bs512/E33 465.6 vs 490.4; JIT at d_expert 2048 1393 us
+        # against 1504 (neither), 1473 (PF only) and 1480 (GU only). BM 128 on 8 warps with GU and
+        # PF (two warpgroups on one widened tile; down_l on the same tiles): 1457.2 and 489.5
         "arch": {
-            "sm_90": {"constexprs": {"BK": 64, "A_BF16": True, "LUT": True, "A2_TILES": True, "EVEN": True},
+            "sm_90": {"constexprs": {"BK": 64, "A_BF16": True, "LUT": True, "A2_TILES": True, "EVEN": True,
+                                     "GU": True, "PF": True},
                       "num_stages": 3}
         },
     },
@@ -163,9 +179,11 @@ TRITON = {
             "LUT": "constexpr",
             "A2_TILES": "constexpr",
             "PAIRS": "constexpr",
+            "PF": "constexpr",
         },
         "constexprs": {
             "BM": 16, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False, "A2_TILES": True, "PAIRS": False,
+            "PF": False,
         },
         "num_warps": 4,
         "num_stages": 2,
@@ -203,9 +221,11 @@ TRITON = {
             "LUT": "constexpr",
             "A2_TILES": "constexpr",
             "PAIRS": "constexpr",
+            "PF": "constexpr",
         },
         "constexprs": {
             "BM": 64, "BN": 64, "BK": 128, "A_BF16": False, "LUT": False, "A2_TILES": False, "PAIRS": False,
+            "PF": False,
         },
         "num_warps": 4,
         "num_stages": 2,
@@ -220,7 +240,7 @@ TRITON = {
         # (JIT sweep at bs512/E33: 576 and 579 against 488)
         "arch": {
             "sm_90": {"constexprs": {"BM": 128, "BN": 128, "BK": 64, "A_BF16": True, "LUT": True,
-                                     "A2_TILES": True, "PAIRS": True},
+                                     "A2_TILES": True, "PAIRS": True, "PF": True},
                       "num_warps": 8, "num_stages": 4, "options": {"maxnreg": 128}}
         },
     },

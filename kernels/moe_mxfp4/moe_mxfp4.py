@@ -246,6 +246,8 @@ def moe_gate_up(
     LUT: tl.constexpr,
     A2_TILES: tl.constexpr,
     EVEN: tl.constexpr,
+    PF: tl.constexpr,
+    GU: tl.constexpr,
 ):
     r = tl.program_id(0)
     total, expert, row0, count = _row_tile(counts_ptr, experts, r, BM, E_POW2, EVEN)
@@ -274,30 +276,69 @@ def moe_gate_up(
     u_off = tl.multiple_of(up_rows * (hidden // 2), 16)
     gs_off = tl.multiple_of(gate_rows * (hidden // 32), 8)
     us_off = tl.multiple_of(up_rows * (hidden // 32), 8)
-    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
-    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
     k_lo = tl.program_id(2) * k_split
-    for k0 in range(k_lo, k_lo + k_split, BK):
-        kh = tl.multiple_of(k0 // 2, BK // 2)
-        kq = tl.multiple_of(k0 // 32, BK // 32)
-        wg = tl.load(w_ptr + g_off[:, None] + kh + kb[None, :])
-        wu = tl.load(w_ptr + u_off[:, None] + kh + kb[None, :])
-        sg = tl.load(w_scale_ptr + gs_off[:, None] + kq + ks[None, :])
-        su = tl.load(w_scale_ptr + us_off[:, None] + kq + ks[None, :])
-        if A_BF16:
+    if GU:
+        # gate and up as one product of 2 * BN columns (sm_90's LUT path): one widening, one barrier
+        # and one matrix-unit wait a k step instead of two; its halves are split after the loop
+        tl.static_assert(A_BF16 and LUT, "GU needs A_BF16 and LUT")
+        j = tl.arange(0, 2 * BN)
+        gu_rows = expert * 2 * d_expert + col0 + j + tl.where(j < BN, 0, d_expert - BN)
+        w2_off = tl.multiple_of(gu_rows * (hidden // 2), 16)
+        s2_off = tl.multiple_of(gu_rows * (hidden // 32), 8)
+        acc2 = tl.zeros((BM, 2 * BN), dtype=tl.float32)
+        if PF:
+            s2_next = tl.load(w_scale_ptr + s2_off[:, None] + k_lo // 32 + ks[None, :])
+        for k0 in range(k_lo, k_lo + k_split, BK):
+            kh = tl.multiple_of(k0 // 2, BK // 2)
+            w2 = tl.load(w_ptr + w2_off[:, None] + kh + kb[None, :])
+            if PF:
+                s2 = s2_next
+                kn = tl.multiple_of(tl.minimum(k0 + BK, k_lo + k_split - BK) // 32, BK // 32)
+                s2_next = tl.load(w_scale_ptr + s2_off[:, None] + kn + ks[None, :])
+            else:
+                s2 = tl.load(w_scale_ptr + s2_off[:, None] + tl.multiple_of(k0 // 32, BK // 32) + ks[None, :])
             a = tl.load(aq_ptr.to(tl.pointer_type(tl.bfloat16)) + token[:, None] * hidden + k0
                         + tl.arange(0, BK)[None, :])
-            if LUT:
-                acc_g = tl.dot(a, tl.trans(_e2m1_bf16(wg, sg, BN, BK)), acc_g)
-                acc_u = tl.dot(a, tl.trans(_e2m1_bf16(wu, su, BN, BK)), acc_u)
+            acc2 = tl.dot(a, tl.trans(_e2m1_bf16(w2, s2, 2 * BN, BK)), acc2)
+        acc_g, acc_u = tl.split(tl.permute(tl.reshape(acc2, (BM, 2, BN)), (0, 2, 1)))
+    else:
+        acc_g = tl.zeros((BM, BN), dtype=tl.float32)
+        acc_u = tl.zeros((BM, BN), dtype=tl.float32)
+        if PF:
+            # the scales one k step ahead, in registers: a load under 4 bytes a thread is not staged
+            # through shared memory by Triton's pipeline, so loaded in the step that uses it, every
+            # step would wait on it
+            sg_next = tl.load(w_scale_ptr + gs_off[:, None] + k_lo // 32 + ks[None, :])
+            su_next = tl.load(w_scale_ptr + us_off[:, None] + k_lo // 32 + ks[None, :])
+        for k0 in range(k_lo, k_lo + k_split, BK):
+            kh = tl.multiple_of(k0 // 2, BK // 2)
+            kq = tl.multiple_of(k0 // 32, BK // 32)
+            wg = tl.load(w_ptr + g_off[:, None] + kh + kb[None, :])
+            wu = tl.load(w_ptr + u_off[:, None] + kh + kb[None, :])
+            if PF:
+                sg = sg_next
+                su = su_next
+                # the last step loads its own scales again (an in-bounds address, no mask)
+                kn = tl.multiple_of(tl.minimum(k0 + BK, k_lo + k_split - BK) // 32, BK // 32)
+                sg_next = tl.load(w_scale_ptr + gs_off[:, None] + kn + ks[None, :])
+                su_next = tl.load(w_scale_ptr + us_off[:, None] + kn + ks[None, :])
             else:
-                acc_g = tl.dot_scaled(a, None, "bf16", tl.trans(wg), sg, "e2m1", acc_g, fast_math=True)
-                acc_u = tl.dot_scaled(a, None, "bf16", tl.trans(wu), su, "e2m1", acc_u, fast_math=True)
-        else:
-            a = tl.load(aq_ptr + token[:, None] * (hidden // 2) + k0 // 2 + kb[None, :])
-            sa = tl.load(aq_scale_ptr + token[:, None] * (hidden // 32) + k0 // 32 + ks[None, :])
-            acc_g = tl.dot_scaled(a, sa, "e2m1", tl.trans(wg), sg, "e2m1", acc_g, fast_math=True)
-            acc_u = tl.dot_scaled(a, sa, "e2m1", tl.trans(wu), su, "e2m1", acc_u, fast_math=True)
+                sg = tl.load(w_scale_ptr + gs_off[:, None] + kq + ks[None, :])
+                su = tl.load(w_scale_ptr + us_off[:, None] + kq + ks[None, :])
+            if A_BF16:
+                a = tl.load(aq_ptr.to(tl.pointer_type(tl.bfloat16)) + token[:, None] * hidden + k0
+                            + tl.arange(0, BK)[None, :])
+                if LUT:
+                    acc_g = tl.dot(a, tl.trans(_e2m1_bf16(wg, sg, BN, BK)), acc_g)
+                    acc_u = tl.dot(a, tl.trans(_e2m1_bf16(wu, su, BN, BK)), acc_u)
+                else:
+                    acc_g = tl.dot_scaled(a, None, "bf16", tl.trans(wg), sg, "e2m1", acc_g, fast_math=True)
+                    acc_u = tl.dot_scaled(a, None, "bf16", tl.trans(wu), su, "e2m1", acc_u, fast_math=True)
+            else:
+                a = tl.load(aq_ptr + token[:, None] * (hidden // 2) + k0 // 2 + kb[None, :])
+                sa = tl.load(aq_scale_ptr + token[:, None] * (hidden // 32) + k0 // 32 + ks[None, :])
+                acc_g = tl.dot_scaled(a, sa, "e2m1", tl.trans(wg), sg, "e2m1", acc_g, fast_math=True)
+                acc_u = tl.dot_scaled(a, sa, "e2m1", tl.trans(wu), su, "e2m1", acc_u, fast_math=True)
     keep = valid
     splits = tl.num_programs(2)
     if SPLIT and splits > 1:
@@ -349,6 +390,7 @@ def moe_down(
     LUT: tl.constexpr,
     A2_TILES: tl.constexpr,
     PAIRS: tl.constexpr,
+    PF: tl.constexpr,
 ):
     r = tl.program_id(0)
     # moe_gate_up's row tile r, or with PAIRS its tiles 2r and 2r + 1 (one expert's: moe_gate_up
@@ -376,11 +418,18 @@ def moe_down(
     ws_off = tl.multiple_of(w_rows * (d_expert // 32), 8)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     k_lo = tl.program_id(2) * k_split
+    if PF:  # the scales one k step ahead, as in moe_gate_up
+        sw_next = tl.load(w_scale_ptr + ws_off[:, None] + k_lo // 32 + ks[None, :])
     for k0 in range(k_lo, k_lo + k_split, BK):
         kh = tl.multiple_of(k0 // 2, BK // 2)
         kq = tl.multiple_of(k0 // 32, BK // 32)
         w = tl.load(w_ptr + w_off[:, None] + kh + kb[None, :])
-        sw = tl.load(w_scale_ptr + ws_off[:, None] + kq + ks[None, :])
+        if PF:
+            sw = sw_next
+            kn = tl.multiple_of(tl.minimum(k0 + BK, k_lo + k_split - BK) // 32, BK // 32)
+            sw_next = tl.load(w_scale_ptr + ws_off[:, None] + kn + ks[None, :])
+        else:
+            sw = tl.load(w_scale_ptr + ws_off[:, None] + kq + ks[None, :])
         if A_BF16:
             a = tl.load(a2_ptr.to(tl.pointer_type(tl.bfloat16)) + a2_row[:, None] * d_expert + k0
                         + tl.arange(0, BK)[None, :])
