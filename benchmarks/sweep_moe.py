@@ -219,6 +219,11 @@ VARIANTS = {
     "b128gupfs4": (128, _cfg(64, 64, 8, 4, 1, False, GU=True, PF=True),
                    _cfg(128, 64, 8, 4, maxnreg=128, PF=True)),
     "b128gupfd": (128, _cfg(64, 64, 8, 3, 1, False, GU=True, PF=True), _cfg(128, 64, 8, 4, maxnreg=128)),
+    # down_s on BK 64 with the shipped "s" gate_up (PF): 256 columns on 8 warps (125 registers,
+    # half the programs), 128 on 8 warps under 80 registers (3 blocks an SM) and on 4 warps
+    "pfd256": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(256, 64, 8, 3, maxnreg=128)),
+    "pfd128w8": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(128, 64, 8, 3, maxnreg=80)),
+    "pfd128k64": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(128, 64, 4, 3, maxnreg=128)),
     # and stage 1's BK 256 on the shipped "s" tiles (split to 800 programs)
     "cur256": (16, _cfg(64, 256, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # 2026-12-03, third session: stage 2 at BM 128 (the weights as the product's first operand,
