@@ -52,6 +52,9 @@ def _launch_module(variant: dict):
     launch = _load("moe_launch_sweep", "launch.py")
     for name in list(launch.TRITON):
         launch.TRITON[name] = resolved(launch.TRITON[name], ARCH)
+    # the module names launch.py derives from TRITON at import, from the resolved entries (as in the
+    # emitted file, whose TRITON the build resolves before they are derived)
+    launch.MIN_ROWS = launch.TRITON["gate_up_s"]["plan"]["min_rows"]
     for name, over in variant.items():
         if name in launch.TRITON:
             entry = launch.TRITON[name]
@@ -214,6 +217,17 @@ VARIANTS = {
     # stage 1 on BM 128 (two warpgroups on one widened weight tile: 194 instructions a k step for
     # 128 x 128 sums against 306 for 64 x 128 at BM 64), stage 2 on the same tiles
     # (2026-12-03, fifth session: JIT [6] / [7] 496 / 1396 us against pair128gupf's 465 / 1400)
+    # 2026-12-04: the "l" tiles with stage 1 split (the part workspace and arrival counters, as in
+    # "s"): bs128/E33 runs 264 real programs of 112 k steps on 528 block slots; target 1056 splits
+    # it 2 ways, 2112 4 ways (and bs512/E33 2 ways); without PAIRS (down on BM 64, lk64's tiles)
+    "pair128gupfsp": _paired(64, _cfg(64, 64, 4, 3, 1056, True, GU=True, PF=True),
+                             _cfg(128, 64, 8, 4, maxnreg=128, PF=True)),
+    "pair128gupfsp2": _paired(64, _cfg(64, 64, 4, 3, 2112, True, GU=True, PF=True),
+                              _cfg(128, 64, 8, 4, maxnreg=128, PF=True)),
+    "l64gupfsp": (64, _cfg(64, 64, 4, 3, 1056, True, GU=True, PF=True, EVEN=False),
+                  _cfg(128, 64, 8, 4, maxnreg=80, PF=True)),
+    "l64gupfsp2": (64, _cfg(64, 64, 4, 3, 2112, True, GU=True, PF=True, EVEN=False),
+                   _cfg(128, 64, 8, 4, maxnreg=80, PF=True)),
     "b128gupf": (128, _cfg(64, 64, 8, 3, 1, False, GU=True, PF=True),
                  _cfg(128, 64, 8, 4, maxnreg=128, PF=True)),
     "b128gupfs4": (128, _cfg(64, 64, 8, 4, 1, False, GU=True, PF=True),
@@ -224,6 +238,11 @@ VARIANTS = {
     "pfd256": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(256, 64, 8, 3, maxnreg=128)),
     "pfd128w8": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(128, 64, 8, 3, maxnreg=80)),
     "pfd128k64": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(128, 64, 4, 3, maxnreg=128)),
+    # 2026-12-04: down_s on one or two k steps of 256 at d_expert 256 / 512 (fewer pipeline fills
+    # a program: bs512/E257 runs 28,784 programs of 2 steps of 128)
+    "pfdk256": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(128, 256, 4, 1, maxnreg=128)),
+    "pfdn64k256": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(64, 256, 4, 2, maxnreg=128)),
+    "pfdn64k256s1": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(64, 256, 4, 1, maxnreg=128)),
     # and stage 1's BK 256 on the shipped "s" tiles (split to 800 programs)
     "cur256": (16, _cfg(64, 256, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # 2026-12-03, third session: stage 2 at BM 128 (the weights as the product's first operand,
@@ -249,10 +268,30 @@ VARIANTS = {
 
 SHIPPED = "shipped"  # a variant name: the project's own plan and tiles, each shape in its own class
 
+# name -> overrides laid over the shipped plan (each shape in its own class): launch.py's module
+# names (ROUTE_PROGRAMS, MIN_ROWS) or TRITON entries by launch name
+PLAN_VARIANTS = {
+    # 2026-12-04: route's grid up to one program a 256-column chunk of the activations (the shipped
+    # 1,024 programs loop 14 times at bs 512, each step a 512-byte load), and its slot scan on
+    # 1,024 or 2,048 slots a step (9 steps of 512 at bs 512 / top-k 9)
+    "rp16k": {"ROUTE_PROGRAMS": 16384},
+    "rp16kb1k": {"ROUTE_PROGRAMS": 16384, "route": {"constexprs": {"BLOCK": 1024}}},
+    "rp16kb2k": {"ROUTE_PROGRAMS": 16384, "route": {"constexprs": {"BLOCK": 2048}}},
+    "rp4k": {"ROUTE_PROGRAMS": 4096},
+    # the "l" class from 32 slots an expert (bs128/E33, 35 a expert, runs "l"), and gate_up_l with
+    # stage 1 split: target 1056 splits bs128/E33 2 ways, 2112 4 ways and bs512/E33 2 ways
+    "mr32": {"MIN_ROWS": 32},
+    "mr32sp": {"MIN_ROWS": 32, "gate_up_l": {"constexprs": {"SPLIT": True}, "plan": {"target": 1056}}},
+    "mr32sp2": {"MIN_ROWS": 32, "gate_up_l": {"constexprs": {"SPLIT": True}, "plan": {"target": 2112}}},
+    "mr32sp3": {"MIN_ROWS": 32, "gate_up_l": {"constexprs": {"SPLIT": True}, "plan": {"target": 3168}}},
+}
+
 
 def _variant(name: str) -> dict:
     if name == SHIPPED:
         return {}
+    if name in PLAN_VARIANTS:
+        return copy.deepcopy(PLAN_VARIANTS[name])
     bm, g, d = VARIANTS[name]
     g, d = copy.deepcopy(g), copy.deepcopy(d)
     g["constexprs"]["BM"] = bm

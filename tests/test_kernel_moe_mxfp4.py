@@ -49,9 +49,12 @@ SM_90_PATH = {"A_BF16": True, "gate_up_s": {"plan": {"target": 10**5}}, "down_s"
                                                            "BM": 16, "BK": 64}},
                               "down_l": {"constexprs": {"PF": True, "PAIRS": True, "A2_TILES": True, "BM": 32,
                                                         "BK": 64}}}, "l"),
+        # route's slot scan in steps of 32 (120 slots: 3 full steps and a partial one), each step's
+        # ids loaded in the step before: a wrong look-ahead drops or repeats slots
+        (256, 256, 8, 2, 40, {"route": {"constexprs": {"BLOCK": 32}}}, "s"),
     ],
     ids=["small-tiles-split-k", "large-tiles", "bf16-activations-split-k", "small-tiles-by-slot",
-         "large-tiles-work-list-order", "scales-ahead-split-k", "scales-ahead-pairs"],
+         "large-tiles-work-list-order", "scales-ahead-split-k", "scales-ahead-pairs", "route-scan-steps"],
 )
 def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs, overrides, tiles):
     _interpret_and_compare(h, d, routed, top_k, bs, overrides, tiles, seed=17)
@@ -124,7 +127,7 @@ def test_plan_grids_and_launch_names_on_every_listed_shape():
         assert [name for name, *_ in launches] == ["route", f"gate_up_{cls}", f"down_{cls}", "to_bf16"]
         g, dn = launch.TRITON[f"gate_up_{cls}"]["constexprs"], launch.TRITON[f"down_{cls}"]["constexprs"]
         tiles = slots // g["BM"] + min(d.experts, slots)
-        assert launches[0][1] == (max(d.experts, min(d.tokens * d.hidden // launch.QK, 1024)), 1, 1)
+        assert launches[0][1] == (max(d.experts, min(d.tokens * d.hidden // launch.QK, 16384)), 1, 1)
         (gx, gy, gz), (dx, dy, dz) = launches[1][1], launches[2][1]
         assert (gx, gy, dx, dy) == (tiles, d.expert // g["BN"], tiles, d.hidden // dn["BN"])
         # the k splits divide the k steps, and each split's k range is what the kernels are passed

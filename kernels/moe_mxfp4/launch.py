@@ -1,18 +1,13 @@
 # amd-moe-mxfp4: route -> gate_up -> down -> to_bf16. Row tiles: (expert, BM slots) pairs with
 # slots; "s" (BM 16) below min_rows slots per expert, else "l" (BM 64); k split to "target".
-# gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values, B widened by LUT, BK 128 ("s")
-# and 64 ("l").
-# H200 us (benchmarks/sweep_moe.py, 2026-12-02): sm_90 min_rows 64 (bs128/E33, 35 a expert: s 296,
-# l 424; bs512/E33, 140: l 665, s 885); down BN 128: bs128/E257 174 vs 213, "l" 8 warps bs512/E33
-# 200 vs 267. sm_90 stage-1 split at bs 16 (2026-12-03): 415.3 vs 427.5 us geomean; sm_90 "l"
-# tiles at BK 64 (2026-12-03): 402.4 vs 416.4. A2_TILES (stage-2 rows in work-list order, so that
-# down's loads wait on no slot load) on "s" only, emitted files 2026-12-03 (benchmarks/results/
-# h200-2026-12-03-moe-a2): on both classes bs16/E257 188.7 vs 197.6 us, bs128/E257 420.0 vs 442.3,
-# bs16/E33 129.3 vs 135.2, but bs512/E257 638.6 vs 630.7 and d_expert 2048 ("l") 1613.9 vs 1573.2.
-# sm_90 "l" since 2026-12-03 (benchmarks/results/h200-2026-12-03-moe-own): work-list order with
-# down_l on BM 128 (PAIRS of gate_up_l's tiles), 388.4 vs 393.1 us geomean; the "l" tiles without
-# PAIRS at min_rows 32 (bs128/E33 on "l": 255.8 vs 285.4 us) were 385.8, but 1588.6 at d_expert
-# 2048 against 1503.0: the payload holds one "l" down object, not both.
+# gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values, B widened by LUT (no fp4 unit).
+# H200 us (benchmarks/results/h200-*; each entry's comment has its own): sm_90 min_rows 64,
+# bs128/E33 (35 slots an expert) s 296 vs l 424, bs512/E33 (140) l 665 vs s 885 (2026-12-02).
+# Stage-2 rows in work-list order (A2_TILES, moe-a2): bs16/E257 188.7 vs 197.6 us; by slot on the
+# gfx950 "l" tiles (d_expert 2048 1573.2 vs 1613.9 before PAIRS). sm_90 "l" on PAIRS (moe-own):
+# d_expert 2048 1503.0 vs 1588.6 without. Without PAIRS and with stage 1 split, bs128/E33 on "l"
+# ran 241 vs 284 (sweep, 2026-12-04-moe-route), but the payload holds one down_l and one gate_up_l
+# object, and SPLIT takes gate_up_l to 167 registers (d_expert 2048: 966 vs 926 us for it).
 
 import torch
 
@@ -258,7 +253,9 @@ A_BF16 = ROUTE["A_BF16"]  # the same in every entry of one arch
 CAST_BLOCK = TRITON["to_bf16"]["constexprs"]["BLOCK"]
 MIN_ROWS = TRITON["gate_up_s"]["plan"]["min_rows"]  # slots per expert from which the "l" tiles run
 QK = ROUTE["QK"]
-ROUTE_PROGRAMS = 1024  # route's grid at least: its quantization and zeroing are spread over it
+# route's grid at most, one program a QK chunk up to bs 512 (1,024 looped 14 times): H200 emitted file
+# 373.2 vs 375.3 us geomean (benchmarks/results/h200-2026-12-04-moe-route)
+ROUTE_PROGRAMS = 16384
 
 
 def _check(hidden, d_expert, experts):

@@ -170,9 +170,13 @@ def moe_route(
     offs = tl.arange(0, BLOCK)
     if expert < experts:
         count = tl.zeros((), dtype=tl.int32)
+        # the ids one step ahead: each step's scan and stores wait on no load (a scan of all slots
+        # is the longest chain in this kernel at bs 512: 9 steps of 512)
+        ids_next = tl.load(topk_ids_ptr + offs, mask=offs < slots, other=-1)
         for start in range(0, slots, BLOCK):
             idx = start + offs
-            ids = tl.load(topk_ids_ptr + idx, mask=idx < slots, other=-1)
+            ids = ids_next
+            ids_next = tl.load(topk_ids_ptr + idx + BLOCK, mask=idx + BLOCK < slots, other=-1)
             hit = (ids == expert).to(tl.int32)
             pos = count + tl.cumsum(hit, axis=0) - 1
             tl.store(sorted_ptr + expert * tokens + pos, idx, mask=hit != 0)
