@@ -243,6 +243,13 @@ VARIANTS = {
     "pfdk256": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(128, 256, 4, 1, maxnreg=128)),
     "pfdn64k256": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(64, 256, 4, 2, maxnreg=128)),
     "pfdn64k256s1": (16, _cfg(64, 128, 4, 3, 800, True, PF=True), _cfg(64, 256, 4, 1, maxnreg=128)),
+    # 2026-12-04: gate_up_s on BN 32 as one gate + up product (GU; 102 registers, 5 blocks an SM,
+    # 334 loop instructions for 64 columns against 634 for 128), splits to 800 / 1600 programs
+    "s32gu": (16, _cfg(32, 128, 4, 3, 800, True, PF=True, GU=True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "s32gut16": (16, _cfg(32, 128, 4, 3, 1600, True, PF=True, GU=True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "s32gus4": (16, _cfg(32, 128, 4, 4, 800, True, PF=True, GU=True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "s32gunopf": (16, _cfg(32, 128, 4, 3, 800, True, GU=True), _cfg(128, 128, 4, 2, maxnreg=128)),
+    "s32pf": (16, _cfg(32, 128, 4, 3, 800, True, PF=True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # and stage 1's BK 256 on the shipped "s" tiles (split to 800 programs)
     "cur256": (16, _cfg(64, 256, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # 2026-12-03, third session: stage 2 at BM 128 (the weights as the product's first operand,
