@@ -285,6 +285,11 @@ PLAN_VARIANTS = {
     "rp16kb1k": {"ROUTE_PROGRAMS": 16384, "route": {"constexprs": {"BLOCK": 1024}}},
     "rp16kb2k": {"ROUTE_PROGRAMS": 16384, "route": {"constexprs": {"BLOCK": 2048}}},
     "rp4k": {"ROUTE_PROGRAMS": 4096},
+    # to_bf16 on 2,048 / 4,096 values a program (and 8 warps), route on 8 warps
+    "tb2k": {"CAST_BLOCK": 2048, "to_bf16": {"constexprs": {"BLOCK": 2048}}},
+    "tb4k": {"CAST_BLOCK": 4096, "to_bf16": {"constexprs": {"BLOCK": 4096}}},
+    "tb4kw8": {"CAST_BLOCK": 4096, "to_bf16": {"constexprs": {"BLOCK": 4096}, "num_warps": 8}},
+    "rw8": {"route": {"num_warps": 8}},
     # the "l" class from 32 slots an expert (bs128/E33, 35 a expert, runs "l"), and gate_up_l with
     # stage 1 split: target 1056 splits bs128/E33 2 ways, 2112 4 ways and bs512/E33 2 ways
     "mr32": {"MIN_ROWS": 32},
