@@ -116,6 +116,19 @@ def _e2m1_bf16(w, s, R: tl.constexpr, BK: tl.constexpr):
 
 
 @triton.jit
+def _scales(w_scale_ptr, off, q, ks):
+    """The e8m0 scale bytes [R, BK // 32] of the weight rows at byte offsets off, from scale column q."""
+    return tl.load(w_scale_ptr + off[:, None] + q + ks[None, :])
+
+
+@triton.jit
+def _ahead(k0, k_lo, k_split, BK: tl.constexpr):
+    """The scale column of the k step after k0 in this split (PF), or of k0's own where k0 is the
+    split's last step (an in-bounds address, no mask)."""
+    return tl.multiple_of(tl.minimum(k0 + BK, k_lo + k_split - BK) // 32, BK // 32)
+
+
+@triton.jit
 def _a2_rows(r, slot, BM: tl.constexpr, A2_TILES: tl.constexpr):
     """Row tile r's rows of the stage-2 workspace, which moe_gate_up writes and moe_down reads: in
     work-list order (r * BM + i) with A2_TILES, so that moe_down's loads of them wait on no other
@@ -291,16 +304,16 @@ def moe_gate_up(
         s2_off = tl.multiple_of(gu_rows * (hidden // 32), 8)
         acc2 = tl.zeros((BM, 2 * BN), dtype=tl.float32)
         if PF:
-            s2_next = tl.load(w_scale_ptr + s2_off[:, None] + k_lo // 32 + ks[None, :])
+            s2_next = _scales(w_scale_ptr, s2_off, k_lo // 32, ks)
         for k0 in range(k_lo, k_lo + k_split, BK):
             kh = tl.multiple_of(k0 // 2, BK // 2)
             w2 = tl.load(w_ptr + w2_off[:, None] + kh + kb[None, :])
             if PF:
                 s2 = s2_next
-                kn = tl.multiple_of(tl.minimum(k0 + BK, k_lo + k_split - BK) // 32, BK // 32)
-                s2_next = tl.load(w_scale_ptr + s2_off[:, None] + kn + ks[None, :])
+                kn = _ahead(k0, k_lo, k_split, BK)
+                s2_next = _scales(w_scale_ptr, s2_off, kn, ks)
             else:
-                s2 = tl.load(w_scale_ptr + s2_off[:, None] + tl.multiple_of(k0 // 32, BK // 32) + ks[None, :])
+                s2 = _scales(w_scale_ptr, s2_off, tl.multiple_of(k0 // 32, BK // 32), ks)
             a = tl.load(aq_ptr.to(tl.pointer_type(tl.bfloat16)) + token[:, None] * hidden + k0
                         + tl.arange(0, BK)[None, :])
             acc2 = tl.dot(a, tl.trans(_e2m1_bf16(w2, s2, 2 * BN, BK)), acc2)
@@ -312,8 +325,8 @@ def moe_gate_up(
             # the scales one k step ahead, in registers: a load under 4 bytes a thread is not staged
             # through shared memory by Triton's pipeline, so loaded in the step that uses it, every
             # step would wait on it
-            sg_next = tl.load(w_scale_ptr + gs_off[:, None] + k_lo // 32 + ks[None, :])
-            su_next = tl.load(w_scale_ptr + us_off[:, None] + k_lo // 32 + ks[None, :])
+            sg_next = _scales(w_scale_ptr, gs_off, k_lo // 32, ks)
+            su_next = _scales(w_scale_ptr, us_off, k_lo // 32, ks)
         for k0 in range(k_lo, k_lo + k_split, BK):
             kh = tl.multiple_of(k0 // 2, BK // 2)
             kq = tl.multiple_of(k0 // 32, BK // 32)
@@ -323,12 +336,12 @@ def moe_gate_up(
                 sg = sg_next
                 su = su_next
                 # the last step loads its own scales again (an in-bounds address, no mask)
-                kn = tl.multiple_of(tl.minimum(k0 + BK, k_lo + k_split - BK) // 32, BK // 32)
-                sg_next = tl.load(w_scale_ptr + gs_off[:, None] + kn + ks[None, :])
-                su_next = tl.load(w_scale_ptr + us_off[:, None] + kn + ks[None, :])
+                kn = _ahead(k0, k_lo, k_split, BK)
+                sg_next = _scales(w_scale_ptr, gs_off, kn, ks)
+                su_next = _scales(w_scale_ptr, us_off, kn, ks)
             else:
-                sg = tl.load(w_scale_ptr + gs_off[:, None] + kq + ks[None, :])
-                su = tl.load(w_scale_ptr + us_off[:, None] + kq + ks[None, :])
+                sg = _scales(w_scale_ptr, gs_off, kq, ks)
+                su = _scales(w_scale_ptr, us_off, kq, ks)
             if A_BF16:
                 a = tl.load(aq_ptr.to(tl.pointer_type(tl.bfloat16)) + token[:, None] * hidden + k0
                             + tl.arange(0, BK)[None, :])
@@ -423,17 +436,17 @@ def moe_down(
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     k_lo = tl.program_id(2) * k_split
     if PF:  # the scales one k step ahead, as in moe_gate_up
-        sw_next = tl.load(w_scale_ptr + ws_off[:, None] + k_lo // 32 + ks[None, :])
+        sw_next = _scales(w_scale_ptr, ws_off, k_lo // 32, ks)
     for k0 in range(k_lo, k_lo + k_split, BK):
         kh = tl.multiple_of(k0 // 2, BK // 2)
         kq = tl.multiple_of(k0 // 32, BK // 32)
         w = tl.load(w_ptr + w_off[:, None] + kh + kb[None, :])
         if PF:
             sw = sw_next
-            kn = tl.multiple_of(tl.minimum(k0 + BK, k_lo + k_split - BK) // 32, BK // 32)
-            sw_next = tl.load(w_scale_ptr + ws_off[:, None] + kn + ks[None, :])
+            kn = _ahead(k0, k_lo, k_split, BK)
+            sw_next = _scales(w_scale_ptr, ws_off, kn, ks)
         else:
-            sw = tl.load(w_scale_ptr + ws_off[:, None] + kq + ks[None, :])
+            sw = _scales(w_scale_ptr, ws_off, kq, ks)
         if A_BF16:
             a = tl.load(a2_ptr.to(tl.pointer_type(tl.bfloat16)) + a2_row[:, None] * d_expert + k0
                         + tl.arange(0, BK)[None, :])
