@@ -48,13 +48,12 @@ KERNELS = _load("moe_kernels_sweep", "moe_mxfp4.py")
 
 
 def _launch_module(variant: dict):
-    """launch.py with TRITON resolved for ARCH and the variant laid over it."""
+    """launch.py with TRITON resolved for ARCH and the variant laid over it: its TRITON entries
+    first, then the module names launch.py derives from them at import (from the entries as laid
+    over, as the build resolves TRITON before they are derived), then the variant's module names."""
     launch = _load("moe_launch_sweep", "launch.py")
     for name in list(launch.TRITON):
         launch.TRITON[name] = resolved(launch.TRITON[name], ARCH)
-    # the module names launch.py derives from TRITON at import, from the resolved entries (as in the
-    # emitted file, whose TRITON the build resolves before they are derived)
-    launch.MIN_ROWS = launch.TRITON["gate_up_s"]["plan"]["min_rows"]
     for name, over in variant.items():
         if name in launch.TRITON:
             entry = launch.TRITON[name]
@@ -64,9 +63,12 @@ def _launch_module(variant: dict):
                 if key in over:
                     entry[key] = over[key]
             entry.setdefault("options", {}).update(over.get("options", {}))
-        else:
-            setattr(launch, name, over)
     launch.A_BF16 = launch.TRITON["route"]["constexprs"]["A_BF16"]
+    launch.MIN_ROWS = launch.TRITON["gate_up_s"]["plan"]["min_rows"]
+    launch.CAST_BLOCK = launch.TRITON["to_bf16"]["constexprs"]["BLOCK"]
+    for name, over in variant.items():
+        if name not in launch.TRITON:
+            setattr(launch, name, over)
     return launch
 
 
@@ -286,9 +288,9 @@ PLAN_VARIANTS = {
     "rp16kb2k": {"ROUTE_PROGRAMS": 16384, "route": {"constexprs": {"BLOCK": 2048}}},
     "rp4k": {"ROUTE_PROGRAMS": 4096},
     # to_bf16 on 2,048 / 4,096 values a program (and 8 warps), route on 8 warps
-    "tb2k": {"CAST_BLOCK": 2048, "to_bf16": {"constexprs": {"BLOCK": 2048}}},
-    "tb4k": {"CAST_BLOCK": 4096, "to_bf16": {"constexprs": {"BLOCK": 4096}}},
-    "tb4kw8": {"CAST_BLOCK": 4096, "to_bf16": {"constexprs": {"BLOCK": 4096}, "num_warps": 8}},
+    "tb2k": {"to_bf16": {"constexprs": {"BLOCK": 2048}}},
+    "tb4k": {"to_bf16": {"constexprs": {"BLOCK": 4096}}},
+    "tb4kw8": {"to_bf16": {"constexprs": {"BLOCK": 4096}, "num_warps": 8}},
     "rw8": {"route": {"num_warps": 8}},
     # the "l" class from 32 slots an expert (bs128/E33, 35 a expert, runs "l"), and gate_up_l with
     # stage 1 split: target 1056 splits bs128/E33 2 ways, 2112 4 ways and bs512/E33 2 ways
