@@ -1,7 +1,7 @@
 # amd-moe-mxfp4: route -> gate_up -> down -> to_bf16. Row tiles: (expert, BM slots) pairs with
 # slots; "s" (BM 16) below min_rows slots per expert, else "l" (BM 64); k split to "target".
 # gfx950: e2m1 x e2m1 (v_mfma_scale). sm_90: A as bf16 values, B widened by LUT (no fp4 unit).
-# H200 us (benchmarks/results/h200-*; each entry's comment has its own): sm_90 min_rows 64,
+# H200 us (benchmarks/results/h200-*; launch.py's TRITON entries have their own): sm_90 min_rows 64,
 # bs128/E33 (35 slots an expert) s 296 vs l 424, bs512/E33 (140) l 665 vs s 885 (2026-12-02).
 # Stage-2 rows in work-list order (A2_TILES, moe-a2): bs16/E257 188.7 vs 197.6 us; by slot on the
 # gfx950 "l" tiles (d_expert 2048 1573.2 vs 1613.9 before PAIRS). sm_90 "l" on PAIRS (moe-own):
