@@ -238,6 +238,12 @@ def test_the_default_mm_file_for_sm_90_launches_its_own_tiles(tmp_path_factory, 
     assert table["mm_m64"]["constexprs"]["BN"] == 64 and table["mm_m64"]["constexprs"]["A_BF16"] is True
     assert table["mm_quant_a"]["constexprs"]["OUT_BF16"] is True
     assert table["mm_m32"]["constexprs"]["BN"] == 128
+    # a file for checking on an H100/H200, not for the MI355X board: no submit line, and the note says so
+    assert r.submit == "" and "submit it with" not in format_summary(r)
+    assert r.warnings[-1] == (
+        "built for sm_90: amd-mxfp4-mm runs on MI355X (gfx950), where this file's kernels do not load (it "
+        "runs its pure-torch fallback, or fails with --no-fallback); it is for checking on a sm_90 GPU, so "
+        "no submit line is printed. Build with --arch gfx950 to submit")
     calls, result = run_dry(sub, "mxfp4-mm", build_stub(tmp_path_factory, "fakehip"), tmp_path)
     launched = [c for c in calls if c["call"] == "hipModuleLaunchKernel"]
     planned = [la for shape in result["shapes"] for la in shape["launches"]]

@@ -24,6 +24,7 @@ from submitgen.pipeline.produce import produce_objects
 from submitgen.pipeline.summary import (
     aql_zeroed_warnings,
     build_warnings,
+    foreign_arch_warning,
     format_summary,
     submit_command,
 )
@@ -63,6 +64,7 @@ def build(opts: BuildOptions) -> BuildResult:
     plan = checked.plan
     warnings = build_warnings(p.launcher, comparable(p.launcher, p.backend.target), p.problem.leaderboard,
                               checked.aql, p.reuse_output, len(objects)) + checked.warnings
+    foreign = foreign_arch_warning(p.problem.leaderboard, p.problem.gpu, p.problem.arch, p.arch)
     output = write(p, verified)
     return BuildResult(
         output=output, text=rendered.text, problem=p.problem, target_id=checked.target_id,
@@ -70,7 +72,7 @@ def build(opts: BuildOptions) -> BuildResult:
         kernels=checked.kernels, plan=plan, payload=verified.payload,
         checks=(f"plan: {len(plan.launches)} launches over {plan.shapes} shapes match the metadata and "
                 "limits", *verified.checks),
-        warnings=warnings,
+        warnings=warnings + foreign,
         submit=submit_command(p.problem.leaderboard, p.problem.gpu, str(p.mode), output)
-        if p.launcher.submittable else "",
+        if p.launcher.submittable and not foreign else "",
     )

@@ -44,6 +44,17 @@ def build_warnings(launcher: LauncherSpec, others: Sequence[LauncherSpec], leade
     return tuple(warnings)
 
 
+def foreign_arch_warning(leaderboard: str, gpu: str, board_arch: str, arch: str) -> tuple[str, ...]:
+    """The note of a build for another arch than the leaderboard's GPU runs (``--target cuda --arch
+    sm_90``, ``--arch gfx942``): a file whose kernels cannot run there, so the build prints no submit
+    line for it. Empty when ``arch`` is the leaderboard's."""
+    if arch == board_arch:
+        return ()
+    return (f"built for {arch}: {leaderboard} runs on {gpu} ({board_arch}), where this file's kernels do "
+            f"not load (it runs its pure-torch fallback, or fails with --no-fallback); it is for checking "
+            f"on a {arch} GPU, so no submit line is printed. Build with --arch {board_arch} to submit",)
+
+
 def submit_command(leaderboard: str, gpu: str, mode: str, output: object) -> str:
     """The popcorn-cli line that submits ``output`` (its own syntax: ``popcorn-cli submit --gpu GPU
     --leaderboard NAME --mode MODE FILE``)."""
