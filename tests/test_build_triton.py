@@ -243,7 +243,7 @@ def test_the_default_mm_file_for_sm_90_launches_its_own_tiles(tmp_path_factory, 
     assert r.warnings[-1] == (
         "built for sm_90: amd-mxfp4-mm runs on MI355X (gfx950), where this file's kernels do not load (it "
         "runs its pure-torch fallback, or fails with --no-fallback); it is for checking on a sm_90 GPU, so "
-        "no submit line is printed. Build with --arch gfx950 to submit")
+        "no submit line is printed; a build for gfx950 (the default target and arch) is the one to submit")
     calls, result = run_dry(sub, "mxfp4-mm", build_stub(tmp_path_factory, "fakehip"), tmp_path)
     launched = [c for c in calls if c["call"] == "hipModuleLaunchKernel"]
     planned = [la for shape in result["shapes"] for la in shape["launches"]]

@@ -52,7 +52,8 @@ def foreign_arch_warning(leaderboard: str, gpu: str, board_arch: str, arch: str)
         return ()
     return (f"built for {arch}: {leaderboard} runs on {gpu} ({board_arch}), where this file's kernels do "
             f"not load (it runs its pure-torch fallback, or fails with --no-fallback); it is for checking "
-            f"on a {arch} GPU, so no submit line is printed. Build with --arch {board_arch} to submit",)
+            f"on a {arch} GPU, so no submit line is printed; a build for {board_arch} (the default target "
+            f"and arch) is the one to submit",)
 
 
 def submit_command(leaderboard: str, gpu: str, mode: str, output: object) -> str:
