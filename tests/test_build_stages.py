@@ -14,7 +14,9 @@ from click.testing import CliRunner
 
 import submitgen.readers.amd
 from submitgen import pipeline as build_pkg
-from submitgen.backends import BACKENDS, AmdBackend, Backend, CudaBackend, get_backend
+from submitgen.backends import BACKENDS, Backend, get_backend
+from submitgen.backends.amd import AmdBackend
+from submitgen.backends.cuda import CudaBackend
 from submitgen.cli import cli
 from submitgen.errors import OptionError
 from submitgen.launchers import get_launcher, launcher_names

@@ -45,8 +45,9 @@ FAKE = LauncherSpec(
 )
 
 
-def test_a_new_launcher_spec_is_all_it_takes(tmp_path, monkeypatch):
-    monkeypatch.setitem(launchers.REGISTRY, FAKE.name, FAKE)
+def test_a_new_launcher_spec_is_all_it_takes(tmp_path, request):
+    register(FAKE)
+    request.addfinalizer(lambda: launchers.REGISTRY.unregister(FAKE.name))
     out = tmp_path / "s.py"
     r = build(BuildOptions(problem="mxfp4-mm", output=out, kernels=PROJECT, code_objects=(CO,),
                            launcher="fakeload"))
@@ -107,8 +108,9 @@ def test_a_spec_that_says_too_little_is_refused():
         dataclasses.replace(FAKE, runtimes={})
     assert str(e.value) == "launcher 'fakeload': expected at least one target that runs it, got none"
     with pytest.raises(LauncherError) as e:
-        register(CTYPES)
-    assert str(e.value) == "launcher 'ctypes' is registered twice"
+        register(dataclasses.replace(CTYPES, summary="another"))
+    assert str(e.value) == ("launcher 'ctypes' clashes with the registered launcher 'ctypes', built in "
+                            "(submitgen.launchers.builtin)")
     with pytest.raises(OptionError) as e:
         get_launcher("hip")
     assert str(e.value) == "--launcher must be one of ctypes, cpp, aql, got 'hip'"

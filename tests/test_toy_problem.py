@@ -92,7 +92,7 @@ def test_a_second_spec_under_a_taken_name_is_refused(toy):
     with pytest.raises(
         ProblemError,
         match=r"^problem 'toy-add' \(amd-toy-other\) clashes with the registered "
-        r"problem 'toy-add' \(amd-toy-add\) from toy_problem$",
+        r"problem 'toy-add' \(amd-toy-add\), registered by toy_problem$",
     ):
         register(clash)
     assert isinstance(get_problem("toy-add"), ProblemSpec)

@@ -7,29 +7,22 @@ choice of reader (by ``e_machine``) and Triton's arches (toolchain/triton.py) ar
 Nothing outside this package asks which target is active.
 
 Adding a target (HACKING.md, "Where each axis of change lives"): a module here with a class
-satisfying the protocol (its reader under ``readers/<name>/``, its compiler in ``toolchain/``, its
+satisfying the protocol, bound as ``BACKEND`` (its reader under ``readers/<name>/``, its compiler in ``toolchain/``, its
 runtime template ``templates/runtime/<runtime>.py.j2``), a member of ``options.Target``, and its
 entry in ``BACKENDS``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
-
-from submitgen.backends.amd import AmdBackend
 from submitgen.backends.base import Backend, Image, Runtime, TritonTarget
-from submitgen.backends.cuda import CudaBackend
 from submitgen.options import Target, parse
+from submitgen.registry import Registry
 
-__all__ = ["BACKENDS", "AmdBackend", "Backend", "CudaBackend", "Image", "Runtime", "TritonTarget",
-           "by_machine", "get_backend"]
+__all__ = ["BACKENDS", "Backend", "Image", "Runtime", "TritonTarget", "by_machine", "get_backend"]
 
 
 # one backend per Target member, in its order (tests/test_build_stages.py checks it)
-BACKENDS: Mapping[Target, Backend] = MappingProxyType({
-    Target.AMD: AmdBackend(),
-    Target.CUDA: CudaBackend(),
-})
+BACKENDS: Registry[Backend] = Registry(
+    "backend", ((Target.AMD, "submitgen.backends.amd"), (Target.CUDA, "submitgen.backends.cuda")), attr="BACKEND")
 
 
 def get_backend(target: Target | str) -> Backend:

@@ -75,3 +75,5 @@ class AmdBackend:
         o = occupancy(kernel, code_object.processor, block, dynamic_lds=dynamic_lds)
         return f"{o.waves_per_simd} waves/SIMD (limited by {', '.join(o.limited_by)})"
 
+
+BACKEND = AmdBackend()

@@ -61,3 +61,6 @@ class CudaBackend:
     def occupancy_text(self, code_object: ObjectInfo, kernel: KernelInfo, block: int,
                        dynamic_lds: int) -> str:
         return "n/a (NVIDIA)"
+
+
+BACKEND = CudaBackend()

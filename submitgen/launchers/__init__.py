@@ -5,31 +5,30 @@ runs it, whether a leaderboard file may use it, its import cost (with the machin
 measured on), its template and the sources pasted into it, and what it refuses. ``prepare``
 resolves ``--launcher`` to its spec once; every later stage reads the spec, never the name.
 
-Adding a launcher: one ``LauncherSpec`` in ``builtin.py`` (or :func:`register` from any module) and
+Adding a launcher: one ``LauncherSpec`` in ``builtin.py``, named in ``REGISTRY`` (or :func:`register` from any module) and
 its template under ``templates/launcher/``. Nothing else changes: the CLI's choices and help, the
 target check, the render, the provenance, the rebuild line and the summary follow from the spec."""
 
 from __future__ import annotations
 
 from submitgen.errors import LauncherError, OptionError
-from submitgen.launchers.builtin import BUILTIN
 from submitgen.launchers.spec import ImportCost, LauncherSpec, OwnQueue, Runtime
 from submitgen.options import Target
+from submitgen.registry import Registry
 
 __all__ = ["DEFAULT", "REGISTRY", "ImportCost", "LauncherSpec", "OwnQueue", "Runtime", "comparable",
            "get_launcher", "is_default", "launcher_names", "register"]
 
 # name -> spec, in the order the CLI lists them
-REGISTRY: dict[str, LauncherSpec] = {spec.name: spec for spec in BUILTIN}
-DEFAULT = BUILTIN[0].name
+REGISTRY: Registry[LauncherSpec] = Registry(
+    "launcher", tuple((name, f"submitgen.launchers.builtin:{name.upper()}") for name in ("ctypes", "cpp", "aql")),
+    attr="LAUNCHER", error=LauncherError)
+DEFAULT = REGISTRY.builtins[0][0]
 
 
 def register(spec: LauncherSpec) -> LauncherSpec:
-    """Add ``spec`` to the registry (a LauncherError for a second launcher of its name)."""
-    if spec.name in REGISTRY:
-        raise LauncherError(f"launcher {spec.name!r} is registered twice")
-    REGISTRY[spec.name] = spec
-    return spec
+    """Add ``spec`` to the registry (a LauncherError for another launcher of its name)."""
+    return REGISTRY.register(spec.name, spec)
 
 
 def launcher_names() -> tuple[str, ...]:

@@ -56,5 +56,3 @@ AQL = LauncherSpec(
         lint_rule="hsa-queue",
     ),
 )
-
-BUILTIN = (CTYPES, CPP, AQL)

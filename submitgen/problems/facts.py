@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,18 +128,16 @@ def _facts(module: str, path: Path, helpers: dict[str, ast.FunctionDef],
 
 @functools.cache
 def static_problems() -> tuple[ProblemFacts, ...] | None:
-    """The facts of every problem module of this package, in the registry's discovery order, or
-    None when one of them cannot be read without importing it."""
-    import submitgen.problems as package
+    """The facts of every built-in problem module, in the registry's order, or None when one of them
+    cannot be read without importing it."""
+    from submitgen.problems.registry import REGISTRY
 
     try:
         helpers, defaults = _spec_source()
         out = []
-        for info in pkgutil.iter_modules(package.__path__):
-            if info.ispkg or info.name.startswith("_"):
-                continue
-            path = Path(package.__path__[0]) / f"{info.name}.py"
-            facts = _facts(f"{package.__name__}.{info.name}", path, helpers, defaults)
+        for _, module in REGISTRY.builtins:
+            path = Path(__file__).parent / f"{module.rsplit('.', 1)[1]}.py"
+            facts = _facts(module, path, helpers, defaults)
             if facts is not None:
                 out.append(facts)
     except _Unknown:

@@ -3,7 +3,7 @@ the leaderboards lint knows without a problem, and the plug-ins that did not loa
 
 from __future__ import annotations
 
-from submitgen.problems.plugins import BrokenPlugin
+from submitgen.registry import BrokenPlugin
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:

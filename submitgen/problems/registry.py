@@ -1,12 +1,12 @@
 """The one registry of problems and leaderboards that the build, lint, payload, test/bench and the
 CLI read.
 
-- Problems: every module of the ``submitgen.problems`` package that binds ``PROBLEM`` (a
-  :class:`ProblemSpec`) is found on first use, then every plug-in of the ``submitgen.problems``
-  entry point group (:mod:`submitgen.problems.plugins`); any other module adds its own with
+- Problems: :data:`REGISTRY` (a :class:`submitgen.registry.Registry`) loads the built-in modules
+  that bind ``PROBLEM`` (a :class:`ProblemSpec`) on first use, then every plug-in of the
+  ``submitgen.problems`` entry point group, the same way; any other module adds its own with
   :func:`register` (tests do this with a toy problem). A plug-in that fails to load is kept as a
-  :class:`~submitgen.problems.plugins.BrokenPlugin`: naming its problem raises its reason, every
-  other problem works.
+  :class:`~submitgen.registry.BrokenPlugin`: naming its problem raises its reason, every other
+  problem works.
 - Leaderboards: those of the registered problems, plus :data:`OTHER_LEADERBOARDS`, the ones the server
   runs that submitgen has no problem module for. Lint knows all of them; ``test``/``bench``/``build``
   need a problem.
@@ -15,20 +15,14 @@ CLI read.
 from __future__ import annotations
 
 import importlib
-import pkgutil
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from submitgen.errors import ProblemError
-from submitgen.problems.plugins import (
-    BrokenPlugin,
-    Origin,
-    PluginFailed,
-    distribution_label,
-    entry_points,
-    load_spec,
-)
+from submitgen.registry import BrokenPlugin, Origin, Registry
 
 if TYPE_CHECKING:  # the spec module imports torch: loaded only where a spec is made or checked
     from submitgen.problems.spec import ProblemSpec
@@ -63,86 +57,50 @@ OTHER_LEADERBOARDS: tuple[Leaderboard, ...] = (
 """Leaderboards without a problem module. A registered problem's spec replaces a row of the same
 leaderboard."""
 
-_registered: dict[str, ProblemSpec] = {}
-_origins: dict[str, Origin] = {}
-_broken: list[BrokenPlugin] = []
-_discovered = False
-_plugins_discovered = False
-
-
-def _discover() -> None:
-    global _discovered
-    if not _discovered:
-        _discovered = True
-        import submitgen.problems as package
-        from submitgen.problems.spec import ProblemSpec
-
-        for info in pkgutil.iter_modules(package.__path__):
-            if info.ispkg or info.name.startswith("_"):
-                continue
-            spec = getattr(importlib.import_module(f"{package.__name__}.{info.name}"), "PROBLEM", None)
-            if isinstance(spec, ProblemSpec):
-                _add(spec, Origin("built in", spec.module))
-    _discover_plugins()
-
-
-def _discover_plugins() -> None:
-    global _plugins_discovered
-    if _plugins_discovered:
-        return
-    _plugins_discovered = True
+def _check(name: str, spec: Any, where: str) -> ProblemSpec:
     from submitgen.problems.spec import ProblemSpec
 
-    for ep in entry_points():
-        dist = distribution_label(ep)
-        try:
-            spec = load_spec(ep, ProblemSpec, ProblemError)
-        except PluginFailed as e:
-            _broken.append(BrokenPlugin(ep.name, ep.value, dist, str(e)))
-            continue
-        clash = next((p for p in _registered.values() if p is not spec
-                      and (p.name == spec.name or p.leaderboard == spec.leaderboard)), None)
-        if clash is not None:
-            where = _origins.get(clash.name, Origin("registered", clash.module)).describe()
-            _broken.append(BrokenPlugin(ep.name, ep.value, dist, (
-                f"clashes with the problem {clash.name!r} ({clash.leaderboard}), {where}: its problem is "
-                f"{spec.name!r} ({spec.leaderboard}); a plug-in needs a name and a leaderboard of its own")))
-            continue
-        _add(spec, Origin("plug-in", spec.module, f"{ep.name} = {ep.value}", dist))
+    if not isinstance(spec, ProblemSpec):
+        hint = " (the module binds no PROBLEM)" if spec is None and ":" not in where else ""
+        raise ProblemError(f"{where} is {type(spec).__name__}, expected a ProblemSpec{hint}")
+    if spec.name != name:
+        raise ProblemError(f"its entry point is named {name!r}, but the spec's name is {spec.name!r} "
+                           "(they must be equal)")
+    if spec.module not in sys.modules:
+        raise ProblemError(f"module={spec.module!r} is not an imported module (write module=__name__ in "
+                           f"{where.split(':')[0] if ':' in where else where.rsplit('.', 1)[0]})")
+    if not spec.kernel_project.is_dir():
+        raise ProblemError(f"kernel_project {str(spec.kernel_project)!r} is not a folder")
+    return spec
 
 
-def _add(spec: ProblemSpec, origin: Origin) -> None:
-    register(spec)
-    _origins.setdefault(spec.name, origin)
+REGISTRY: Registry[ProblemSpec] = Registry(
+    "problem",
+    (("mxfp4-mm", "submitgen.problems.mxfp4_mm"), ("mixed-mla", "submitgen.problems.mixed_mla"),
+     ("moe-mxfp4", "submitgen.problems.moe_mxfp4")),
+    attr="PROBLEM", group="submitgen.problems", check=_check, key=lambda p: p.leaderboard,
+    describe=lambda p: f"{p.name!r} ({p.leaderboard})", unique="a name and a leaderboard", error=ProblemError)
+"""Every problem: the built-ins above (in the round's order), then the plug-ins of the entry point
+group, then those added with :func:`register`."""
 
 
 def broken_plugins() -> tuple[BrokenPlugin, ...]:
     """The plug-ins that did not load (after the registry was first read)."""
-    return tuple(_broken)
+    return tuple(REGISTRY.broken)
 
 
 def discovered() -> bool:
     """Whether the registry has been read in this process (the CLI reports broken plug-ins then)."""
-    return _plugins_discovered
+    return REGISTRY.loaded
 
 
 def reload_plugins() -> None:
-    """Forget the plug-ins found so far; the next read of the registry looks them up again on the
-    current ``sys.path`` (for tests, and after installing one in the same process)."""
-    global _plugins_discovered
-    for name, origin in list(_origins.items()):
-        if origin.kind == "plug-in":
-            _origins.pop(name)
-            _registered.pop(name, None)
-    _broken.clear()
-    _plugins_discovered = False
-    importlib.invalidate_caches()
+    REGISTRY.reload_plugins()
 
 
 def origin(name: str) -> Origin:
     """Where the registered problem ``name`` comes from."""
-    spec = get_problem(name)
-    return _origins.get(spec.name, Origin("registered", spec.module))
+    return REGISTRY.origin(get_problem(name).name)
 
 
 def register(spec: ProblemSpec) -> ProblemSpec:
@@ -152,25 +110,16 @@ def register(spec: ProblemSpec) -> ProblemSpec:
 
     if not isinstance(spec, ProblemSpec):
         raise ProblemError(f"register() takes a ProblemSpec, got {type(spec).__name__}")
-    for other in _registered.values():
-        if other is not spec and (other.name == spec.name or other.leaderboard == spec.leaderboard):
-            raise ProblemError(f"problem {spec.name!r} ({spec.leaderboard}) clashes with the registered "
-                               f"problem {other.name!r} ({other.leaderboard}) from {other.module}")
-    _registered[spec.name] = spec
-    return spec
+    return REGISTRY.register(spec.name, spec, Origin("registered", spec.module))
 
 
 def unregister(name: str) -> None:
     """Remove a problem added with :func:`register` (tests clean up with this)."""
-    _registered.pop(name, None)
-    _origins.pop(name, None)
+    REGISTRY.unregister(name)
 
 
 def import_root(spec: ProblemSpec) -> str | None:
     """The ``sys.path`` folder from which ``spec.module`` imports (for a worker process), or None."""
-    import sys
-    from pathlib import Path
-
     module = sys.modules.get(spec.module)
     file = getattr(module, "__file__", None)
     if not file:
@@ -182,8 +131,6 @@ def import_root(spec: ProblemSpec) -> str | None:
 def load(module: str, name: str, root: str | None = None) -> ProblemSpec:
     """Import ``module`` (from ``root`` when it is not importable as is), register the ``PROBLEM``
     it binds, and return the problem ``name``: how a worker process finds a problem."""
-    import sys
-
     from submitgen.problems.spec import ProblemSpec
 
     if root and root not in sys.path:
@@ -196,11 +143,9 @@ def load(module: str, name: str, root: str | None = None) -> ProblemSpec:
 
 def problems() -> tuple[ProblemSpec, ...]:
     """Every registered problem, in listing order."""
-    _discover()
     order = {lb: i for i, lb in enumerate(ROUND_ORDER)}
-    seq = {name: i for i, name in enumerate(_registered)}
-    return tuple(sorted(_registered.values(),
-                        key=lambda p: (order.get(p.leaderboard, len(order)), seq[p.name])))
+    seq = {name: i for i, name in enumerate(REGISTRY)}
+    return tuple(sorted(REGISTRY.values(), key=lambda p: (order.get(p.leaderboard, len(order)), seq[p.name])))
 
 
 def problem_names() -> tuple[str, ...]:
@@ -213,7 +158,7 @@ def get_problem(name: str) -> ProblemSpec:
     for problem in problems():
         if key in (problem.name, problem.leaderboard):
             return problem
-    for broken in _broken:
+    for broken in REGISTRY.broken:
         if key == broken.name:
             raise ProblemError(broken.message())
     known = ", ".join(f"{p.name} ({p.leaderboard})" for p in problems())
@@ -236,14 +181,14 @@ def _row(p) -> Leaderboard:
 
 
 def _problem_rows(load: bool) -> list[Leaderboard]:
-    if load or _discovered:
+    if load or REGISTRY.builtins_loaded:
         return [_row(p) for p in problems()]
     from submitgen.problems.facts import static_problems
 
     static = static_problems()
     if static is None:
         return [_row(p) for p in problems()]
-    known = list(_registered.values())
+    known = list(REGISTRY.registered())
     modules = {p.module for p in known}
     known += [f for f in static if f.module not in modules]
     order = {lb: i for i, lb in enumerate(ROUND_ORDER)}
@@ -269,23 +214,4 @@ def payload_baseline(leaderboard: str | None) -> int:
     return row.payload_baseline
 
 
-class _ProblemsView(Mapping[str, "ProblemSpec"]):
-    """A live, read-only ``name -> ProblemSpec`` view of the registry."""
-
-    def __getitem__(self, name: str) -> ProblemSpec:
-        for p in problems():
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(problem_names())
-
-    def __len__(self) -> int:
-        return len(problems())
-
-    def __repr__(self) -> str:
-        return f"PROBLEMS({', '.join(problem_names())})"
-
-
-PROBLEMS: Mapping[str, ProblemSpec] = _ProblemsView()
+PROBLEMS: Mapping[str, ProblemSpec] = REGISTRY

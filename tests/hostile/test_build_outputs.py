@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from submitgen import files
-from submitgen.backends import AmdBackend
+from submitgen.backends.amd import AmdBackend
 from submitgen.cli import cli
 from submitgen.pipeline import BuildOptions, build
 

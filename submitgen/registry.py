@@ -1,0 +1,190 @@
+"""The one way to register problems, launchers, backends and front ends.
+
+A :class:`Registry` maps names to entries. Its built-ins are ``(name, "module[:attr]")`` pairs, the
+form an installed package's entry point takes, and both are loaded by :meth:`Registry._load_one` on
+first use: the built-ins in their order, then (for a registry with an entry point ``group``) the
+plug-ins, sorted by name. Any module may also call :meth:`Registry.register`. A plug-in that fails to
+load is kept as a :class:`BrokenPlugin` naming the reason; every other entry works.
+
+This module imports nothing of submitgen but the errors, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an entry comes from: ``built in``, a ``plug-in`` (its entry point and distribution), or
+    ``registered`` by a module calling ``register()``."""
+
+    kind: str
+    module: str
+    entry_point: str = ""
+    distribution: str = ""
+
+    def describe(self) -> str:
+        if self.kind == "plug-in":
+            return f"plug-in {self.distribution} ({self.entry_point})"
+        if self.kind == "built in":
+            return f"built in ({self.module})"
+        return f"registered by {self.module}"
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """An entry point of the group that did not give a usable entry."""
+
+    what: str
+    """What the registry holds (``problem``)."""
+    name: str
+    """The entry point's name: the name the plug-in meant to add."""
+    value: str
+    """What the entry point names: ``package.module`` (or ``package.module:attr``)."""
+    distribution: str
+    """The installed distribution that declares it, as ``name version``."""
+    reason: str
+    """Why it was not loaded, one line."""
+
+    def message(self) -> str:
+        return f"{self.what} plug-in {self.name!r} ({self.value}) of the package {self.distribution} {self.reason}"
+
+
+def one_line(text: object) -> str:
+    """``text`` with every run of whitespace (line breaks included) as one space."""
+    return " ".join(str(text).split())
+
+
+def _distribution(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return "(unknown distribution)"
+    return f"{dist.metadata['Name'] or '(unnamed)'} {dist.version}"
+
+
+class Registry(Mapping[str, T], Generic[T]):
+    """``name -> entry``, in registration order; built-ins and plug-ins load on first read.
+
+    ``attr`` is what a ``module`` value without ``:attr`` binds; ``check(name, value, where)``
+    returns the entry or raises ``error``; ``key(entry)`` is what no two entries may share besides
+    the name (a problem's leaderboard), ``describe(entry)`` how messages name an entry and
+    ``unique`` what a plug-in needs of its own."""
+
+    def __init__(self, what: str, builtins: tuple[tuple[str, str], ...], *, attr: str, group: str | None = None,
+                 check: Callable[[str, Any, str], T] | None = None, key: Callable[[T], object] | None = None,
+                 describe: Callable[[T], str] | None = None, unique: str = "a name",
+                 error: type[Exception] = Exception) -> None:
+        self.what, self.builtins, self.attr, self.group, self.unique = what, builtins, attr, group, unique
+        self._check = check or (lambda name, value, where: value)
+        self._key = key
+        self._describe = describe
+        self._error = error
+        self._entries: dict[str, T] = {}
+        self.origins: dict[str, Origin] = {}
+        self.broken: list[BrokenPlugin] = []
+        self.loaded = self.builtins_loaded = False
+
+    def __getitem__(self, name: str) -> T:
+        self.load()
+        return self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self.load()
+        return iter(tuple(self._entries))
+
+    def __len__(self) -> int:
+        self.load()
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.what}: {', '.join(self._entries)})"
+
+    def registered(self) -> tuple[T, ...]:
+        """The entries registered so far, loading nothing."""
+        return tuple(self._entries.values())
+
+    def load(self) -> None:
+        """Load the built-ins, then the plug-ins of ``group`` (once)."""
+        if self.loaded:
+            return
+        self.loaded = True
+        if not self.builtins_loaded:
+            self.builtins_loaded = True
+            for name, value in self.builtins:
+                self.register(name, self._load_one(name, value), Origin("built in", _module(value)))
+        if self.group is None:
+            return
+        found = importlib.metadata.entry_points(group=self.group)
+        for ep in sorted(found, key=lambda ep: (ep.name, ep.value)):
+            dist = _distribution(ep)
+            try:
+                entry = self._load_one(ep.name, ep.value)
+                other = self._clash(ep.name, entry)
+                if other is not None:
+                    raise _Refused(f"clashes with the {self.what} {other}: its {self.what} is "
+                                   f"{self._name(ep.name, entry)}; a plug-in needs {self.unique} of its own")
+            except _Refused as e:
+                self.broken.append(BrokenPlugin(self.what, ep.name, ep.value, dist, str(e)))
+                continue
+            self.register(ep.name, entry, Origin("plug-in", _module(ep.value), f"{ep.name} = {ep.value}", dist))
+
+    def _load_one(self, name: str, value: str) -> T:
+        module, _, attr = value.partition(":")
+        where = value.strip() if attr else f"{module.strip()}.{self.attr}"
+        try:
+            return self._check(name, getattr(importlib.import_module(module.strip()), (attr or self.attr).strip(),
+                                             None), where)
+        except self._error as e:
+            raise _Refused(f"has a bad spec: {one_line(e)}") from None
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - any failure of a third-party import
+            raise _Refused(f"cannot be imported: {type(e).__name__}: {one_line(e)}") from None
+
+    def _name(self, name: str, entry: T) -> str:
+        return self._describe(entry) if self._describe else repr(name)
+
+    def _clash(self, name: str, entry: T) -> str | None:
+        for other_name, other in self._entries.items():
+            if other is not entry and (other_name == name or (self._key and self._key(other) == self._key(entry))):
+                return f"{self._name(other_name, other)}, {self.origin(other_name).describe()}"
+        return None
+
+    def register(self, name: str, entry: T, origin: Origin | None = None) -> T:
+        """Add ``entry`` under ``name`` (again with the same entry: no change); a different entry
+        that shares its name (or key) with a registered one is refused with the registry's error."""
+        other = self._clash(name, entry)
+        if other is not None:
+            raise self._error(f"{self.what} {self._name(name, entry)} clashes with the registered {self.what} {other}")
+        self._entries[name] = entry
+        self.origins.setdefault(name, origin or Origin("registered", getattr(entry, "module", "") or "?"))
+        return entry
+
+    def unregister(self, name: str) -> None:
+        self._entries.pop(name, None)
+        self.origins.pop(name, None)
+
+    def origin(self, name: str) -> Origin:
+        return self.origins[name]
+
+    def reload_plugins(self) -> None:
+        """Forget the plug-ins found so far; the next read looks them up again on ``sys.path``."""
+        for name, origin in list(self.origins.items()):
+            if origin.kind == "plug-in":
+                self.unregister(name)
+        self.broken.clear()
+        importlib.invalidate_caches()
+        self.loaded = False
+
+
+class _Refused(Exception):
+    """Why one entry point gives no entry (one line)."""
+
+
+def _module(value: str) -> str:
+    return value.split(":", 1)[0].strip()
