@@ -54,7 +54,8 @@ class BrokenPlugin:
     """Why it was not loaded, one line."""
 
     def message(self) -> str:
-        return f"{self.what} plug-in {self.name!r} ({self.value}) of the package {self.distribution} {self.reason}"
+        return (f"{self.what} plug-in {self.name!r} ({self.value}) of the package {self.distribution} "
+                f"{self.reason}")
 
 
 def one_line(text: object) -> str:
@@ -77,8 +78,9 @@ class Registry(Mapping[str, T], Generic[T]):
     the name (a problem's leaderboard), ``describe(entry)`` how messages name an entry and
     ``unique`` what a plug-in needs of its own."""
 
-    def __init__(self, what: str, builtins: tuple[tuple[str, str], ...], *, attr: str, group: str | None = None,
-                 check: Callable[[str, Any, str], T] | None = None, key: Callable[[T], object] | None = None,
+    def __init__(self, what: str, builtins: tuple[tuple[str, str], ...], *, attr: str,
+                 group: str | None = None, check: Callable[[str, Any, str], T] | None = None,
+                 key: Callable[[T], object] | None = None,
                  describe: Callable[[T], str] | None = None, unique: str = "a name",
                  error: type[Exception] = Exception) -> None:
         self.what, self.builtins, self.attr, self.group, self.unique = what, builtins, attr, group, unique
@@ -133,14 +135,15 @@ class Registry(Mapping[str, T], Generic[T]):
             except _Refused as e:
                 self.broken.append(BrokenPlugin(self.what, ep.name, ep.value, dist, str(e)))
                 continue
-            self.register(ep.name, entry, Origin("plug-in", _module(ep.value), f"{ep.name} = {ep.value}", dist))
+            origin = Origin("plug-in", _module(ep.value), f"{ep.name} = {ep.value}", dist)
+            self.register(ep.name, entry, origin)
 
     def _load_one(self, name: str, value: str) -> T:
         module, _, attr = value.partition(":")
         where = value.strip() if attr else f"{module.strip()}.{self.attr}"
         try:
-            return self._check(name, getattr(importlib.import_module(module.strip()), (attr or self.attr).strip(),
-                                             None), where)
+            found = getattr(importlib.import_module(module.strip()), (attr or self.attr).strip(), None)
+            return self._check(name, found, where)
         except self._error as e:
             raise _Refused(f"has a bad spec: {one_line(e)}") from None
         except (Exception, SystemExit) as e:  # noqa: BLE001 - any failure of a third-party import
@@ -151,7 +154,8 @@ class Registry(Mapping[str, T], Generic[T]):
 
     def _clash(self, name: str, entry: T) -> str | None:
         for other_name, other in self._entries.items():
-            if other is not entry and (other_name == name or (self._key and self._key(other) == self._key(entry))):
+            same_key = self._key is not None and self._key(other) == self._key(entry)
+            if other is not entry and (other_name == name or same_key):
                 return f"{self._name(other_name, other)}, {self.origin(other_name).describe()}"
         return None
 
@@ -160,9 +164,10 @@ class Registry(Mapping[str, T], Generic[T]):
         that shares its name (or key) with a registered one is refused with the registry's error."""
         other = self._clash(name, entry)
         if other is not None:
-            raise self._error(f"{self.what} {self._name(name, entry)} clashes with the registered {self.what} {other}")
+            what = self.what
+            raise self._error(f"{what} {self._name(name, entry)} clashes with the registered {what} {other}")
         self._entries[name] = entry
-        self.origins.setdefault(name, origin or Origin("registered", getattr(entry, "module", "") or "?"))
+        self.origins.setdefault(name, origin or Origin("registered", getattr(entry, "module", "?")))
         return entry
 
     def unregister(self, name: str) -> None:

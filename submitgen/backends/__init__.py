@@ -6,10 +6,10 @@ to compile a project, load prebuilt objects, read them, and give limits and occu
 choice of reader (by ``e_machine``) and Triton's arches (toolchain/triton.py) are read from it.
 Nothing outside this package asks which target is active.
 
-Adding a target (HACKING.md, "Where each axis of change lives"): a module here with a class
-satisfying the protocol, bound as ``BACKEND`` (its reader under ``readers/<name>/``, its compiler in ``toolchain/``, its
-runtime template ``templates/runtime/<runtime>.py.j2``), a member of ``options.Target``, and its
-entry in ``BACKENDS``."""
+Adding a target (HACKING.md, "Where each axis of change lives"): a module here binding ``BACKEND``,
+an object satisfying the protocol (its reader under ``readers/<name>/``, its compiler in
+``toolchain/``, its runtime template ``templates/runtime/<runtime>.py.j2``), a member of
+``options.Target``, and its entry in ``BACKENDS``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ __all__ = ["BACKENDS", "Backend", "Image", "Runtime", "TritonTarget", "by_machin
 
 # one backend per Target member, in its order (tests/test_build_stages.py checks it)
 BACKENDS: Registry[Backend] = Registry(
-    "backend", ((Target.AMD, "submitgen.backends.amd"), (Target.CUDA, "submitgen.backends.cuda")), attr="BACKEND")
+    "backend", ((Target.AMD, "submitgen.backends.amd"), (Target.CUDA, "submitgen.backends.cuda")),
+    attr="BACKEND")
 
 
 def get_backend(target: Target | str) -> Backend:

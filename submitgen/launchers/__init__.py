@@ -5,9 +5,10 @@ runs it, whether a leaderboard file may use it, its import cost (with the machin
 measured on), its template and the sources pasted into it, and what it refuses. ``prepare``
 resolves ``--launcher`` to its spec once; every later stage reads the spec, never the name.
 
-Adding a launcher: one ``LauncherSpec`` in ``builtin.py``, named in ``REGISTRY`` (or :func:`register` from any module) and
-its template under ``templates/launcher/``. Nothing else changes: the CLI's choices and help, the
-target check, the render, the provenance, the rebuild line and the summary follow from the spec."""
+Adding a launcher: one ``LauncherSpec`` in ``builtin.py``, named in ``REGISTRY`` (or
+:func:`register` from any module) and its template under ``templates/launcher/``. Nothing else
+changes: the CLI's choices and help, the target check, the render, the provenance, the rebuild line
+and the summary follow from the spec."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ __all__ = ["DEFAULT", "REGISTRY", "ImportCost", "LauncherSpec", "OwnQueue", "Run
 
 # name -> spec, in the order the CLI lists them
 REGISTRY: Registry[LauncherSpec] = Registry(
-    "launcher", tuple((name, f"submitgen.launchers.builtin:{name.upper()}") for name in ("ctypes", "cpp", "aql")),
+    "launcher", tuple((n, f"submitgen.launchers.builtin:{n.upper()}") for n in ("ctypes", "cpp", "aql")),
     attr="LAUNCHER", error=LauncherError)
 DEFAULT = REGISTRY.builtins[0][0]
 

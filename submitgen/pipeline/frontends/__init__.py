@@ -8,10 +8,10 @@ A front end is a module named in ``FRONT_ENDS`` that binds ``FRONT_END``, an obj
 of its input; ``inputs(prepared)``, the files it reads (the build's -o may be none of them);
 ``param_kinds(prepared)``, whether each by-value parameter of the launch names it serves is an int
 or a float, where its language says; and ``param_names(prepared)``, the parameters the plan passes
-by name, where its language names them. ``front_ends()`` lists them; the build, ``prepare``'s
-input list and ``check``'s plan checks ask each of them. Adding a language means adding its
-module here (and its line in ``FRONT_ENDS``), its compile step in ``submitgen/toolchain/`` (with any per-arch table of its own),
-and its declaration in the project (``project/load.py``, as ``TRITON`` is)."""
+by name, where its language names them. ``front_ends()`` lists them; the build, ``prepare``'s input
+list and ``check``'s plan checks ask each of them. Adding a language means adding its module here
+(and its line in ``FRONT_ENDS``), its compile step in ``submitgen/toolchain/`` (with any per-arch
+table of its own), and its declaration in the project (``project/load.py``, as ``TRITON`` is)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class FrontEnd(Protocol):
 
 
 FRONT_ENDS: Registry[FrontEnd] = Registry(
-    "front end", tuple((name, f"{__name__}.{name}") for name in ("prebuilt", "compiled", "triton")), attr="FRONT_END")
+    "front end", tuple((n, f"{__name__}.{n}") for n in ("prebuilt", "compiled", "triton")), attr="FRONT_END")
 
 
 def front_ends() -> tuple[FrontEnd, ...]:
