@@ -63,6 +63,31 @@ _ARCH_HELP = (f"Target processor: {_DEFAULT_TARGET.default_arch} (default), "
               + "".join(f"; {', '.join(b.arches)} with --target {b.target}" for b in _OTHER_TARGETS) + ".")
 
 
+class _Sectioned(click.Command):
+    """A command whose --help lists its options in sections (``sections``: title -> parameter
+    names, in order); an option no section names is listed last, under "Other options"."""
+
+    def __init__(self, *args, sections: dict[str, tuple[str, ...]], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.sections = sections
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        options = [p for p in self.get_params(ctx) if isinstance(p, click.Option)]
+        records = {p.name: p.get_help_record(ctx) for p in options}
+        named = {n for names in self.sections.values() for n in names}
+        rest = tuple(n for n in records if n not in named)
+        for title, names in (*self.sections.items(), ("Other options", rest)):
+            rows = [records[n] for n in names if records.get(n)]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def _examples(command: str, *args: str) -> str:
+    """A command's epilog: its examples, `submitgen COMMAND ARGS` one a line."""
+    return "\b\nExamples:\n" + "\n".join(f"  submitgen {command} {a}".rstrip() for a in args)
+
+
 def _choice(enum) -> click.Choice:
     """A click choice of an options enum's values (submitgen/options.py)."""
     from submitgen.options import choices
@@ -70,14 +95,16 @@ def _choice(enum) -> click.Choice:
     return click.Choice(choices(enum))
 
 
-@click.group(cls=_Group, context_settings=CONTEXT_SETTINGS)
+@click.group(cls=_Group, context_settings=CONTEXT_SETTINGS,
+             epilog="\b\nExamples:\n  submitgen build mxfp4-mm\n  submitgen test submission.py\n"
+                    "  submitgen bench submission.py\n  submitgen COMMAND --help")
 @click.version_option(__version__, prog_name="submitgen")
 @click.option("--traceback", "show_traceback", is_flag=True,
               help="On an error, print the stack behind the Error: line (for bug reports).")
 @click.pass_context
 def cli(ctx: click.Context, show_traceback: bool) -> None:
-    """Compile AMDGPU kernels, validate the code object, and emit a single-file GPU MODE
-    leaderboard submission (MI355X, gfx950)."""
+    """Turn GPU kernels into the single Python file that the GPU MODE leaderboards for AMD
+    Instinct MI355X (gfx950) accept: build it, check it, run it and time it."""
     ctx.meta[_TRACEBACK] = show_traceback
 
 
@@ -85,7 +112,9 @@ def emit_json(obj) -> None:
     click.echo(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False))
 
 
-@cli.command("inspect")
+@cli.command("inspect", short_help="Show what code objects and submissions hold.",
+             epilog=_examples("inspect", "kernel.co", "submission.py --json",
+                              "bundle.hsaco --arch gfx950 --kernel gemm"))
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--json", "as_json", is_flag=True, help="Print the model as JSON (docs/inspect-json.md).")
 @click.option("--kernel", "kernels", multiple=True, metavar="NAME",
@@ -122,7 +151,8 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
         raise SystemExit(exit_status(items))
 
 
-@cli.command("toolchain")
+@cli.command("toolchain", short_help="List the compilers found and the arches each builds.",
+             epilog=_examples("toolchain", "", "--json --compiler /opt/rocm/bin/hipcc"))
 @click.option("--json", "as_json", is_flag=True, help="Print the toolchains as JSON.")
 @click.option("--compiler", default=None, metavar="PATH", help="Also probe this compiler (listed first).")
 @click.option("--arch", "arches", multiple=True, metavar="ARCH",
@@ -151,7 +181,9 @@ class _SplitExtraFlags(click.Command):
         return super().parse_args(ctx, args)
 
 
-@cli.command("compile", cls=_SplitExtraFlags)
+@cli.command("compile", cls=_SplitExtraFlags, short_help="Compile device sources into one code object.",
+             epilog=_examples("compile", "gemm.hip -o gemm.co",
+                              "gemm.hip --arch gfx942 -D TILE=64 -- -ffast-math"))
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
                 metavar="SRC...")
 @click.option("--arch", default="gfx950", show_default=True, help="Target processor (gfx950, gfx942).")
@@ -193,7 +225,20 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
                f"{result.toolchain.version}): kernels {', '.join(result.kernels)}")
 
 
-@cli.command()
+_BUILD_SECTIONS = {
+    "Output": ("output", "force", "json", "as_json", "compress", "fallback", "no_fallback", "reuse_output"),
+    "Kernels": ("kernels", "code_objects", "compiler", "no_cache", "plan_timeout"),
+    "Target": ("target", "arch", "launcher", "allow_own_queue"),
+    "popcorn-cli's words": ("leaderboard", "gpu", "mode"),
+}
+
+
+@cli.command(cls=_Sectioned, sections=_BUILD_SECTIONS,
+             short_help="Build a kernel project into a submission file.",
+             epilog=_examples("build", "mxfp4-mm", "--leaderboard amd-mxfp4-mm --gpu MI355X",
+                              "mixed-mla -o mla.py --kernels my_kernels/",
+                              "mxfp4-mm --co gemm.co --kernels my_kernels/",
+                              "mxfp4-mm --target cuda --arch sm_90 -o mm_sm90.py"))
 @click.argument("problem", type=PROBLEM_NAME, required=False)
 @click.option("--leaderboard", "leaderboard", type=PROBLEM_NAME, default=None, metavar="NAME",
               help="popcorn-cli's word for PROBLEM: a leaderboard name (amd-mxfp4-mm) or a problem name.")
@@ -211,7 +256,8 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
 @click.option("--arch", help=_ARCH_HELP)
 @click.option("--target", type=_choice(Target), default=_DEFAULT_TARGET.target.value, show_default=True,
               help=" ".join(f"{b.target}: {b.summary}." for b in BACKENDS.values()))
-@click.option("--compress", type=_choice(Compress), default=Compress.LZMA.value, show_default=True)
+@click.option("--compress", type=_choice(Compress), default=Compress.LZMA.value, show_default=True,
+              help="How the embedded code objects are compressed before base64 (lzma: the smaller).")
 @click.option("--no-fallback", is_flag=True, help="Fail at import instead of running the torch fallback.")
 @click.option("--reuse-output", is_flag=True,
               help="Opt-in: return one output tensor per shape instead of a fresh one per call (cheaper "
@@ -234,15 +280,7 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
           reuse_output, launcher, allow_own_queue, compiler, no_cache, force, plan_timeout, as_json):
     """Compile a kernel project, check it against the code object and the leaderboard rules, and
     write the single-file submission for PROBLEM (one of the problems in the usage line, or its
-    leaderboard's amd-* name, also as --leaderboard), then print the popcorn-cli line that submits it.
-
-    \b
-    Examples:
-        submitgen build mxfp4-mm
-        submitgen build --leaderboard amd-mxfp4-mm --gpu MI355X
-        submitgen build mixed-mla -o mla.py --kernels my_kernels/
-        submitgen build mxfp4-mm --co gemm.co --kernels my_kernels/
-    """
+    leaderboard's amd-* name, also as --leaderboard), then print the popcorn-cli line that submits it."""
     from submitgen.files import output_path
     from submitgen.pipeline import BuildOptions
     from submitgen.pipeline import build as run_build
@@ -412,7 +450,8 @@ def _no_json_with_reference(as_json: bool) -> None:
                             "printed as it gives it")
 
 
-@cli.command("lint")
+@cli.command("lint", short_help="Check a submission against the leaderboard's rules.",
+             epilog=_examples("lint", "submission.py", "my_file.py --leaderboard amd-mxfp4-mm --json"))
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (docs/json.md).")
@@ -450,7 +489,11 @@ def _run_options(fn):
                         "--reference-kernels, the whole eval.py run (default: task.yml's limit).")(fn)
 
 
-@cli.command("test")
+@cli.command("test", short_help="Run a submission on every shape and check its outputs.",
+             epilog=_examples("test", "submission.py", "submission.py --shapes all --require-kernel",
+                              "submission.py --shape m=8,n=2112,k=7168,seed=1",
+                              "submission.py --reference-kernels ../problems/amd_202602/mxfp4-mm",
+                              "--interpret kernels/mxfp4_mm --problem mxfp4-mm"))
 @click.argument("file", type=click.Path(dir_okay=False), required=False, metavar="FILE")
 @click.option("--interpret", default=None, metavar="PROJECT_DIR", type=click.Path(file_okay=False),
               help="Instead of FILE: run this Triton kernel project's own plan and kernels on the CPU under "
@@ -508,7 +551,9 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
             test_fields if as_json else None)
 
 
-@cli.command("bench")
+@cli.command("bench", short_help="Time a submission on every benchmark shape.",
+             epilog=_examples("bench", "submission.py", "submission.py --mode leaderboard",
+                              "submission.py --shapes benchmark:0-2 --iters 20 --json"))
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--shapes", default="benchmark", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
@@ -564,7 +609,8 @@ def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, c
             bench_fields if as_json else None)
 
 
-@cli.command("problems")
+@cli.command("problems", short_help="List the problems and where each comes from.",
+             epilog=_examples("problems", ""))
 def problems_cmd() -> None:
     """List the problems every command knows: leaderboard, GPU, and where each comes from (built
     in, or a plug-in of the `submitgen.problems` entry point group and its package; docs/plugins.md),
@@ -588,7 +634,9 @@ def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | Non
         raise click.BadParameter(str(e).split(": ", 1)[-1]) from None
 
 
-@cli.command("diff")
+@cli.command("diff", short_help="Show what changed between two builds.",
+             epilog=_examples("diff", "old.py new.py", "old.co new.co --fail-on spills,occupancy",
+                              "old.py new.py --pair mm_m16=mm_m32 --json"))
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @click.option("--kernel", default=None, metavar="NAME",

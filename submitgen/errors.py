@@ -120,4 +120,4 @@ class LauncherError(SubmitgenError):
 
 # budgets (submitgen/processes/budgets.py)
 class BudgetError(SubmitgenError):
-    """A command went past its CPU-time or memory budget (README 'Bounds and budgets')."""
+    """A command went past its CPU-time or memory budget (docs/limits.md)."""

@@ -1,8 +1,9 @@
-"""The README's command table matches the CLI: every command is listed, every option a row names
-exists on that command (as `--help` shows it), and a row that spells an option's values
-(`--launcher ctypes|cpp|aql`) spells exactly the CLI's choices. Every path of the project the
-README names exists, and the problems table gives each default kernel project's language as its
-sources are written."""
+"""The README's command list matches the CLI: every command is listed, every option a line names
+exists on that command (as `--help` shows it), and a line that spells an option's values
+(`--launcher ctypes|cpp|aql`) spells exactly the CLI's choices. The set-up lines name extras that
+pyproject.toml defines (and CI installs the test line's), every `submitgen` command of a code block
+exists, the exit statuses are the ones it states, every path of the project it names exists, and
+the problems table gives each default kernel project's language as its sources are written."""
 
 from __future__ import annotations
 
@@ -16,14 +17,15 @@ from click.testing import CliRunner
 from submitgen.cli import cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = README.parent
 
 
 def _rows() -> dict[str, str]:
-    """command name -> its table row, from README's "## Commands" section."""
+    """command name -> its line, from README's "## Commands" list."""
     section = README.read_text().split("## Commands", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
-        m = re.match(r"\| `submitgen (\w+)", line)
+        m = re.match(r"- `submitgen (\w+)", line)
         if m:
             rows[m.group(1)] = line
     return rows
@@ -69,19 +71,56 @@ def test_row_options_exist_with_their_choices(command):
 
 
 def test_the_table_was_read():
-    """Guard against a parser that finds nothing: the build row names its known options."""
+    """Guard against a parser that finds nothing: the build line names its known options."""
     options = [o for o, _ in _mentions(_rows()["build"])]
-    assert {"-o", "--kernels", "--co", "--launcher", "--compress", "--target"} <= set(options)
+    assert {"-o", "--kernels", "--co"} <= set(options)
 
 
-ROOT = README.parent
+def _blocks() -> list[str]:
+    return re.findall(r"^```\n(.*?)^```", README.read_text(), re.M | re.S)
+
+
+def _extras(text: str) -> list[set[str]]:
+    """The extras of every `-e '.[a,b]'` install in a text, in order."""
+    return [set(m.split(",")) for m in re.findall(r"-e '\.\[([\w,-]+)\]'", text)]
+
+
+def test_the_setup_lines_name_extras_that_exist():
+    setup = README.read_text().split("## Set up", 1)[1].split("\n## ", 1)[0]
+    build, test = _extras(setup)[:2]
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    table = pyproject.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    defined = set(re.findall(r"^([\w-]+) = \[", table, re.M))
+    assert build | test <= defined, sorted((build | test) - defined)
+    assert {"triton", "kernelguard"} <= build and {"test", "kernelguard"} <= test
+    assert build < test, "the test line installs everything the build line does"
+    assert _extras((ROOT / ".ci" / "run").read_text())[-1] == test, "CI installs the README's test extras"
+
+
+def test_every_command_of_a_code_block_exists():
+    named = {m for block in _blocks() for m in re.findall(r"\bsubmitgen (\w+)", block)}
+    assert {"build", "test", "bench"} <= named
+    assert named <= set(cli.commands), sorted(named - set(cli.commands))
+
+
+def test_the_exit_statuses_the_readme_states(tmp_path):
+    text = " ".join(README.read_text().split())
+    assert "A usage error (a missing argument, an unknown option or value) exits 2" in text
+    assert "any other error prints one `Error:` line and exits 1" in text
+    runner = CliRunner()
+    for args in (["build", "--no-such-option"], ["bench"], ["build", "mxfp4-mm", "--target", "nope"]):
+        assert runner.invoke(cli, args).exit_code == 2, args
+    r = runner.invoke(cli, ["lint", str(tmp_path / "missing.py")])
+    assert r.exit_code == 1 and r.output.count("Error:") == 1 and r.output.startswith("Error: "), r.output
+
+
 _TOP = r"(?:\.ci|benchmarks|docs|examples|kernels|submitgen|templates|tests)"
 _PATH = re.compile(rf"(?<![\w/.<-])({_TOP}/[\w./*-]*)")
 
 
 def test_every_path_the_readme_names_exists():
     named = {m.group(1).rstrip(".") for m in _PATH.finditer(README.read_text())}
-    assert {"docs/rules.md", "kernels/mxfp4_mm/", "benchmarks/results/h200-2026-12-02-harness3/"} <= named
+    assert {".ci/run", "kernels/mxfp4_mm/", "docs/cli.md"} <= named
     def exists(p: str) -> bool:
         return bool(list(ROOT.glob(p.rstrip("/")))) if "*" in p else (ROOT / p).exists()
 

@@ -7,7 +7,7 @@ from submitgen.launchers.spec import ImportCost, LauncherSpec, OwnQueue, Runtime
 from submitgen.options import Target
 
 # Import costs: `python benchmarks/bench_import.py --cpp` against the stand-in HIP library (the
-# README has the latest figures).
+# BENCHMARKS.md has the latest figures).
 _MACHINE, _DATE = "a 2-core x86 machine", "2026-11-29"
 # AQL packets go through the HSA runtime (AMD's), not the backend's own (HIP)
 HSA = Runtime("hsa", "HSA")

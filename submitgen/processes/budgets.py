@@ -3,8 +3,8 @@ untrusted files and run no user code (`lint`, `inspect`, `diff`) and on the own 
 `compile` and `build` (the programs they start, and the plan's child, get the limits from before
 the budget back: their bound is their time limit). `test` and `bench` get none (their process
 regenerates the problem's inputs and runs its reference, in torch, on the GPU where there is one;
-their bounds are the worker's time limits and the output they read back, README).
-README.md's budgets table ("Bounds and budgets") quotes these figures
+their bounds are the worker's time limits and the output they read back, docs/limits.md).
+BENCHMARKS.md's budgets table quotes these figures
 (tests/hostile/test_budgets.py checks that they agree).
 
 The memory budget is ``RLIMIT_DATA`` (the process's heap and private writable mappings; not
@@ -129,11 +129,11 @@ def enforced(command: str, reading: Sequence[str], verb: str = "reading") -> Ite
             raise
         restore()
         raise BudgetError(f"{command}: over its memory budget of {budget.memory_mb} MB "
-                          f"(README 'Bounds and budgets') {verb} {what}") from None
+                          f"(docs/limits.md) {verb} {what}") from None
     except _OverCpu:
         restore()
         raise BudgetError(f"{command}: over its CPU-time budget of {budget.cpu_seconds} s{per} "
-                          f"(README 'Bounds and budgets') {verb} {what}") from None
+                          f"(docs/limits.md) {verb} {what}") from None
     finally:
         restore()
 

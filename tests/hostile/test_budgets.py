@@ -1,4 +1,4 @@
-"""Each command's budget (submitgen/processes/budgets.py) is what README.md's table states, and it is
+"""Each command's budget (submitgen/processes/budgets.py) is what BENCHMARKS.md's table states, and it is
 enforced at run time: past it, one ``Error:`` line names the bound, its value and what was being
 read (issue 26 item 10). The tiny budgets come from SUBMITGEN_TEST_BUDGET_MB / _S (tests only)."""
 
@@ -28,8 +28,8 @@ def submitgen(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[
                           cwd=cwd, env=full, timeout=120)
 
 
-def test_the_readme_states_the_budgets_the_cli_enforces():
-    readme = (REPO / "README.md").read_text()
+def test_the_benchmarks_state_the_budgets_the_cli_enforces():
+    readme = (REPO / "BENCHMARKS.md").read_text()
     rows = re.findall(r"^\| `(\w+)[^|]*\|[^|]*\| (\d+) s[^|,]*, (\d+) (MB|GB) \|$", readme, re.M)
     stated: dict[str, set[tuple[int, int]]] = {}
     for command, seconds, size, unit in rows:
@@ -48,7 +48,7 @@ def test_inspect_past_its_memory_budget_names_the_bound(tmp_path):
     _blobs_py(tmp_path / "blobs.py")
     r = submitgen("inspect", "blobs.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="64")
     assert (r.returncode, r.stdout) == (1, "")
-    assert r.stderr == "Error: inspect: over its memory budget of 64 MB (README 'Bounds and budgets') " \
+    assert r.stderr == "Error: inspect: over its memory budget of 64 MB (docs/limits.md) " \
                        "reading blobs.py\n"
 
 
@@ -68,7 +68,7 @@ def test_inspect_past_its_cpu_budget_names_the_bound(tmp_path):
     _names_py(tmp_path / "many.py")
     r = submitgen("inspect", "many.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_S="0")
     assert (r.returncode, r.stdout) == (1, "")
-    assert r.stderr == "Error: inspect: over its CPU-time budget of 0 s (README 'Bounds and budgets') " \
+    assert r.stderr == "Error: inspect: over its CPU-time budget of 0 s (docs/limits.md) " \
                        "reading many.py\n"
 
 
@@ -76,11 +76,11 @@ def test_lint_and_diff_past_their_memory_budget_name_the_bound(tmp_path):
     (tmp_path / "s.py").write_text("#!POPCORN leaderboard amd-mxfp4-mm\n")
     r = submitgen("lint", "s.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
     assert (r.returncode, r.stderr) == (1, "Error: lint: over its memory budget of 1 MB "
-                                           "(README 'Bounds and budgets') reading s.py\n")
+                                           "(docs/limits.md) reading s.py\n")
     a, b = str(CORPUS[0]), str(CORPUS[1])
     r = submitgen("diff", a, b, cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
     assert (r.returncode, r.stderr) == (1, f"Error: diff: over its memory budget of 1 MB "
-                                           f"(README 'Bounds and budgets') reading {a}, {b}\n")
+                                           f"(docs/limits.md) reading {a}, {b}\n")
 
 
 def test_the_largest_legitimate_inputs_pass_under_the_real_budgets(tmp_path):
@@ -96,7 +96,7 @@ def test_the_largest_legitimate_inputs_pass_under_the_real_budgets(tmp_path):
     # read and judged in full: its one failure is the payload rule (1 MB of base64 is over GitHub's
     # dispatch limit), not a budget
     assert (r.returncode, r.stdout.splitlines()[0].split(":")[:3]) == (1, ["big.py", "5", " payload"])
-    assert "README 'Bounds and budgets'" not in r.stdout + r.stderr and "nests" not in r.stdout
+    assert "docs/limits.md" not in r.stdout + r.stderr and "nests" not in r.stdout
 
 
 def test_a_parser_out_of_budget_memory_is_the_budget_not_a_nesting_finding(tmp_path):
@@ -106,7 +106,7 @@ def test_a_parser_out_of_budget_memory_is_the_budget_not_a_nesting_finding(tmp_p
     for command in ("lint", "inspect"):
         r = submitgen(command, "flat.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="128")
         assert (r.returncode, r.stdout, r.stderr) == (
-            1, "", f"Error: {command}: over its memory budget of 128 MB (README 'Bounds and budgets') "
+            1, "", f"Error: {command}: over its memory budget of 128 MB (docs/limits.md) "
                    "reading flat.py\n")
 
 
@@ -116,7 +116,7 @@ def test_no_room_for_lints_deep_parse_thread_is_the_budget(tmp_path):
     (tmp_path / "deep.py").write_text("#!POPCORN leaderboard amd-mxfp4-mm\nx = " + "-" * 5000 + "1\n")
     r = submitgen("lint", "deep.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="200")
     assert (r.returncode, r.stdout, r.stderr) == (
-        1, "", "Error: lint: over its memory budget of 200 MB (README 'Bounds and budgets') "
+        1, "", "Error: lint: over its memory budget of 200 MB (docs/limits.md) "
                "reading deep.py\n")
     r = submitgen("lint", "deep.py", cwd=tmp_path)  # under the real budget it is read, with a warning
     assert "warning: nesting:" in r.stdout and r.stderr == "", r.stderr
@@ -130,7 +130,7 @@ def test_compile_is_held_to_its_budget_and_fits_in_it(tmp_path):
     r = submitgen("compile", src, "--no-cache", "-o", "mm.co", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1",
                   SUBMITGEN_CACHE_DIR=cache)
     assert (r.returncode, r.stdout, r.stderr) == (
-        1, "", f"Error: compile: over its memory budget of 1 MB (README 'Bounds and budgets') "
+        1, "", f"Error: compile: over its memory budget of 1 MB (docs/limits.md) "
                f"reading {src}\n")
     assert not (tmp_path / "mm.co").exists()
     r = submitgen("compile", src, "--no-cache", "-o", "mm.co", cwd=tmp_path, SUBMITGEN_CACHE_DIR=cache)
@@ -181,11 +181,11 @@ def test_the_time_budget_is_per_input_and_the_error_names_a_few(tmp_path):
         _names_py(tmp_path / f"m{i}.py")
     r = submitgen("inspect", "m0.py", "m1.py", "m2.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_S="0")
     assert (r.returncode, r.stdout) == (1, "")
-    assert r.stderr == ("Error: inspect: over its CPU-time budget of 0 s per input (0 s for 3) (README "
-                        "'Bounds and budgets') reading m0.py, m1.py, m2.py\n")
+    assert r.stderr == ("Error: inspect: over its CPU-time budget of 0 s per input (0 s for 3) "
+                        "(docs/limits.md) reading m0.py, m1.py, m2.py\n")
     names = [str(p) for p in CORPUS[:5]]
     r = submitgen("inspect", *names, cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
-    assert r.stderr == (f"Error: inspect: over its memory budget of 1 MB (README 'Bounds and budgets') "
+    assert r.stderr == (f"Error: inspect: over its memory budget of 1 MB (docs/limits.md) "
                         f"reading {names[0]}, {names[1]} and 3 more\n")
 
 

@@ -34,7 +34,7 @@ def test_build_has_a_budget_of_its_own():
 def test_build_past_its_budget_names_the_bound_and_writes_nothing(tmp_path, env, bound):
     r = submitgen("build", "mxfp4-mm", "-o", "sub.py", cwd=tmp_path, **env)
     assert (r.returncode, r.stdout, r.stderr) == (
-        1, "", f"Error: build: over its {bound} (README 'Bounds and budgets') building mxfp4-mm\n")
+        1, "", f"Error: build: over its {bound} (docs/limits.md) building mxfp4-mm\n")
     assert sorted(os.listdir(tmp_path)) == []
 
 
