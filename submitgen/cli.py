@@ -386,8 +386,8 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
         if fields["exit_code"]:
             raise SystemExit(fields["exit_code"])
         return
-    for line in fmt(report):
-        click.echo(line)
+    for line in fmt(report):  # a submission's exception text, eval.py's output: escapes shown as text
+        click.echo(printable(line, keep="\n"))
     why = require_kernel_line(report) if require_kernel and report.cannot_run is None else None
     if why:
         click.echo(why)
@@ -399,12 +399,12 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
 
 def _progress_text(line: str) -> None:
     """Progress goes to stderr, and only when it is a terminal; results go to stdout."""
-    if click.get_text_stream("stderr").isatty():
-        click.echo(line, err=True)
+    if sys.stderr.isatty():
+        click.echo(printable(line), err=True)
 
 
 def _announce(line: str) -> None:
-    click.echo(line, err=True)
+    click.echo(printable(line), err=True)
 
 
 def _progress(result, finished: int, count: int) -> None:

@@ -188,7 +188,9 @@ def test_the_reference_that_cannot_run_here_is_said_plainly_with_exit_3(tmp_path
 
 
 def test_a_submission_that_crashes_eval_py_shows_its_last_output(tmp_path):
-    sub = submission(tmp_path, "def custom_kernel(data):\n    raise ValueError('no kernel for this shape')\n")
+    """... with its terminal escapes shown as text (issue 47: an OSC that sets the window title)."""
+    sub = submission(tmp_path, "def custom_kernel(data):\n"
+                               "    raise ValueError('no kernel \\x1b]0;pwned\\x07for this shape')\n")
     result = run("test", str(sub), "--reference-kernels", str(TOY))
     assert result.exit_code == 1
     out = result.output.splitlines()
@@ -196,7 +198,8 @@ def test_a_submission_that_crashes_eval_py_shows_its_last_output(tmp_path):
                         "n=200 seed=2  not run"]
     assert out[6] == "eval.py ended with exit code 1 before its verdict"
     assert out[7] == "its last output:"
-    assert out[-3] == "  ValueError: no kernel for this shape"
+    assert out[-3] == "  ValueError: no kernel \\x1b]0;pwned\\x07for this shape"
+    assert "\x1b" not in result.output and "\x07" not in result.output
     assert out[-2:] == ["eval.py: check (none) (exit code 1)", "FAILED: 2 of 2 shapes not run"]
 
 

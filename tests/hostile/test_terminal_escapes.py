@@ -6,6 +6,7 @@ The JSON output escapes them by being ASCII."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +104,33 @@ def test_an_error_line_shows_a_hostile_file_name_escaped(tmp_path):
     r = cli("inspect", str(tmp_path / "x\x1b]0;pwned\x07.co"))
     assert r.returncode == 1
     assert r.stderr == f"Error: {tmp_path}/x\\x1b]0;pwned\\x07.co: no such file\n"
+
+
+TOY = "#!POPCORN leaderboard amd-toy-add\n#!POPCORN gpu MI355X\n"
+TITLE = "\\x1b]0;pwned-title\\x07\\x1b[2J"
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.usefixtures("toy_problems")
+def test_a_submissions_exception_text_is_shown_escaped_in_tests_report_and_progress(tmp_path, monkeypatch):
+    """Issue 47: ``RuntimeError: \\x1b]0;pwned-title\\x07\\x1b[2J`` set the window title and cleared
+    the screen from ``test``'s report and its progress line (shown on a terminal's stderr)."""
+    from submitgen.cli import cli as command
+
+    sub = tmp_path / "sub.py"
+    sub.write_text(TOY + f"def custom_kernel(data):\n    raise RuntimeError('{TITLE}')\n")
+    out, err = io.StringIO(), _Tty()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    with pytest.raises(SystemExit) as exit_:
+        command.main(["test", str(sub), "--shape", "n=64,seed=1"], prog_name="submitgen")
+    assert exit_.value.code == 1
+    for ch in RAW:
+        assert ch not in out.getvalue() + err.getvalue()
+    escaped = "RuntimeError: \\x1b]0;pwned-title\\x07\\x1b[2J"
+    assert out.getvalue().splitlines()[-2:] == [escaped, "FAILED: 1 of 1 shapes failed"]
+    assert f"[1/1] n=64: FAIL: {escaped}" in err.getvalue().splitlines()
