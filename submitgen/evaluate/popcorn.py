@@ -6,7 +6,8 @@ case ``test.<i>.spec``, ``test.<i>.status`` (pass or fail), ``test.<i>.error`` /
 (nanoseconds), or ``benchmark.<i>.status: fail`` with ``.error``; and last ``check: pass|fail``.
 kernelbot splits each line at its first ':' and strips both sides; a later key replaces an earlier
 one. An error text may span lines: a line that does not start with one of these keys continues the
-value before it (kernelbot would read it as a key of its own)."""
+value before it (kernelbot would read it as a key of its own). A case index has at most 9 digits
+(a longer one is no key)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from dataclasses import dataclass
 
 from submitgen.evaluate.stoprule import Stats
 
-_KEY_RE = re.compile(r"^(check|test-count|benchmark-count|(?:test|benchmark)\.\d+\.[a-z]+)\s*:(.*)$")
+_KEY_RE = re.compile(r"^(check|test-count|benchmark-count|(?:test|benchmark)\.\d{1,9}\.[a-z]+)\s*:(.*)$")
 _CASE_RE = re.compile(r"^(test|benchmark)\.(\d+)\.([a-z]+)$")
 MAX_CASES = 10_000
+MAX_VALUE_LINES = 1_000
+"""A value of eval.py's output (an error's traceback, a check's message) keeps this many lines."""
 
 
 @dataclass(frozen=True)
@@ -40,17 +43,26 @@ class PopcornResult:
 
 
 def parse_lines(text: str) -> dict[str, str]:
-    """The ``key: value`` pairs (kernelbot's reading, with continuation lines joined)."""
-    out: dict[str, str] = {}
+    """The ``key: value`` pairs (kernelbot's reading, with continuation lines joined; blank ones
+    dropped). Linear in ``text``: a value keeps its first MAX_VALUE_LINES lines and then says how
+    many more it had."""
+    parts: dict[str, list[str]] = {}
+    dropped: dict[str, int] = {}
     last: str | None = None
     for line in text.splitlines():
         m = _KEY_RE.match(line)
         if m:
             last = m.group(1)
-            out[last] = m.group(2).strip()
-        elif last is not None:
-            out[last] = (out[last] + "\n" + line.rstrip()).strip("\n")
-    return out
+            first = m.group(2).strip()
+            parts[last] = [first] if first else []
+            dropped[last] = 0
+        elif last is not None and (line := line.rstrip()):
+            if len(parts[last]) < MAX_VALUE_LINES:
+                parts[last].append(line)
+            else:
+                dropped[last] += 1
+    return {k: "\n".join(v) + (f"\n[{dropped[k]:,} more lines not shown]" if dropped[k] else "")
+            for k, v in parts.items()}
 
 
 def key_of(line: str) -> tuple[str, str] | None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from submitgen.errors import EvaluateError, LintFailed
-from submitgen.evaluate import group
+from submitgen.evaluate import check_timeout, group
 from submitgen.evaluate.group import signals_end_the_run
 from submitgen.evaluate.popcorn import PopcornResult, key_of, read_result
 from submitgen.evaluate.reftask import MODES, RefTask, cases_text, read_bytes, read_task
@@ -96,11 +96,14 @@ def lay_out(task: RefTask, text: str, run: Path) -> None:
     """Write the run folder: every file task.yml lists, the submission as ``text``."""
     for f in task.files:
         dest = run / f.name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if f.source is None:
-            dest.write_bytes(text.encode("utf-8", "surrogateescape"))
-        else:
-            dest.write_bytes(read_bytes(f.source, f"{task.folder / 'task.yml'}: the file"))
+        data = text.encode("utf-8", "surrogateescape") if f.source is None else \
+            read_bytes(f.source, f"{task.folder / 'task.yml'}: the file")
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+        except OSError as e:
+            raise EvaluateError(f"{task.folder / 'task.yml'}: the file {f.name!r} cannot be written in the run "
+                                f"folder: {e.strerror or e}") from None
 
 
 def _env(fd: int | None = None, seed: int | None = None) -> dict[str, str]:
@@ -234,13 +237,14 @@ def run_reference(path: str | Path, folder: str | Path, *, mode: str, problem: s
     ``progress(line)`` is called as each case finishes."""
     if mode not in MODES:
         raise EvaluateError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+    given = check_timeout(timeout_s) if timeout_s is not None else None
     text, leaderboard, warnings = read_and_lint(str(path), problem, lint)
     task = read_task(folder)
     cases = task.cases(mode)
     if not cases:
         listed = "tests" if mode == "test" else "benchmarks"
         raise EvaluateError(f"{Path(folder) / 'task.yml'}: lists no {listed}, which mode {mode} runs")
-    limit = float(timeout_s) if timeout_s is not None else float(task.timeout(mode))
+    limit = given if given is not None else float(task.timeout(mode))
     lines = tuple(cases_text(cases).splitlines())
     name = leaderboard or Path(folder).resolve().name
     report = dict(path=str(path), problem=name, folder=str(folder), mode=mode, cases=lines,

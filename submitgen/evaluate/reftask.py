@@ -26,6 +26,14 @@ DEFAULT_TIMEOUT_S = 180
 _TIMEOUT_KEYS = {"test": "test_timeout", "benchmark": "benchmark_timeout", "leaderboard": "ranked_timeout"}
 MAX_FILE_BYTES = 16 << 20
 """A file task.yml lists (or task.yml itself) larger than this is refused rather than read."""
+MAX_FILES = 100
+"""At most this many files listed in task.yml (kernelbot's tasks list a handful)."""
+MAX_VALUES = 100_000
+"""task.yml's values, an alias counted again at each use (an alias bomb is refused before it is built)."""
+MAX_DEPTH = 64
+"""task.yml's nesting, in mappings and lists."""
+MAX_INT_DIGITS = 100
+"""The characters of an integer in task.yml (Python refuses to convert one of more than 4,300 digits)."""
 _KEY_RE = re.compile(r"[a-zA-Z_]\w*")
 _VALUE_RE = re.compile(r"[a-zA-Z_]\w*|[+-]?[0-9]+")
 """What eval.py's case parser accepts as a key and as a value (it exits 113 on anything else)."""
@@ -91,11 +99,27 @@ def read_bytes(path: Path, what: str) -> bytes:
                             "read") from None
 
 
+def _shown(value: Any, n: int = 80) -> str:
+    """``value``'s repr, cut to ``n`` characters without building more of it than that."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlevel, r.maxstring, r.maxother = 3, n, n
+    return r.repr(value)[:n]
+
+
 def _load_yaml(path: Path) -> Mapping[str, Any]:
     import yaml
 
     try:
-        raw = yaml.safe_load(read_bytes(path, "task file").decode("utf-8"))
+        loader = yaml.SafeLoader(read_bytes(path, "task file").decode("utf-8"))
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _bounded(path, node, 0, {})
+            raw = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except UnicodeDecodeError as e:
         raise EvaluateError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
     except yaml.YAMLError as e:
@@ -109,22 +133,70 @@ def _load_yaml(path: Path) -> Mapping[str, Any]:
     return raw
 
 
+def _bounded(path: Path, node: Any, depth: int, seen: dict[int, tuple[int, int] | None]) -> tuple[int, int]:
+    """(values, depth) of the composed ``node`` as it would be built, each alias counted at each
+    use (``seen``: what each node already gave; None while it is being walked); EvaluateError past
+    MAX_VALUES, MAX_DEPTH or MAX_INT_DIGITS, or on an alias inside the value it names."""
+    import yaml
+
+    if id(node) in seen:
+        known = seen[id(node)]
+        if known is None:
+            raise EvaluateError(f"{path}: line {node.start_mark.line + 1}: an alias inside the value it names "
+                                "(a value that holds itself); not read")
+        values, height = known
+    else:
+        seen[id(node)] = None
+        values, height = 1, 0
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_INT_DIGITS:
+                raise EvaluateError(f"{path}: line {node.start_mark.line + 1}: an integer of "
+                                    f"{len(node.value):,} characters, more than the {MAX_INT_DIGITS} read")
+        else:
+            items = node.value if isinstance(node, yaml.SequenceNode) else \
+                [n for pair in node.value for n in pair]
+            for child in items:
+                v, h = _bounded(path, child, depth + 1, seen)
+                values, height = values + v, max(height, h + 1)
+                if values > MAX_VALUES:
+                    break
+        seen[id(node)] = (values, height)
+    if values > MAX_VALUES:
+        raise EvaluateError(f"{path}: expands to more than {MAX_VALUES:,} values (each alias counted at "
+                            "each use); not read")
+    if depth + height > MAX_DEPTH:
+        raise EvaluateError(f"{path}: nested more than {MAX_DEPTH} levels deep; not read")
+    return values, height
+
+
 def _files(path: Path, folder: Path, raw: Any) -> tuple[TaskFile, ...]:
     if not isinstance(raw, list) or not raw:
-        raise EvaluateError(f"{path}: 'files' must be a list of {{name, source}} entries, got {raw!r:.80}")
+        raise EvaluateError(f"{path}: 'files' must be a list of {{name, source}} entries, got {_shown(raw)}")
+    if len(raw) > MAX_FILES:
+        raise EvaluateError(f"{path}: 'files' lists {len(raw):,} files, more than the {MAX_FILES} read")
     out: list[TaskFile] = []
+    placed: list[tuple[tuple[str, ...], str]] = []  # each listed name's parts, and the name
     for i, entry in enumerate(raw):
         if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str) \
                 or not isinstance(entry.get("source"), str):
             raise EvaluateError(f"{path}: files[{i}] must have a 'name' and a 'source' string, "
-                                f"got {entry!r:.80}")
+                                f"got {_shown(entry)}")
         name, source = entry["name"], entry["source"]
         parts = Path(name).parts
         if not name or Path(name).is_absolute() or ".." in parts or "\x00" in name:
-            raise EvaluateError(f"{path}: files[{i}] name {name!r} must be a relative path inside "
+            raise EvaluateError(f"{path}: files[{i}] name {_shown(name)} must be a relative path inside "
                                 "the run folder")
-        if any(f.name == name for f in out):
-            raise EvaluateError(f"{path}: files[{i}] name {name!r} is listed twice")
+        if not parts:
+            raise EvaluateError(f"{path}: files[{i}] name {_shown(name)} is the run folder itself, not a file "
+                                "in it")
+        for j, (other, other_name) in enumerate(placed):
+            if other == parts:
+                raise EvaluateError(f"{path}: files[{i}] name {_shown(name)} is listed twice")
+            if other[:len(parts)] == parts or parts[:len(other)] == other:  # one is a folder of the other
+                (f, file), (d, inside) = sorted(((j, other_name), (i, name)), key=lambda e: len(Path(e[1]).parts))
+                raise EvaluateError(f"{path}: files[{d}] name {_shown(inside)} is inside {_shown(file)}, which "
+                                    f"files[{f}] names as a file")
+        placed.append((parts, name))
         out.append(TaskFile(name, None if source == SUBMISSION else folder / source))
     subs = [f.name for f in out if f.source is None]
     if len(subs) != 1:
@@ -141,12 +213,12 @@ def _cases(path: Path, key: str, raw: Any) -> tuple[Case, ...]:
     out: list[Case] = []
     for i, case in enumerate(raw):
         if not isinstance(case, Mapping) or not case:
-            raise EvaluateError(f"{path}: {key}[{i}] must be a mapping of arguments, got {case!r:.80}")
+            raise EvaluateError(f"{path}: {key}[{i}] must be a mapping of arguments, got {_shown(case)}")
         for k, v in case.items():
             if not isinstance(k, str) or not _KEY_RE.fullmatch(k):
-                raise EvaluateError(f"{path}: {key}[{i}] key {k!r} is not a name eval.py reads")
+                raise EvaluateError(f"{path}: {key}[{i}] key {_shown(k)} is not a name eval.py reads")
             if not isinstance(v, (int, str)) or not _VALUE_RE.fullmatch(str(v)):
-                raise EvaluateError(f"{path}: {key}[{i}] {k}: {v!r} is not a value eval.py reads "
+                raise EvaluateError(f"{path}: {key}[{i}] {k}: {_shown(v)} is not a value eval.py reads "
                                     "(an integer or a name)")
         out.append(tuple((str(k), v) for k, v in case.items()))
     return tuple(out)
@@ -156,7 +228,7 @@ def _timeout(path: Path, raw: Mapping[str, Any], mode: str) -> int:
     value = raw.get(_TIMEOUT_KEYS[mode], DEFAULT_TIMEOUT_S)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise EvaluateError(f"{path}: {_TIMEOUT_KEYS[mode]} must be a positive number of seconds, "
-                            f"got {value!r}")
+                            f"got {_shown(value)}")
     return value
 
 
@@ -174,16 +246,16 @@ def read_task(folder: str | Path) -> RefTask:
     raw = _load_yaml(path)
     lang = raw.get("lang")
     if lang != "py":
-        raise EvaluateError(f"{path}: lang {lang!r}: only Python tasks (lang: \"py\") can be run")
+        raise EvaluateError(f"{path}: lang {_shown(lang)}: only Python tasks (lang: \"py\") can be run")
     files = _files(path, folder, raw.get("files"))
     config = raw.get("config")
     main = config.get("main") if isinstance(config, Mapping) else None
     if not isinstance(main, str) or main not in {f.name for f in files if f.source is not None}:
-        raise EvaluateError(f"{path}: config.main {main!r} must be one of the listed files "
+        raise EvaluateError(f"{path}: config.main {_shown(main)} must be one of the listed files "
                             f"({', '.join(f.name for f in files if f.source is not None)})")
     ranking = raw.get("ranking_by", "last")
     if not isinstance(ranking, str):
-        raise EvaluateError(f"{path}: ranking_by must be a string, got {ranking!r}")
+        raise EvaluateError(f"{path}: ranking_by must be a string, got {_shown(ranking)}")
     return RefTask(folder, files, main, _cases(path, "tests", raw.get("tests")),
                    _cases(path, "benchmarks", raw.get("benchmarks")),
                    tuple((m, _timeout(path, raw, m)) for m in MODES), ranking)

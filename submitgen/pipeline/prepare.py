@@ -15,6 +15,7 @@ from submitgen.pipeline.guard import check_overwrite
 from submitgen.pipeline.values import BuildOptions, Prepared
 from submitgen.problems import get_problem
 from submitgen.project.load import load_project
+from submitgen.project.run import check_timeout
 
 
 def _check_launcher(opts: BuildOptions, launcher: LauncherSpec, leaderboard: str) -> None:
@@ -30,6 +31,7 @@ def prepare(opts: BuildOptions) -> Prepared:
     launcher = get_launcher(opts.launcher)
     compress = parse(Compress, opts.compress, "--compress")
     mode = parse(Mode, opts.mode, "--mode")
+    plan_timeout = check_timeout(opts.plan_timeout)
     if opts.gpu is not None and opts.gpu.strip().lower() != problem.gpu.lower():
         raise OptionError(f"--gpu {opts.gpu}: {problem.leaderboard} runs on {problem.gpu}; pass --gpu "
                           f"{problem.gpu} or leave it out")
@@ -41,7 +43,8 @@ def prepare(opts: BuildOptions) -> Prepared:
     rebuild = rebuild_flags(opts, target=backend.target, arch=arch, compress=compress, launcher=launcher)
     prepared = Prepared(problem, backend, launcher, runtime, compress, mode, arch, project,
                         output=Path(opts.output), code_objects=tuple(map(Path, opts.code_objects)),
-                        compiler=opts.compiler, use_cache=opts.use_cache, plan_timeout=opts.plan_timeout,
+                        compiler=opts.compiler, use_cache=opts.use_cache,
+                        plan_timeout=plan_timeout,
                         allow_fallback=opts.allow_fallback, reuse_output=opts.reuse_output, rebuild=rebuild)
     check_output(prepared.output, build_inputs(prepared))
     check_overwrite(prepared.output, problem.leaderboard, opts.force)

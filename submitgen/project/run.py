@@ -19,6 +19,7 @@ child unrun."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import pickle
 import select
@@ -137,15 +138,20 @@ def _end(pid: int, watchdog: int, watch: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+def check_timeout(timeout: float) -> float:
+    """``timeout`` as the plan's limit; PlanError unless it is a finite number of seconds above 0."""
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < math.inf):  # nan compares false
+        raise PlanError(f"--plan-timeout must be a positive number of seconds, got {timeout}")
+    return float(timeout)
+
+
 def run_plan(
     fn: Callable[..., Any], args: tuple, *, plan_path: Path, timeout: float = DEFAULT_TIMEOUT_S
 ) -> Any:
     """``fn(*args)`` in a forked child that is killed after ``timeout`` seconds (with every
     process in its group); its return value, or the SubmitgenError it raised, as if it had run
     here."""
-    if not timeout > 0 or timeout != timeout:
-        raise PlanError(f"--plan-timeout must be a positive number of seconds, got {timeout}")
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + check_timeout(timeout)
     watchdog, watch = _start_watchdog()
     recv, send = os.pipe()  # all close on exec: a program the plan runs does not get them
     go_r, go_w = os.pipe()

@@ -18,6 +18,8 @@ GOOD = ("#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n\n\ndef custo
 FILES = ('files:\n  - {"name": "submission.py", "source": "@SUBMISSION@"}\n'
          '  - {"name": "reference.py", "source": "reference.py"}\n'
          '  - {"name": "eval.py", "source": "eval.py"}\n')
+BOMB = ('a0: &a0 "lolololol"\n'
+        + "".join(f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)) + "lang: *a9\n")
 REST = 'lang: "py"\nconfig:\n  main: "eval.py"\ntests:\n  - {"n": 4, "seed": 1}\n'
 
 
@@ -62,6 +64,28 @@ CASES = [
     ("bad_timeout", FILES + REST + "test_timeout: -5\n",
      "{p}: test_timeout must be a positive number of seconds, got -5"),
     ("no_tests", FILES + REST.split("tests:")[0], "{p}: lists no tests, which mode test runs"),
+    # issue 47: a hang (the alias bomb's repr), tracebacks (a 5,000-digit int, a name '.', a file
+    # listed as a folder of another)
+    ("alias_bomb", BOMB, "{p}: expands to more than 100,000 values (each alias counted at each use); not read"),
+    ("digits", FILES + REST + "test_timeout: " + "9" * 5000 + "\n",
+     "{p}: line 10: an integer of 5,000 characters, more than the 100 read"),
+    ("dot", FILES.replace('"name": "reference.py"', '"name": "."') + REST,
+     "{p}: files[1] name '.' is the run folder itself, not a file in it"),
+    ("file_then_folder", FILES + '  - {"name": "helpers", "source": "reference.py"}\n'
+     '  - {"name": "helpers/extra.py", "source": "reference.py"}\n' + REST,
+     "{p}: files[4] name 'helpers/extra.py' is inside 'helpers', which files[3] names as a file"),
+    ("folder_then_file", FILES + '  - {"name": "helpers/extra.py", "source": "reference.py"}\n'
+     '  - {"name": "./helpers", "source": "reference.py"}\n' + REST,
+     "{p}: files[3] name 'helpers/extra.py' is inside './helpers', which files[4] names as a file"),
+    ("holds_itself", FILES + REST + "ranking_by: &r [*r]\n",
+     "{p}: line 10: an alias inside the value it names (a value that holds itself); not read"),
+    ("deep", FILES + REST + "ranking_by: " + "[" * 65 + "]" * 65 + "\n",
+     "{p}: nested more than 64 levels deep; not read"),
+    ("many_files", 'files:\n' + '  - {"name": "x", "source": "eval.py"}\n' * 101 + REST,
+     "{p}: 'files' lists 101 files, more than the 100 read"),
+    ("long_value", FILES + REST.replace('"seed": 1', '"seed": "1; ' + "x" * 10**6 + '"'),
+     "{p}: tests[0] seed: '1; " + "x" * 34 + "..." + "x" * 38 + "' is not a value eval.py reads (an integer or a "
+     "name)"),
 ]
 
 
