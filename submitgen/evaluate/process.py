@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from submitgen.evaluate import cudaipc, digest, group, readback
 from submitgen.evaluate.check import AFTER_KEY, BEFORE_KEY, TIMED_AFTER_KEY, TIMED_BEFORE_KEY
@@ -98,11 +98,22 @@ def tail(log: Path, n: int = _TAIL_LINES) -> str:
     return "\n".join(lines[-n:])
 
 
+def read_events(f: TextIO, put: Callable[[str | None], None]) -> None:
+    """``put`` each line of ``f``, then None at its end. A line is read up to MAX_EVENT_CHARS + 1
+    characters: a longer one is put cut there (parse_event refuses it), and nothing after it is
+    read, so a line with no end is never held whole."""
+    while line := f.readline(MAX_EVENT_CHARS + 1):
+        put(line)
+        if len(line) > MAX_EVENT_CHARS and not line.endswith("\n"):
+            break
+    put(None)
+
+
 def parse_event(line: str, count: int) -> dict[str, Any]:
     """One validated event; Malformed names what is wrong."""
     line = line.rstrip("\n")
     if len(line) > MAX_EVENT_CHARS:
-        raise Malformed(f"a line of {len(line):,} characters")
+        raise Malformed(f"a line of more than {MAX_EVENT_CHARS:,} characters")
     try:
         ev = json.loads(line)
     except (json.JSONDecodeError, RecursionError):
@@ -165,9 +176,7 @@ def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Sh
 
     def reader() -> None:
         with os.fdopen(rfd, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                events.put(line)
-        events.put(None)
+            read_events(f, events.put)
 
     threading.Thread(target=reader, daemon=True).start()
     return _Worker(g, events, log, outputs, shapes, ack_fd=ack_w)

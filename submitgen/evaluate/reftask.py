@@ -118,6 +118,9 @@ def _load_yaml(path: Path) -> Mapping[str, Any]:
             if node is not None:
                 _bounded(path, node, 0, {})
             raw = loader.construct_document(node) if node is not None else None
+        except (ValueError, IndexError, KeyError, TypeError, OverflowError) as e:  # pyyaml's explicit tags: !!int ''
+            raise EvaluateError(f"{path}: not valid YAML: a value does not fit its tag ({type(e).__name__}: "
+                                f"{str(e)[:120]})") from None
         finally:
             loader.dispose()
     except UnicodeDecodeError as e:

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cpu_bound import within_cpu
+
 from submitgen.cli import cli
 from submitgen.evaluate.popcorn import parse_lines, read_result
 from submitgen.evaluate.reftask import cases_text, read_task
@@ -83,6 +85,8 @@ CASES = [
      "{p}: nested more than 64 levels deep; not read"),
     ("many_files", 'files:\n' + '  - {"name": "x", "source": "eval.py"}\n' * 101 + REST,
      "{p}: 'files' lists 101 files, more than the 100 read"),
+    ("empty_int", FILES + REST + "test_timeout: !!int ''\n",  # found by test_untrusted_text.py
+     "{p}: not valid YAML: a value does not fit its tag (IndexError: string index out of range)"),
     ("long_value", FILES + REST.replace('"seed": 1', '"seed": "1; ' + "x" * 10**6 + '"'),
      "{p}: tests[0] seed: '1; " + "x" * 34 + "..." + "x" * 38 + "' is not a value eval.py reads (an integer or a "
      "name)"),
@@ -143,6 +147,18 @@ def test_eval_output_read_back():
     # a junk figure leaves the case without figures, and no check line means no verdict
     junk = read_result("benchmark.0.runs: lots\nbenchmark.0.mean: nan\n", "benchmark")
     assert junk.check is None and junk.cases[0].stats is None and junk.cases[0].status is None
+
+
+def test_a_million_continuation_lines_are_read_in_linear_time():
+    """Issue 47: 1,000,000 continuation lines after an error (eval.py's, or a submission's check
+    message) were still being parsed at 120 s; a value keeps its first 1,000 lines."""
+    text = "test.0.status: fail\ntest.0.error: boom\n" + "  more\n" * 1_000_000 + "check: fail\n"
+    with within_cpu(10, "parsing 1,000,000 continuation lines"):
+        r = read_result(text, "test")
+    assert r.check == "fail" and r.cases[0].status == "fail"
+    assert r.cases[0].error.splitlines()[:2] == ["boom", "  more"]
+    assert r.cases[0].error.splitlines()[-2:] == ["  more", "[999,001 more lines not shown]"]
+    assert len(r.cases[0].error.splitlines()) == 1_001
 
 
 def test_eval_py_dies_with_submitgen(tmp_path):

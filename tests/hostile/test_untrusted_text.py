@@ -1,0 +1,159 @@
+"""Property tests of the readers of untrusted text added with --reference-kernels and the result
+pipe (issue 47): task.yml, eval.py's output and the worker's result-pipe events. Each reader
+either gives its value or raises its one domain error, whatever the text, within a bound in CPU
+seconds; hypothesis makes the cases (``@settings``: how many each)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from cpu_bound import within_cpu
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from submitgen.errors import EvaluateError
+from submitgen.evaluate import process
+from submitgen.evaluate.popcorn import MAX_VALUE_LINES, parse_lines, read_result
+from submitgen.evaluate.process import MAX_EVENT_CHARS, Malformed, parse_event, read_events
+from submitgen.evaluate.reftask import read_task
+
+CASES = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# ---------------------------------------------------------------------------------- result pipe
+
+
+class _Endless(io.TextIOBase):
+    """A pipe whose writer never ends its line: 'x' for ever, counting what was read."""
+
+    def __init__(self) -> None:
+        self.read_chars = 0
+
+    def readline(self, size: int = -1) -> str:
+        assert size > 0, "an unbounded read of a line with no end"
+        self.read_chars += size
+        return "x" * size
+
+
+def test_a_result_pipe_line_with_no_end_is_read_only_to_the_event_bound():
+    """Issue 47: 1.5 GB with no newline was buffered whole (3.8 GB peak) before "malformed event"."""
+    pipe, lines = _Endless(), []
+    with within_cpu(5, "reading a line with no end"):
+        read_events(pipe, lines.append)
+    assert pipe.read_chars == MAX_EVENT_CHARS + 1
+    assert [len(x) if x else x for x in lines] == [MAX_EVENT_CHARS + 1, None]
+    try:
+        parse_event(lines[0], 1)
+    except Malformed as e:
+        assert str(e) == "a line of more than 1,048,576 characters"
+    else:
+        raise AssertionError("a line past the bound was taken for an event")
+
+
+def test_a_line_of_exactly_the_bound_is_read_and_the_next_one_too():
+    event = json.dumps({"event": "ready", "pad": ""})
+    line = event[:-2] + "x" * (MAX_EVENT_CHARS - len(event)) + '"}\n'
+    lines: list[str | None] = []
+    read_events(io.StringIO(line + '{"event": "done"}\n'), lines.append)
+    assert lines == [line, '{"event": "done"}\n', None]
+    assert parse_event(line, 1)["event"] == "ready"
+
+
+_SCALAR = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
+_JSONISH = _SCALAR | st.lists(_SCALAR, max_size=3) | st.dictionaries(st.text(max_size=6), _SCALAR, max_size=3)
+_EVENT = st.fixed_dictionaries({"event": st.sampled_from(sorted(process._EVENTS))},
+                               optional={k: _JSONISH for k in ("index", "digests", "call", "rechecks", "error",
+                                                               "backend", "timed_digests", "missing")})
+
+
+@CASES
+@given(st.one_of(st.text(max_size=200), _EVENT.map(json.dumps), _JSONISH.map(json.dumps)),
+       st.integers(min_value=0, max_value=4))
+def test_any_result_pipe_line_is_an_event_or_malformed(line, count):
+    with within_cpu(2, f"parse_event({line[:60]!r})"):
+        try:
+            ev = parse_event(line, count)
+        except Malformed as e:
+            assert str(e) and len(str(e)) < 400
+        else:
+            assert isinstance(ev, dict) and ev["event"] in process._EVENTS
+
+
+# ------------------------------------------------------------------------------ eval.py output
+
+
+def _joined_naively(text: str) -> dict[str, str]:
+    """kernelbot's reading as the earlier, quadratic parse did it (the model for small texts)."""
+    from submitgen.evaluate.popcorn import key_of
+
+    out: dict[str, str] = {}
+    last = None
+    for line in text.splitlines():
+        kv = key_of(line)
+        if kv:
+            last = kv[0]
+            out[last] = kv[1]
+        elif last is not None:
+            out[last] = (out[last] + "\n" + line.rstrip()).strip("\n")
+    return out
+
+
+_KEYS = st.sampled_from(["check", "test-count", "benchmark-count", "test.0.status", "test.1.error",
+                         "benchmark.0.mean", "benchmark.0.runs", "benchmark.2.worst", "test.12345678901.x"])
+_LINE = st.one_of(st.builds(lambda k, sep, v: f"{k}{sep}{v}", _KEYS, st.sampled_from([":", " : ", ":  "]),
+                            st.text(max_size=30)), st.text(max_size=40))
+
+
+@CASES
+@given(st.lists(_LINE, max_size=40).map("\n".join))
+def test_eval_output_reads_as_kernelbot_does_and_never_raises(text):
+    with within_cpu(2, "reading eval.py's output"):
+        pairs = parse_lines(text)
+        result = read_result(text, "benchmark")
+        read_result(text, "test")
+    assert pairs == _joined_naively(text)  # no value here is long enough to be cut
+    assert result.check in (None, "pass", "fail") or isinstance(result.check, str)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(min_value=MAX_VALUE_LINES, max_value=3 * MAX_VALUE_LINES), st.text(min_size=1, max_size=5))
+def test_a_value_keeps_its_first_lines_and_counts_the_rest(n, filler):
+    filler = "x" + filler.strip().replace("\n", "").replace("\r", "")
+    lines = parse_lines("test.0.error: head\n" + f"{filler}\n" * n)["test.0.error"].split("\n")
+    kept = [ln for ln in (filler,) * n if ln.rstrip() and not _is_key(ln)]
+    dropped = len(kept) - (MAX_VALUE_LINES - 1)
+    assert lines[0] == "head" and len(lines) == MAX_VALUE_LINES + (dropped > 0)
+    if dropped > 0:
+        assert lines[-1] == f"[{dropped:,} more lines not shown]"
+
+
+def _is_key(line: str) -> bool:
+    from submitgen.evaluate.popcorn import key_of
+
+    return key_of(line) is not None
+
+
+# ----------------------------------------------------------------------------------- task.yml
+
+_TOKENS = st.sampled_from([
+    "files:", "  - ", '{"name": "submission.py", "source": "@SUBMISSION@"}', '{"name": "eval.py", "source": '
+    '"eval.py"}', "lang: py", "config:", "  main: eval.py", "tests:", "benchmarks:", "ranking_by: geom",
+    "test_timeout: ", "&a ", "&b ", "*a", "*b", "[", "]", "{", "}", ", ", ": ", "- ", "\n", "\n  ", "9" * 120,
+    "-5", "1e400", ".nan", "!!int ", "!!python/object:os.system ", "<<: *a", "? ", "'", '"', "\t", "%YAML 1.1\n",
+    "---\n", "...\n", "name: .", "name: helpers", "name: helpers/x.py", "\x00", "\x1b]0;t\x07", "\ufeff",
+])
+
+
+@CASES
+@given(st.lists(_TOKENS, max_size=60).map("".join))
+def test_any_task_yml_reads_or_is_one_evaluate_error(tmp_path_factory, text):
+    d = tmp_path_factory.mktemp("task")
+    (d / "task.yml").write_text(text, encoding="utf-8", errors="surrogateescape")
+    (d / "eval.py").write_text("")
+    with within_cpu(5, f"read_task of {text[:80]!r}"):
+        try:
+            task = read_task(d)
+        except EvaluateError as e:
+            assert len(str(e)) < 2000, "an error message that carries the whole value"
+        else:
+            assert task.main in {f.name for f in task.files}
