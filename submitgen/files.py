@@ -11,7 +11,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from submitgen.errors import OutputError
@@ -80,10 +80,12 @@ def private_dir(purpose: str) -> Iterator[str]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def write_atomic(path: Path | str, data: bytes | str) -> None:
+def write_atomic(path: Path | str, data: bytes | str,
+                 before_replace: Callable[[], None] | None = None) -> None:
     """Write ``data`` to ``path`` atomically, with the mode a plain ``open`` would give it
     (mkstemp makes 0600). Two processes writing the same path leave one whole file; a process
-    killed midway leaves the old file whole and a temp file that the next write removes."""
+    killed midway leaves the old file whole and a temp file that the next write removes.
+    ``before_replace()`` runs last before the rename: what it raises leaves ``path`` as it is."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     prefix = f".{path.name}."
@@ -95,6 +97,8 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -149,12 +153,14 @@ def check_output(path: Path, inputs: Sequence[Path], *, what: str = "the submiss
 
 
 def write_output(path: Path, data: bytes | str, inputs: Sequence[Path] = (), *, what: str = "the submission",
-                 inputs_are: str = "the build's own inputs") -> None:
+                 inputs_are: str = "the build's own inputs",
+                 before_replace: Callable[[], None] | None = None) -> None:
     """The one writer of a command's output file: check_output again (the target may have been
-    replaced by a FIFO or a device since the command started), then write_atomic, with any OS
-    failure (read-only folder, full disk, /proc) as one OutputError and no temp file left."""
+    replaced by a FIFO or a device since the command started), then write_atomic (``before_replace``:
+    the caller's last check), with any OS failure (read-only folder, full disk, /proc) as one
+    OutputError and no temp file left."""
     check_output(path, inputs, what=what, inputs_are=inputs_are)
     try:
-        write_atomic(path, data)
+        write_atomic(path, data, before_replace)
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None

@@ -4,6 +4,7 @@ Builds embed the golden code object (no compile)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,46 @@ def test_a_file_without_a_digest_is_refused(built):
     refused(built,
             "-o s.py: carries no content digest in its provenance line (written by an older submitgen), "
             f"so an edit since cannot be ruled out; refusing to overwrite it: {FORCE}")
+
+
+@pytest.mark.slow
+def test_a_file_saved_at_o_while_the_build_runs_is_not_replaced(tmp_path, monkeypatch):
+    """Issue 47: a hand edit saved at -o 14 s into a build was gone when the build ended. -o is
+    checked again just before the rename; here the file is saved while the build checks its objects."""
+    import submitgen.pipeline as pipeline
+
+    monkeypatch.chdir(tmp_path)
+    real = pipeline.verify
+
+    def save_then_verify(*args, **kwargs):
+        Path("s.py").write_text("# my hand edit\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "verify", save_then_verify)
+    r = build()
+    assert (r.exit_code, r.output) == (
+        1, "Error: -o s.py: was saved while the build ran (there was no file when the build checked it); "
+           f"refusing to overwrite it: {FORCE}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.py"]  # no temp file left
+    assert Path("s.py").read_text() == "# my hand edit\n"
+
+
+def test_a_file_changed_after_the_check_is_not_replaced(tmp_path):
+    from submitgen.errors import OutputError
+    from submitgen.files import write_output
+    from submitgen.pipeline.guard import ABSENT, still_as_checked
+
+    out = tmp_path / "s.py"
+    write_output(out, "first\n", before_replace=lambda: still_as_checked(out, ABSENT))
+    seen = hashlib.sha256(b"first\n").hexdigest()
+    write_output(out, "second\n", before_replace=lambda: still_as_checked(out, seen))
+    assert out.read_text() == "second\n"
+    with pytest.raises(OutputError) as e:
+        write_output(out, "third\n", before_replace=lambda: still_as_checked(out, seen))
+    assert str(e.value) == (f"-o {out}: was changed while the build ran (after the build checked it); "
+                            f"refusing to overwrite it: {FORCE}")
+    out.unlink()  # removed during the build: nothing is lost by writing
+    write_output(out, "fourth\n", before_replace=lambda: still_as_checked(out, seen))
+    assert out.read_text() == "fourth\n" and sorted(tmp_path.iterdir()) == [out]
+    write_output(out, "forced\n", before_replace=lambda: still_as_checked(out, None))  # --force: no check
+    assert out.read_text() == "forced\n"

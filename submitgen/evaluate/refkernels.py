@@ -102,8 +102,8 @@ def lay_out(task: RefTask, text: str, run: Path) -> None:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)
         except OSError as e:
-            raise EvaluateError(f"{task.folder / 'task.yml'}: the file {f.name!r} cannot be written in the run "
-                                f"folder: {e.strerror or e}") from None
+            raise EvaluateError(f"{task.folder / 'task.yml'}: the file {f.name!r} cannot be written in the "
+                                f"run folder: {e.strerror or e}") from None
 
 
 def _env(fd: int | None = None, seed: int | None = None) -> dict[str, str]:

@@ -118,7 +118,7 @@ def _load_yaml(path: Path) -> Mapping[str, Any]:
             if node is not None:
                 _bounded(path, node, 0, {})
             raw = loader.construct_document(node) if node is not None else None
-        except (ValueError, IndexError, KeyError, TypeError, OverflowError) as e:  # pyyaml's explicit tags: !!int ''
+        except (ValueError, IndexError, KeyError, TypeError, OverflowError) as e:  # an explicit tag: !!int ''
             raise EvaluateError(f"{path}: not valid YAML: a value does not fit its tag ({type(e).__name__}: "
                                 f"{str(e)[:120]})") from None
         finally:
@@ -145,8 +145,8 @@ def _bounded(path: Path, node: Any, depth: int, seen: dict[int, tuple[int, int] 
     if id(node) in seen:
         known = seen[id(node)]
         if known is None:
-            raise EvaluateError(f"{path}: line {node.start_mark.line + 1}: an alias inside the value it names "
-                                "(a value that holds itself); not read")
+            raise EvaluateError(f"{path}: line {node.start_mark.line + 1}: an alias inside the value it "
+                                "names (a value that holds itself); not read")
         values, height = known
     else:
         seen[id(node)] = None
@@ -190,15 +190,16 @@ def _files(path: Path, folder: Path, raw: Any) -> tuple[TaskFile, ...]:
             raise EvaluateError(f"{path}: files[{i}] name {_shown(name)} must be a relative path inside "
                                 "the run folder")
         if not parts:
-            raise EvaluateError(f"{path}: files[{i}] name {_shown(name)} is the run folder itself, not a file "
-                                "in it")
+            raise EvaluateError(f"{path}: files[{i}] name {_shown(name)} is the run folder itself, not a "
+                                "file in it")
         for j, (other, other_name) in enumerate(placed):
             if other == parts:
                 raise EvaluateError(f"{path}: files[{i}] name {_shown(name)} is listed twice")
             if other[:len(parts)] == parts or parts[:len(other)] == other:  # one is a folder of the other
-                (f, file), (d, inside) = sorted(((j, other_name), (i, name)), key=lambda e: len(Path(e[1]).parts))
-                raise EvaluateError(f"{path}: files[{d}] name {_shown(inside)} is inside {_shown(file)}, which "
-                                    f"files[{f}] names as a file")
+                (f, file), (d, inside) = sorted(((j, other_name), (i, name)),
+                                                key=lambda e: len(Path(e[1]).parts))
+                raise EvaluateError(f"{path}: files[{d}] name {_shown(inside)} is inside {_shown(file)}, "
+                                    f"which files[{f}] names as a file")
         placed.append((parts, name))
         out.append(TaskFile(name, None if source == SUBMISSION else folder / source))
     subs = [f.name for f in out if f.source is None]

@@ -19,6 +19,7 @@ from submitgen.files import write_output
 from submitgen.launchers import comparable
 from submitgen.pipeline.check import check
 from submitgen.pipeline.emit import render_submission
+from submitgen.pipeline.guard import still_as_checked
 from submitgen.pipeline.prepare import build_inputs, prepare
 from submitgen.pipeline.produce import produce_objects
 from submitgen.pipeline.summary import (
@@ -48,9 +49,11 @@ __all__ = [
 
 
 def write(p: Prepared, verified: Verified) -> Path:
-    """Stage 6: the file, atomically (an earlier good output stays whole until the rename)."""
+    """Stage 6: the file, atomically (an earlier good output stays whole until the rename), and
+    only over what prepare checked: -o is checked again just before the rename."""
     output = p.output
-    write_output(output, verified.rendered.text, build_inputs(p))
+    write_output(output, verified.rendered.text, build_inputs(p),
+                 before_replace=lambda: still_as_checked(output, p.output_seen))
     return output
 
 

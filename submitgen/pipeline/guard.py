@@ -1,10 +1,12 @@
 """Whether the build may replace the file at ``-o``: only one that submitgen wrote for this
 build's leaderboard and that nobody changed since (its bytes match the ``digest`` its provenance
 line records). Anything else - another leaderboard's submission, a file submitgen did not write,
-one edited by hand - is refused before anything is built, unless ``--force``."""
+one edited by hand - is refused before anything is built, unless ``--force``. Just before the
+rename, ``-o`` must still be what was checked: a file saved there during the build is refused too."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from submitgen.errors import ContainerError, OutputError
@@ -43,14 +45,25 @@ def refusal(path: Path, text: str | None, leaderboard: str) -> str | None:
     return None
 
 
-def check_overwrite(path: Path, leaderboard: str, force: bool) -> None:
-    """Raise OutputError when ``path`` exists and may not be replaced (see ``refusal``)."""
-    if force or not path.exists():
-        return
+ABSENT = "absent"
+"""What check_overwrite saw when nothing was at ``-o``."""
+
+
+def _read(path: Path) -> bytes:
     try:
-        data = read_input(path)
+        return read_input(path)
     except ContainerError as e:
         raise OutputError(f"-o {path}: exists and cannot be read ({e}); {_FORCE}") from None
+
+
+def check_overwrite(path: Path, leaderboard: str, force: bool) -> str | None:
+    """Raise OutputError when ``path`` exists and may not be replaced (see ``refusal``); else what
+    was checked, for ``still_as_checked``: the sha256 of its bytes, ABSENT, or None with ``force``."""
+    if force:
+        return None
+    if not path.exists():
+        return ABSENT
+    data = _read(path)
     try:
         text: str | None = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -58,3 +71,18 @@ def check_overwrite(path: Path, leaderboard: str, force: bool) -> None:
     why = refusal(path, text, leaderboard)
     if why:
         raise OutputError(why)
+    return hashlib.sha256(data).hexdigest()
+
+
+def still_as_checked(path: Path, seen: str | None) -> None:
+    """Raise OutputError when ``path`` is no longer what check_overwrite saw (``seen``): a file
+    saved there while the build ran was never checked, so it is not replaced. A file removed since
+    loses nothing."""
+    if seen is None or not path.exists():
+        return
+    if seen == ABSENT:
+        raise OutputError(f"-o {path}: was saved while the build ran (there was no file when the build "
+                          f"checked it); refusing to overwrite it: {_FORCE}")
+    if hashlib.sha256(_read(path)).hexdigest() != seen:
+        raise OutputError(f"-o {path}: was changed while the build ran (after the build checked it); "
+                          f"refusing to overwrite it: {_FORCE}")

@@ -4,6 +4,7 @@ reads an option's string."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from submitgen.backends import get_backend
@@ -47,8 +48,7 @@ def prepare(opts: BuildOptions) -> Prepared:
                         plan_timeout=plan_timeout,
                         allow_fallback=opts.allow_fallback, reuse_output=opts.reuse_output, rebuild=rebuild)
     check_output(prepared.output, build_inputs(prepared))
-    check_overwrite(prepared.output, problem.leaderboard, opts.force)
-    return prepared
+    return replace(prepared, output_seen=check_overwrite(prepared.output, problem.leaderboard, opts.force))
 
 
 # BuildOptions fields the rebuild line leaves out: where the file goes, and what does not change its

@@ -62,6 +62,7 @@ class Prepared:
     allow_fallback: bool  # the emitted file may run the pure-torch fallback
     reuse_output: bool  # the emitted file returns one output tensor per shape
     rebuild: tuple[str, ...]  # the build command's flags that rebuild this file (prepare.rebuild_flags)
+    output_seen: str | None = None  # -o as guard.check_overwrite saw it (None: --force, nothing checked)
 
 
 @dataclass(frozen=True)

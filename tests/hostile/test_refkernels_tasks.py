@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from cpu_bound import within_cpu
 
 from submitgen.cli import cli
@@ -68,7 +67,8 @@ CASES = [
     ("no_tests", FILES + REST.split("tests:")[0], "{p}: lists no tests, which mode test runs"),
     # issue 47: a hang (the alias bomb's repr), tracebacks (a 5,000-digit int, a name '.', a file
     # listed as a folder of another)
-    ("alias_bomb", BOMB, "{p}: expands to more than 100,000 values (each alias counted at each use); not read"),
+    ("alias_bomb", BOMB,
+     "{p}: expands to more than 100,000 values (each alias counted at each use); not read"),
     ("digits", FILES + REST + "test_timeout: " + "9" * 5000 + "\n",
      "{p}: line 10: an integer of 5,000 characters, more than the 100 read"),
     ("dot", FILES.replace('"name": "reference.py"', '"name": "."') + REST,
@@ -88,8 +88,8 @@ CASES = [
     ("empty_int", FILES + REST + "test_timeout: !!int ''\n",  # found by test_untrusted_text.py
      "{p}: not valid YAML: a value does not fit its tag (IndexError: string index out of range)"),
     ("long_value", FILES + REST.replace('"seed": 1', '"seed": "1; ' + "x" * 10**6 + '"'),
-     "{p}: tests[0] seed: '1; " + "x" * 34 + "..." + "x" * 38 + "' is not a value eval.py reads (an integer or a "
-     "name)"),
+     "{p}: tests[0] seed: '1; " + "x" * 34 + "..." + "x" * 38 + "' is not a value eval.py reads (an "
+     "integer or a name)"),
 ]
 
 

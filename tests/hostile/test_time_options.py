@@ -13,17 +13,19 @@ from click.testing import CliRunner
 from submitgen.cli import cli
 
 REF = Path(__file__).resolve().parent.parent / "refkernels" / "toy_add"
-HEADER = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n\n\ndef custom_kernel(data):\n    return data\n"
+HEADER = ("#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n\n\n"
+          "def custom_kernel(data):\n    return data\n")
 EVAL_TIMEOUT = "Error: --timeout must be a number of seconds above 0 and at most 86,400, got {}"
 # (command, option): the arguments it runs with, the line a value in its click range gives, and
 # that range (outside it: click's usage error, exit 2)
 RUNS = {
     ("build", "--plan-timeout"): (["mxfp4-mm", "-o", "{tmp}/s.py"],
-                                  "Error: --plan-timeout must be a positive number of seconds, got {}", "0<x<=86400"),
+                                  "Error: --plan-timeout must be a positive number of seconds, got {}",
+                                  "0<x<=86400"),
     ("test", "--timeout"): (["{sub}"], EVAL_TIMEOUT, "x>=1"),
     ("bench", "--timeout"): (["{sub}"], EVAL_TIMEOUT, "x>=1"),
-    ("bench", "--max-time"): (["{sub}"], "Error: --max-time must be a finite number of seconds, 0 or more, got {}",
-                              "x>=0"),
+    ("bench", "--max-time"): (["{sub}"], "Error: --max-time must be a finite number of seconds, 0 or more, "
+                              "got {}", "x>=0"),
 }
 REFERENCE = [("test", "--timeout"), ("bench", "--timeout")]
 
@@ -49,7 +51,8 @@ def test_a_time_that_is_not_finite_is_one_error_line(tmp_path, command, option, 
     bound = RUNS[command, option][2]
     if value == "-inf" or (value == "inf" and "<=" in bound):  # outside the click range
         assert r.exit_code == 2
-        assert r.output.splitlines()[-1] == f"Error: Invalid value for '{option}': {value} is not in the range {bound}."
+        assert r.output.splitlines()[-1] == \
+            f"Error: Invalid value for '{option}': {value} is not in the range {bound}."
     else:
         assert (r.exit_code, r.output.splitlines()) == (1, [line.format(value)])
     assert not (tmp_path / "s.py").exists()

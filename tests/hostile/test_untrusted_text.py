@@ -61,9 +61,9 @@ def test_a_line_of_exactly_the_bound_is_read_and_the_next_one_too():
 
 _SCALAR = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
 _JSONISH = _SCALAR | st.lists(_SCALAR, max_size=3) | st.dictionaries(st.text(max_size=6), _SCALAR, max_size=3)
+_FIELDS = ("index", "digests", "call", "rechecks", "error", "backend", "timed_digests", "missing")
 _EVENT = st.fixed_dictionaries({"event": st.sampled_from(sorted(process._EVENTS))},
-                               optional={k: _JSONISH for k in ("index", "digests", "call", "rechecks", "error",
-                                                               "backend", "timed_digests", "missing")})
+                               optional={k: _JSONISH for k in _FIELDS})
 
 
 @CASES
@@ -139,8 +139,9 @@ _TOKENS = st.sampled_from([
     "files:", "  - ", '{"name": "submission.py", "source": "@SUBMISSION@"}', '{"name": "eval.py", "source": '
     '"eval.py"}', "lang: py", "config:", "  main: eval.py", "tests:", "benchmarks:", "ranking_by: geom",
     "test_timeout: ", "&a ", "&b ", "*a", "*b", "[", "]", "{", "}", ", ", ": ", "- ", "\n", "\n  ", "9" * 120,
-    "-5", "1e400", ".nan", "!!int ", "!!python/object:os.system ", "<<: *a", "? ", "'", '"', "\t", "%YAML 1.1\n",
-    "---\n", "...\n", "name: .", "name: helpers", "name: helpers/x.py", "\x00", "\x1b]0;t\x07", "\ufeff",
+    "-5", "1e400", ".nan", "!!int ", "!!python/object:os.system ", "<<: *a", "? ", "'", '"', "\t",
+    "%YAML 1.1\n", "---\n", "...\n", "name: .", "name: helpers", "name: helpers/x.py", "\x00", "\x1b]0;t\x07",
+    "\ufeff",
 ])
 
 
