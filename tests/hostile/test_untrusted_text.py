@@ -116,7 +116,8 @@ def test_eval_output_reads_as_kernelbot_does_and_never_raises(text):
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.integers(min_value=MAX_VALUE_LINES - 2, max_value=3 * MAX_VALUE_LINES), st.text("ab .:", max_size=5))
+@given(st.integers(min_value=MAX_VALUE_LINES - 2, max_value=3 * MAX_VALUE_LINES),
+       st.text("ab .:", max_size=5))
 def test_a_value_keeps_its_first_lines_and_counts_the_rest(n, filler):
     lines = parse_lines("test.0.error: head\n" + f"x{filler}\n" * n)["test.0.error"].split("\n")
     dropped = n - (MAX_VALUE_LINES - 1)
