@@ -5,7 +5,7 @@
 
 Each variant is the default kernel project (kernels/mixed_mla) with its plan's split constants and
 its TRITON entries resolved for sm_90, some of them overridden (tile BN, warps, pipeline stages).
-The 2026-12-02 run (benchmarks/results/h200-2026-12-02-f8-mla/) also had "lb" variants: the
+The 2026-12-02 run (6dcc63c:benchmarks/results/h200-2026-12-02-f8-mla/) also had "lb" variants: the
 project experiments/mla_lastblock of 3f8df4e (the merge done by the last split to arrive at a
 counter), removed after that run measured it slower (80.1 against 58.2 us geomean). For every benchmark config
 of the problem, every variant's launches run through Triton's JIT on the problem's own inputs;

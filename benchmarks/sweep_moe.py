@@ -187,7 +187,7 @@ VARIANTS = {
     "cur_t1600": (16, _cfg(64, 128, 4, 3, 1600, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # (2026-12-03, fourth session) bs 128 / E 33's stage 1 (840 programs at most, about 650 real on
     # 528 places of 4 blocks an SM) in 1, 2 and 4 splits at targets 800 (cur), 1200 and 1700: 289,
-    # 290 and 293 us (benchmarks/results/h200-2026-12-03-moe-split5)
+    # 290 and 293 us (6dcc63c:benchmarks/results/h200-2026-12-03-moe-split5)
     "cur_t1700": (16, _cfg(64, 128, 4, 3, 1700, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # BM 32 on 8 warps with BN 128 (each weight widened once per 32 rows, not once per 16; 128
     # registers, no spills, 2 blocks an SM): one tile an expert at bs 512 / E 257 (18 slots an
@@ -255,7 +255,7 @@ VARIANTS = {
     # and stage 1's BK 256 on the shipped "s" tiles (split to 800 programs)
     "cur256": (16, _cfg(64, 256, 4, 3, 800, True), _cfg(128, 128, 4, 2, maxnreg=128)),
     # 2026-12-03, third session: stage 2 at BM 128 (the weights as the product's first operand,
-    # SWAP, was measured too: slower on every shape, benchmarks/results/h200-2026-12-03-moe-own)
+    # SWAP, was measured too: slower on every shape, 6dcc63c:benchmarks/results/h200-2026-12-03-moe-own)
     "n128": (128, _cfg(64, 64, 4, 3, 1, False), _cfg(128, 64, 8, 4, maxnreg=128)),
     # the "l" tiles with stage 2 on BM 128: moe_gate_up's BM-64 tiles two at a time (PAIRS; EVEN
     # rounds each expert's tiles up to even); lk64r's row order (work-list) and by slot

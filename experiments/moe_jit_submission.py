@@ -5,7 +5,7 @@ pasted in, ``custom_kernel`` running the plan's launches with ``kernel[grid](...
 It is a measuring aid for a CUDA machine with Triton (the H200): it times the project through Triton's
 JIT, to set beside the emitted file that ``submitgen build`` writes with the same kernels compiled
 ahead of time and embedded. The plan runs on every call (JIT launches, Python-side cost included in
-the times). It measured benchmarks/results/h200-2026-11-30-moe/.
+the times). It measured 6dcc63c:benchmarks/results/h200-2026-11-30-moe/.
 
     python experiments/moe_jit_submission.py -o moe_jit.py && submitgen test moe_jit.py --shapes all
 """

@@ -10,11 +10,11 @@ Per shape it prints every configuration's mean (us) and check, then the best pas
 runs BM 16, m <= 32 BM 32, larger m BM 64 (and 128 for m >= 128 unless BM64=1) with the A
 pre-pass; BMS lists the BM to try instead (those up to max(m, 16)).
 
-The results in benchmarks/results/h200-2026-11-30-mm-split/ came from this script, two of them
+The results in 6dcc63c:benchmarks/results/h200-2026-11-30-mm-split/ came from this script, two of them
 with kernel paths that were measured and dropped: DEQ (both operands widened to bf16 for tl.dot;
 commit 1d5afcd has it) and FP8 (e2m1 codes mapped to e4m3 bytes, one e4m3 tl.dot per 32-block of
 k, scaled by both blocks' scales into the fp32 sums; never committed). Those in
-benchmarks/results/h200-2026-11-30-mm-abf16/ compare A as e2m1 codes (ABF16=0) with A as their
+6dcc63c:benchmarks/results/h200-2026-11-30-mm-abf16/ compare A as e2m1 codes (ABF16=0) with A as their
 bf16 values (ABF16=1, shipped for sm_90), and two more dropped paths, whose code is in commit
 56e9468: B widened by hand for tl.dot (sweep2_bdeq_*, ABF16=2 there) and C^T = B A^T (sweep3_swap_*,
 ABF16=3 there). The kernel as shipped has only tl.dot_scaled.

@@ -26,7 +26,7 @@ def test_the_benchmark_configs_get_the_split_counts_the_sweep_chose():
     plan = _plan()
     got = [(s["batchsize"], s["kvseqlen"], plan.split_for(s["batchsize"], s["kvseqlen"])[0])
            for s in mla.BENCHMARKS]
-    # benchmarks/results/h200-2026-12-02-f8-mla/sweep_mla.txt: the fastest count measured on each
+    # 6dcc63c:benchmarks/results/h200-2026-12-02-f8-mla/sweep_mla.txt: the fastest count measured on each
     # config but 32/1024 (4 splits 22.0 us, these 8 23.3 us)
     assert got == [(4, 1024, 16), (4, 8192, 32), (32, 1024, 8), (32, 8192, 8), (64, 1024, 4), (64, 8192, 4),
                    (256, 1024, 1), (256, 8192, 1)]
