@@ -1,5 +1,5 @@
 """Each command's wall time and peak memory (max RSS of the process and the children it waited
-for) on its largest legitimate input, for the budgets table in README.md ("Bounds and budgets").
+for) on its largest legitimate input, for the budgets table in BENCHMARKS.md ("Each command's budget").
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_budgets.py [--only lint,build,...]
 

@@ -44,3 +44,15 @@ def test_the_index_links_every_document():
     docs = [d for d in (ROOT / "docs").glob("*.md") if d.name != "index.md"]
     missing = [d.name for d in docs if d.resolve() not in linked]
     assert missing == []
+
+
+def test_results_stay_summaries():
+    """benchmarks/results holds one short summary per kept run: no raw logs, .jsonl or patches."""
+    tracked = _tracked()
+    files = sorted(f for f in tracked if (ROOT / f).is_file()) if tracked is not None else [
+        p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if p.is_file() and ".venv" not in p.parts]
+    results = [f for f in files if f.startswith("benchmarks/results/")]
+    assert len(results) <= 60
+    assert [f for f in files if f.endswith((".patch", ".jsonl"))] == []
+    long = [f for f in results if f.endswith(".md") and len((ROOT / f).read_text().splitlines()) > 80]
+    assert long == []
