@@ -97,6 +97,17 @@ def test_the_setup_lines_name_extras_that_exist():
     assert _extras((ROOT / ".ci" / "run").read_text())[-1] == test, "CI installs the README's test extras"
 
 
+def test_the_first_screen_holds_the_status_the_setup_and_the_quick_start():
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 150
+    first = "\n".join(lines[:40])
+    assert "No AMD GPU has ever run a file submitgen emits" in first
+    assert len(_extras(first.split("## Quick start")[0])) >= 2  # the two set-up lines
+    for command in ("submitgen build mxfp4-mm", "submitgen test submission.py", "submitgen bench submission.py",
+                    "submitgen build ../reference-kernels/problems/"):
+        assert f"\n{command}" in first, command
+
+
 def test_every_command_of_a_code_block_exists():
     named = {m for block in _blocks() for m in re.findall(r"\bsubmitgen (\w+)", block)}
     assert {"build", "test", "bench"} <= named
