@@ -103,8 +103,8 @@ def test_the_first_screen_holds_the_status_the_setup_and_the_quick_start():
     first = "\n".join(lines[:40])
     assert "No AMD GPU has ever run a file submitgen emits" in first
     assert len(_extras(first.split("## Quick start")[0])) >= 2  # the two set-up lines
-    for command in ("submitgen build mxfp4-mm", "submitgen test submission.py", "submitgen bench submission.py",
-                    "submitgen build ../reference-kernels/problems/"):
+    for command in ("submitgen build mxfp4-mm", "submitgen test submission.py",
+                    "submitgen bench submission.py", "submitgen build ../reference-kernels/problems/"):
         assert f"\n{command}" in first, command
 
 
