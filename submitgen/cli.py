@@ -238,12 +238,15 @@ _BUILD_SECTIONS = {
              epilog=_examples("build", "mxfp4-mm", "--leaderboard amd-mxfp4-mm --gpu MI355X",
                               "mixed-mla -o mla.py --kernels my_kernels/",
                               "mxfp4-mm --co gemm.co --kernels my_kernels/",
-                              "mxfp4-mm --target cuda --arch sm_90 -o mm_sm90.py"))
+                              "mxfp4-mm --target cuda --arch sm_90 -o mm_sm90.py",
+                              "reference-kernels/problems/amd/fp8-mm --kernels my_kernels/"))
 @click.argument("problem", type=PROBLEM_NAME, required=False)
 @click.option("--leaderboard", "leaderboard", type=PROBLEM_NAME, default=None, metavar="NAME",
-              help="popcorn-cli's word for PROBLEM: a leaderboard name (amd-mxfp4-mm) or a problem name.")
+              help="popcorn-cli's word for PROBLEM: a leaderboard name (amd-mxfp4-mm) or a problem name; "
+              "for a problem folder, its leaderboard (default: the round file's).")
 @click.option("--gpu", default=None, metavar="GPU",
-              help="popcorn-cli's --gpu: checked against the problem's GPU (MI355X).")
+              help="popcorn-cli's --gpu: checked against the problem's GPU (MI355X); for a problem folder, "
+              "which of its round's GPUs (one must be named when the round lists several).")
 @click.option("--mode", type=_choice(Mode), default=Mode.LEADERBOARD.value, show_default=True,
               help="popcorn-cli's --mode in the submit line printed after the build (the file is the same).")
 @click.option("-o", "--output", default="submission.py", show_default=True, metavar="FILE",
@@ -254,11 +257,15 @@ _BUILD_SECTIONS = {
               type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Embed this prebuilt code object (or bundle) instead of compiling. Repeatable.")
 @click.option("--arch", help=_ARCH_HELP)
-@click.option("--target", type=_choice(Target), default=_DEFAULT_TARGET.target.value, show_default=True,
-              help=" ".join(f"{b.target}: {b.summary}." for b in BACKENDS.values()))
+@click.option("--target", type=_choice(Target), default=None,
+              help=" ".join(f"{b.target}: {b.summary}." for b in BACKENDS.values())
+              + " Default: the one that builds the problem GPU's arch.")
 @click.option("--compress", type=_choice(Compress), default=Compress.LZMA.value, show_default=True,
               help="How the embedded code objects are compressed before base64 (lzma: the smaller).")
 @click.option("--no-fallback", is_flag=True, help="Fail at import instead of running the torch fallback.")
+@click.option("--fallback", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              metavar="FILE", help="Embed FILE's plain-torch custom_kernel as the fallback (a problem "
+              "folder's build has none without it), e.g. the folder's own submission.py.")
 @click.option("--reuse-output", is_flag=True,
               help="Opt-in: return one output tensor per shape instead of a fresh one per call (cheaper "
                    "calls; a caller that keeps an earlier result sees it overwritten).")
@@ -277,21 +284,28 @@ _BUILD_SECTIONS = {
               show_default=True, metavar="SECONDS",
               help="Seconds launch.py may run (its import and every shape) before the build fails.")
 def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, target, compress, no_fallback,
-          reuse_output, launcher, allow_own_queue, compiler, no_cache, force, plan_timeout, as_json):
+          fallback, reuse_output, launcher, allow_own_queue, compiler, no_cache, force, plan_timeout,
+          as_json):
     """Compile a kernel project, check it against the code object and the leaderboard rules, and
     write the single-file submission for PROBLEM (one of the problems in the usage line, or its
-    leaderboard's amd-* name, also as --leaderboard), then print the popcorn-cli line that submits it."""
+    leaderboard's amd-* name, also as --leaderboard, or a reference-kernels problem folder holding
+    task.yml: its leaderboard and GPU from the round file, or --leaderboard and --gpu), then print
+    the popcorn-cli line that submits it."""
     from submitgen.files import output_path
     from submitgen.pipeline import BuildOptions
     from submitgen.pipeline import build as run_build
     from submitgen.pipeline.summary import format_summary
+    from submitgen.problems.folder import is_folder
 
-    problem = _one_problem(problem, leaderboard)
+    folder = problem is not None and is_folder(problem)
+    problem = problem if folder else _one_problem(problem, leaderboard)
     with _json_errors("build", as_json), enforced("build", (problem,), verb="building"):
         result = run_build(BuildOptions(
             problem=problem, gpu=gpu, mode=Mode(mode), output=output_path(output), kernels=kernels,
-            code_objects=tuple(code_objects), arch=arch, plan_timeout=plan_timeout, target=Target(target),
-            compress=Compress(compress), allow_fallback=not no_fallback, reuse_output=reuse_output,
+            code_objects=tuple(code_objects), arch=arch, plan_timeout=plan_timeout,
+            target=Target(target) if target else None, leaderboard=leaderboard if folder else None,
+            fallback=fallback, compress=Compress(compress), allow_fallback=not no_fallback,
+            reuse_output=reuse_output,
             launcher=launcher, allow_own_queue=allow_own_queue, compiler=compiler,
             use_cache=not no_cache, force=force,
         ))
@@ -442,6 +456,15 @@ def _run_reference(ctx: click.Context, file: str, folder: str, mode: str, proble
         progress=_progress_text))
 
 
+def _folder_harness(problem: str | None, reference_kernels: str | None) -> str | None:
+    """--reference-kernels DIR, or --problem DIR where DIR is a problem folder: its eval.py decides."""
+    from submitgen.problems.folder import is_folder
+
+    if reference_kernels is None and problem is not None and is_folder(problem):
+        return problem
+    return reference_kernels
+
+
 def _no_json_with_reference(as_json: bool) -> None:
     from submitgen.errors import EvaluateError
 
@@ -536,6 +559,7 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
                 interpret, problem=problem, shapes=shapes if _given(ctx, "shapes") else None, custom=custom,
                 seed=seed, timeout_s=timeout if _given(ctx, "timeout") else None, progress=_progress,
                 announce=_announce, interpret=True), require_kernel, test_fields if as_json else None)
+        reference_kernels = _folder_harness(problem, reference_kernels)
         if reference_kernels is not None:
             _no_json_with_reference(as_json)
             return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
@@ -594,6 +618,7 @@ def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, c
     from submitgen.evaluate.jsonfmt import bench_fields
 
     with _json_errors("bench", as_json):
+        reference_kernels = _folder_harness(problem, reference_kernels)
         if reference_kernels is not None:
             _no_json_with_reference(as_json)
             return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,

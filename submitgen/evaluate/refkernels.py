@@ -18,6 +18,7 @@ error, and the command exits with :data:`REFERENCE_UNAVAILABLE_EXIT`. kernelbot'
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,13 +80,13 @@ def read_and_lint(
     path: str, problem: str | None, lint: bool
 ) -> tuple[str, str | None, tuple[str, ...]]:
     """(text, the header's leaderboard, lint warnings); LintFailed on a failed rule."""
-    from submitgen.lint import lint_report, read_header, read_submission, render_findings, resolve_leaderboard
+    from submitgen.lint import lint_report, read_header, read_submission, render_findings, resolve_problem
 
     text, size = read_submission(path)
-    canon = resolve_leaderboard(problem) if problem is not None else None
+    canon, baseline = resolve_problem(problem) if problem is not None else (None, None)
     warnings: tuple[str, ...] = ()
     if lint:
-        report = lint_report(text, problem=canon, size_bytes=size)
+        report = lint_report(text, problem=canon, size_bytes=size, baseline=baseline)
         if report.errors:
             raise LintFailed(str(path), report.errors, render_findings(report.errors, str(path)))
         warnings = tuple(render_findings(report.warnings, str(path)))
@@ -122,31 +123,38 @@ def _env(fd: int | None = None, seed: int | None = None) -> dict[str, str]:
 _PREFLIGHT = """\
 import importlib, json, os, sys, traceback
 here = os.getcwd() + os.sep
-for name in sys.argv[2:]:
+case = json.loads(sys.argv[2])
+for name in sys.argv[3:]:
     try:
-        importlib.import_module(name)
+        module = importlib.import_module(name)
+        if name == "reference" and case is not None and hasattr(module, "generate_input"):
+            module.generate_input(**case)
     except BaseException as e:
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith(here)]
         at = frames[-1] if frames else None
         with open(sys.argv[1], "w") as out:
-            json.dump({"module": name, "error": f"{type(e).__name__}: {e}",
+            json.dump({"module": name, "error": f"{type(e).__name__}: {e}", "call": name in sys.modules,
                        "file": at.filename[len(here):] if at else None, "line": at.lineno if at else None,
                        "source": (at.line or "") if at else ""}, out)
         sys.exit(1)
 """
+_NEEDS_GPU = re.compile(r"cuda|hip|rocm|nvidia|gpu", re.IGNORECASE)
+"""Words of an error that says generate_input wanted a GPU runtime this machine lacks."""
 
 
 def preflight(task: RefTask, run: Path, timeout_s: float) -> str | None:
-    """None when the problem's modules import in a fresh process; else why they do not (the error,
-    then where in the problem's files it was raised)."""
+    """None when the problem's modules import in a fresh process and reference.py's generate_input
+    runs on the first test; else why not (the error, then where in the problem's files it was
+    raised): a generate_input that needs a GPU this machine lacks says so."""
     import json
 
     modules = task.modules()
     if not modules:
         return None
     report = run.parent / "preflight.json"
+    case = json.dumps(dict(task.tests[0]) if task.tests else None)
     with open(run.parent / "preflight.log", "w+b") as log:
-        g = group.start([sys.executable, "-c", _PREFLIGHT, str(report), *modules], cwd=run, env=_env(),
+        g = group.start([sys.executable, "-c", _PREFLIGHT, str(report), case, *modules], cwd=run, env=_env(),
                         stdout=log, preexec_fn=die_with_parent)
         proc = g.proc
         try:
@@ -164,7 +172,12 @@ def preflight(task: RefTask, run: Path, timeout_s: float) -> str | None:
     except (OSError, ValueError):
         return (f"importing the problem's modules ({', '.join(modules)}) ended with exit code "
                 f"{proc.returncode}\n{_tail(out)}").rstrip()
-    text = f"importing {info['module']}.py failed: {info['error']}"
+    if info.get("call"):
+        gpu = _NEEDS_GPU.search(info["error"]) is not None
+        text = (f"{info['module']}.py's generate_input " + ("needs a CUDA/ROCm GPU" if gpu else "failed")
+                + f" ({info['error'].split('. ')[0]})")
+    else:
+        text = f"importing {info['module']}.py failed: {info['error']}"
     if info.get("file"):
         text += f"\nat {info['file']} line {info['line']}: {str(info.get('source', '')).strip()}"
     return text

@@ -83,6 +83,7 @@ from submitgen.lint.header import (
     known_leaderboards,
     read_header,
     resolve_leaderboard,
+    resolve_problem,
 )
 from submitgen.lint.kernel import binds_custom_kernel, input_write_findings
 from submitgen.lint.parse import Parsed, parse
@@ -114,6 +115,7 @@ __all__ = [
     "read_submission",
     "render_findings",
     "resolve_leaderboard",
+    "resolve_problem",
 ]
 
 READ_LIMIT = SIZE_LIMIT
@@ -169,13 +171,16 @@ def _clones_inputs(leaderboard: str | None) -> bool:
 
 
 def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None = None,
-                extra: tuple[LintFinding, ...] = ()) -> LintReport:
+                extra: tuple[LintFinding, ...] = (), baseline: int | None = None) -> LintReport:
     """Check the submission ``text``: the failed rules and the warnings, each sorted by line, and the
     payload estimate. ``problem`` ("mxfp4-mm" or "amd-mxfp4-mm") is what the user passes as
     --problem; an unknown name raises LintError. ``size_bytes`` is the file's size when it is known
     (lint_file); otherwise the UTF-8 length of ``text``. ``extra``: findings made before the text
-    existed (the file's ``coding``, :func:`decode_submission`)."""
-    canon = resolve_leaderboard(problem) if problem is not None else None
+    existed (the file's ``coding``, :func:`decode_submission`). ``baseline``: the build's own
+    problem's payload baseline (``problem`` is then its leaderboard, known or not)."""
+    if problem is not None and baseline is None:
+        problem, baseline = resolve_problem(problem)
+    canon = problem
     lines = text.splitlines()
     found = list(extra) + check_header(lines, canon)
     found += check_banned_word(lines)
@@ -186,7 +191,7 @@ def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None
             "compress what the file embeds (lzma) or embed less"))
     header = read_header(text)
     target = canon or (header.leaderboard if header.leaderboard in known_leaderboards() else None)
-    est = estimate_payload(text, target)
+    est = estimate_payload(text, target, baseline)
     if est.chars > PAYLOAD_LIMIT:
         longest = max(range(len(lines)), key=lambda i: len(lines[i])) + 1 if lines else 1
         found.append(LintFinding(
@@ -297,7 +302,8 @@ def lint_file_report(path: str | Path, *, problem: str | None = None) -> LintRep
     """lint_report of the file at ``path`` (read, never imported), its ``coding`` findings included."""
     raw = _read_bytes(path)
     text, coding = decode_submission(raw)
-    return lint_report(text, problem=problem, size_bytes=len(raw), extra=coding)
+    board, baseline = resolve_problem(problem) if problem is not None else (None, None)
+    return lint_report(text, problem=board, size_bytes=len(raw), extra=coding, baseline=baseline)
 
 
 def lint_file(path: str | Path, *, problem: str | None = None) -> list[LintFinding]:
@@ -313,5 +319,7 @@ def render_findings(findings: list[LintFinding] | tuple[LintFinding, ...], path:
 def payload_summary(path: str | Path, *, problem: str | None = None) -> str:
     """The payload estimate line for the file at ``path`` (problem from ``problem`` or its header)."""
     text, _ = read_submission(path)
-    name = resolve_leaderboard(problem) if problem is not None else read_header(text).leaderboard
-    return estimate_payload(text, name if name in known_leaderboards() else None).summary()
+    header = (read_header(text).leaderboard, None)
+    name, baseline = resolve_problem(problem) if problem is not None else header
+    known = name in known_leaderboards() or baseline is not None
+    return estimate_payload(text, name if known else None, baseline).summary()

@@ -7,15 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from submitgen.errors import LintError
-from submitgen.lint.findings import WARNING, LintFinding
+from submitgen.lint.findings import ERROR, WARNING, LintFinding
 from submitgen.lint.payload import canonical_leaderboard
 
 
-def known_leaderboards() -> dict[str, tuple[str, ...]]:
-    """Every leaderboard the registry knows -> the GPUs it runs on (problems first)."""
+def known_leaderboards(plugins: bool = False) -> dict[str, tuple[str, ...]]:
+    """Every leaderboard the registry knows -> the GPUs it runs on (problems first); ``plugins``:
+    the installed plug-ins' too (they are imported)."""
     from submitgen.problems.registry import leaderboards
 
-    return {name: row.gpus for name, row in leaderboards(load=False).items()}
+    return {name: row.gpus for name, row in leaderboards(load=plugins).items()}
 
 
 def known_gpus() -> tuple[str, ...]:
@@ -41,13 +42,28 @@ class Header:
     block_end: int  # number of lines in the first comment block
 
 
-def resolve_leaderboard(name: str) -> str:
-    """'mixed-mla' or 'amd-mixed-mla' -> 'amd-mixed-mla'; LintError for an unknown name."""
+def resolve_problem(name: str) -> tuple[str, int | None]:
+    """(leaderboard, payload baseline or None: the registry's) of --problem: 'mixed-mla' or
+    'amd-mixed-mla' -> 'amd-mixed-mla' (plug-ins loaded for a name lint does not know; LintError for
+    an unknown one), a problem folder -> its round file's leaderboard and its own baseline."""
+    from submitgen.problems.folder import folder_board, is_folder
+
+    if is_folder(name):
+        return folder_board(name)
     canon = canonical_leaderboard(name)
     known = known_leaderboards()
     if canon not in known:
-        raise LintError(f"unknown leaderboard {name!r}: expected one of {', '.join(known)}")
-    return canon
+        known = known_leaderboards(plugins=True)
+        canon = canonical_leaderboard(name)
+    if canon not in known:
+        raise LintError(f"unknown leaderboard {name!r}: expected one of {', '.join(known)}, or a problem "
+                        "folder")
+    return canon, None
+
+
+def resolve_leaderboard(name: str) -> str:
+    """:func:`resolve_problem`'s leaderboard."""
+    return resolve_problem(name)[0]
 
 
 def _block_end(lines: list[str]) -> int:
@@ -145,7 +161,7 @@ def read_header(text: str) -> Header:
 
 def _check_gpus(header: Header, target: str | None, known: dict[str, tuple[str, ...]]) -> list[LintFinding]:
     found = []
-    allowed = known[target] if target else known_gpus()
+    allowed = known[target] if target else tuple(sorted({g for gs in known.values() for g in gs}))
     for gpu in header.gpus:
         if gpu not in allowed:
             near = [g for g in allowed if g.lower() == gpu.lower()]
@@ -153,7 +169,8 @@ def _check_gpus(header: Header, target: str | None, known: dict[str, tuple[str, 
             where = f"leaderboard {target!r} runs on {', '.join(allowed)}" if target else \
                 f"known AMD GPUs are {', '.join(known_gpus())}"
             found.append(LintFinding("header", header.gpus_line or 1,
-                                     f"GPU {gpu!r} is not one this tool knows: {where}", fix))
+                                     f"GPU {gpu!r} is not one this tool knows: {where}", fix,
+                                     ERROR if target or near else WARNING))
     return found
 
 
@@ -172,11 +189,15 @@ def check_header(lines: list[str], problem: str | None) -> list[LintFinding]:
     header, found = _parse_header(lines)
     known = known_leaderboards()
     lb = header.leaderboard
+    if lb is not None and lb not in known:
+        known = known_leaderboards(plugins=True)
     if lb is not None:
-        if lb not in known:
+        if lb not in known and lb != problem:
             found.append(LintFinding(
-                "header", header.leaderboard_line or 1, f"unknown leaderboard {lb!r}",
-                f"use one of {', '.join(known)}"))
+                "header", header.leaderboard_line or 1, f"leaderboard {lb!r} is not one submitgen knows "
+                "(a new round's?); the server decides whether it exists",
+                f"check the name, or pass --problem with its problem folder; known: {', '.join(known)}",
+                WARNING))
         elif problem is not None and lb != problem:
             found.append(LintFinding(
                 "header", header.leaderboard_line or 1, f"the header names leaderboard {lb!r} but "
@@ -187,14 +208,14 @@ def check_header(lines: list[str], problem: str | None) -> list[LintFinding]:
             "header", 1, "no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it from a "
             "comment line that starts with '#!POPCORN'",
             f"add {_leaderboard_fix(lines, known)} as the first line, or pass --problem"))
-    board = lb if lb in known else problem
+    board = lb if lb in known else (problem if problem in known else None)
     found += _check_gpus(header, board, known)
     if len(header.gpus) > 1:
         found.append(LintFinding(
             "header", header.gpus_line or 1, f"the gpu directive names {len(header.gpus)} GPUs: "
             "popcorn-cli submits to one and refuses several", "name one GPU"))
     if header.gpus_line is None and problem is None:
-        gpu = known[board][0] if board else "<GPU>"
+        gpu = known[board][0] if board in known else "<GPU>"
         found.append(LintFinding(
             "header", header.leaderboard_line or 1,
             "no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu",

@@ -83,13 +83,16 @@ def _packed_len(text: str) -> int:
 _EMPTY = _packed_len("")
 
 
-def estimate_payload(submission_text: str, problem_name: str | None) -> PayloadEstimate:
+def estimate_payload(submission_text: str, problem_name: str | None,
+                     baseline: int | None = None) -> PayloadEstimate:
     """Estimate the dispatch payload of ``submission_text`` submitted to ``problem_name``
-    ("mixed-mla" or "amd-mixed-mla"; None or an unlisted name uses the largest baseline)."""
+    ("mixed-mla" or "amd-mixed-mla"; None or an unlisted name uses the largest baseline), or
+    with the problem's own ``baseline`` (a problem folder's)."""
     from submitgen.problems.registry import payload_baseline
 
-    problem = canonical_leaderboard(problem_name) if problem_name else None
-    baseline = payload_baseline(problem)
+    problem = problem_name if baseline is not None else \
+        canonical_leaderboard(problem_name) if problem_name else None
+    baseline = payload_baseline(problem) if baseline is None else baseline
     added = max(0, _packed_len(submission_text) - _EMPTY)
     chars = baseline + added
     return PayloadEstimate(

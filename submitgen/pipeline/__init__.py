@@ -67,7 +67,11 @@ def build(opts: BuildOptions) -> BuildResult:
     plan = checked.plan
     warnings = build_warnings(p.launcher, comparable(p.launcher, p.backend.target), p.problem.leaderboard,
                               checked.aql, p.reuse_output, len(objects)) + checked.warnings
-    foreign = foreign_arch_warning(p.problem.leaderboard, p.problem.gpu, p.problem.arch, p.arch)
+    foreign = foreign_arch_warning(p.problem.leaderboard, p.problem.gpu, p.problem.arch or p.arch, p.arch)
+    if p.problem.folder is not None and not p.allow_fallback:
+        warnings += ("no fallback: a build from a problem folder has none unless --fallback FILE names a "
+                     "plain-torch custom_kernel (e.g. the folder's submission.py), so the file fails at "
+                     "import where its kernels cannot load",)
     output = write(p, verified)
     return BuildResult(
         output=output, text=rendered.text, problem=p.problem, target_id=checked.target_id,
@@ -75,7 +79,7 @@ def build(opts: BuildOptions) -> BuildResult:
         kernels=checked.kernels, plan=plan, payload=verified.payload,
         checks=(f"plan: {len(plan.launches)} launches over {plan.shapes} shapes match the metadata and "
                 "limits", *verified.checks),
-        warnings=warnings + foreign,
+        warnings=warnings + p.problem.notes + foreign,
         submit=submit_command(p.problem.leaderboard, p.problem.gpu, str(p.mode), output)
         if p.launcher.submittable and not foreign else "",
     )

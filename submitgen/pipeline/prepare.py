@@ -14,7 +14,7 @@ from submitgen.launchers import LauncherSpec, get_launcher, is_default
 from submitgen.options import Compress, Mode, Target, parse
 from submitgen.pipeline.guard import check_overwrite
 from submitgen.pipeline.values import BuildOptions, Prepared
-from submitgen.problems import get_problem
+from submitgen.problems import Problem, get_problem
 from submitgen.project.load import load_project
 from submitgen.project.run import check_timeout
 
@@ -26,34 +26,65 @@ def _check_launcher(opts: BuildOptions, launcher: LauncherSpec, leaderboard: str
         raise OptionError(f"--launcher {launcher.name} returns a fresh output per call; drop --reuse-output")
 
 
+def _target_arch(opts: BuildOptions, problem: Problem) -> tuple[Target, str]:
+    """--target and --arch, else the problem's arch and the backend that builds it."""
+    from submitgen.backends import BACKENDS
+    from submitgen.problems.folder import GPU_ARCHES
+
+    if opts.target is None and opts.arch is None and not problem.arch:
+        table = ", ".join(f"{g} -> {a}" for g, a in GPU_ARCHES.items())
+        raise OptionError(f"{problem.leaderboard} runs on {problem.gpu}, a GPU submitgen has no arch for "
+                          f"({table}); pass --target and --arch")
+    arch = opts.arch or problem.arch
+    if opts.target is not None:
+        target = parse(Target, opts.target, "--target")
+        backend = get_backend(target)
+        return target, opts.arch or (arch if arch in backend.arches else backend.default_arch)
+    return next((t for t, b in BACKENDS.items() if arch in b.arches), next(iter(Target))), arch
+
+
 def prepare(opts: BuildOptions) -> Prepared:
-    problem = get_problem(opts.problem)
-    target = parse(Target, opts.target, "--target")
+    problem = get_problem(opts.problem, leaderboard=opts.leaderboard, gpu=opts.gpu)
+    plan_timeout = check_timeout(opts.plan_timeout)
+    if problem.folder is not None:
+        if opts.kernels is None:
+            raise OptionError(f"{opts.problem}: a problem folder has no default kernels; pass --kernels "
+                              "PROJECT")
+        from submitgen.problems.folder import for_build
+
+        problem = for_build(problem, timeout=plan_timeout, fallback=opts.fallback)
+    elif opts.fallback is not None:
+        from dataclasses import replace
+
+        from submitgen.problems.folder import fallback_source
+
+        problem = replace(problem, fallback_text=fallback_source(opts.fallback))
+    target, arch = _target_arch(opts, problem)
     launcher = get_launcher(opts.launcher)
     compress = parse(Compress, opts.compress, "--compress")
     mode = parse(Mode, opts.mode, "--mode")
-    plan_timeout = check_timeout(opts.plan_timeout)
     if opts.gpu is not None and opts.gpu.strip().lower() != problem.gpu.lower():
         raise OptionError(f"--gpu {opts.gpu}: {problem.leaderboard} runs on {problem.gpu}; pass --gpu "
                           f"{problem.gpu} or leave it out")
     backend = get_backend(target)
     runtime = launcher.runtime(backend.target)
     _check_launcher(opts, launcher, problem.leaderboard)
-    arch = opts.arch or backend.default_arch
     project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project, arch)
     rebuild = rebuild_flags(opts, target=backend.target, arch=arch, compress=compress, launcher=launcher)
     prepared = Prepared(problem, backend, launcher, runtime, compress, mode, arch, project,
                         output=Path(opts.output), code_objects=tuple(map(Path, opts.code_objects)),
                         compiler=opts.compiler, use_cache=opts.use_cache,
                         plan_timeout=plan_timeout,
-                        allow_fallback=opts.allow_fallback, reuse_output=opts.reuse_output, rebuild=rebuild)
+                        allow_fallback=opts.allow_fallback
+                        and (problem.folder is None or opts.fallback is not None),
+                        reuse_output=opts.reuse_output, rebuild=rebuild)
     check_output(prepared.output, build_inputs(prepared))
     return replace(prepared, output_seen=check_overwrite(prepared.output, problem.leaderboard, opts.force))
 
 
 # BuildOptions fields the rebuild line leaves out: where the file goes, and what does not change its
 # content (the cache, popcorn-cli's --gpu and --mode, --force).
-NOT_REBUILT = frozenset({"problem", "output", "use_cache", "gpu", "mode", "force"})
+NOT_REBUILT = frozenset({"problem", "output", "use_cache", "gpu", "mode", "force", "leaderboard"})
 
 
 def rebuild_flags(opts: BuildOptions, *, target: Target, arch: str, compress: Compress,
@@ -68,7 +99,9 @@ def rebuild_flags(opts: BuildOptions, *, target: Target, arch: str, compress: Co
         flags += ["--kernels", Path(opts.kernels).name]
     for co in opts.code_objects:
         flags += ["--co", Path(co).name]
-    if target != default.target:
+    if opts.fallback is not None:
+        flags += ["--fallback", Path(opts.fallback).name]
+    if opts.target is not None and target != next(iter(Target)):
         flags += ["--target", str(target)]
     if opts.arch:
         flags += ["--arch", arch]

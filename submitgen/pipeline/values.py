@@ -26,7 +26,7 @@ class BuildOptions:
     kernels: Path | None = None  # kernel project folder; default: the shipped one for the problem
     code_objects: tuple[Path, ...] = ()  # prebuilt code objects instead of compiling
     arch: str | None = None  # default: the backend's (gfx950 for amd, sm_90 for cuda)
-    target: Target = next(iter(Target))  # the first --target (amd)
+    target: Target | None = None  # default: the backend that builds the problem's arch
     compress: Compress = Compress.LZMA
     allow_fallback: bool = True
     reuse_output: bool = False  # return one output tensor per shape instead of a fresh one per call
@@ -37,6 +37,8 @@ class BuildOptions:
     plan_timeout: float = 60.0  # seconds the plan (its import and every shape) may run
     gpu: str | None = None  # popcorn-cli's --gpu: checked against the problem's GPU
     mode: Mode = Mode.LEADERBOARD  # popcorn-cli's --mode, for the submit line the build prints
+    leaderboard: str | None = None  # a problem folder's leaderboard (default: its round file's)
+    fallback: Path | None = None  # a plain-torch custom_kernel to embed as the fallback
     force: bool = False  # overwrite an output that is not this build's to replace (build/guard.py)
 
 

@@ -152,8 +152,14 @@ def problem_names() -> tuple[str, ...]:
     return tuple(p.name for p in problems())
 
 
-def get_problem(name: str) -> ProblemSpec:
-    """The problem by CLI name ("mxfp4-mm") or leaderboard name ("amd-mxfp4-mm")."""
+def get_problem(name: str, *, leaderboard: str | None = None, gpu: str | None = None) -> ProblemSpec:
+    """The problem by CLI name ("mxfp4-mm"), leaderboard name ("amd-mxfp4-mm") or path to a
+    reference-kernels problem folder (:mod:`submitgen.problems.folder`; ``leaderboard`` and ``gpu``
+    set or override its round file's)."""
+    from submitgen.problems.folder import folder_problem, is_folder
+
+    if is_folder(name):
+        return folder_problem(name, leaderboard=leaderboard, gpu=gpu)
     key = name.strip()
     for problem in problems():
         if key in (problem.name, problem.leaderboard):

@@ -97,6 +97,14 @@ class ProblemSpec:
     output_meta: Callable[[Mapping[str, Any]], torch.Tensor] | None = None
     """``output_meta(spec)``: a meta tensor with the output's shape and dtype; the build refuses a
     plan whose output differs. None: the problem does not say (only the device is checked)."""
+    folder: Path | None = None
+    """The reference-kernels problem folder the problem comes from (:mod:`submitgen.problems.folder`)."""
+    handed_output: int | None = None
+    """The leaf the task hands in as the output (ref_kernel writes and returns it): a plan may return it."""
+    notes: tuple[str, ...] = ()
+    """What the build summary says of the problem (e.g. a check it could not make)."""
+    fallback_text: str = ""
+    """The fallback's source when it is not ``fallback_module``'s (``build --fallback FILE``)."""
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -162,6 +170,10 @@ class ProblemSpec:
 
 def fallback_source(spec: ProblemSpec) -> str:
     """The fallback module's source text (read once per spec)."""
+    if spec.fallback_text or not spec.fallback_module:
+        from submitgen.problems.folder import NO_FALLBACK
+
+        return spec.fallback_text or NO_FALLBACK
     if "fallback" not in spec._cache:
         text = module_source(spec.fallback_module)
         if f"def {FALLBACK_FUNCTION}(" not in text:

@@ -131,14 +131,16 @@ def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def check_output_tensor(out: Any, expected: Any, leaves: Sequence[Any], label: str) -> None:
+def check_output_tensor(out: Any, expected: Any, leaves: Sequence[Any], label: str,
+                        handed: int | None = None) -> None:
     """The output has storage of its own (no input's, by storage: a view or ``set_`` of an input
-    is one), the problem's dtype, shape and device, and a contiguous row-major layout with a
-    storage that holds every element (stride 0 or an ``expand`` of one element does not)."""
+    is one; the input the task hands in as the output, ``leaves[handed]`` itself, may be it), the
+    problem's dtype, shape and device, and a contiguous row-major layout with a storage that holds
+    every element (stride 0 or an ``expand`` of one element does not)."""
     where = f"plan({label}) out"
     own = storage_id(out)
     for i, leaf in enumerate(leaves):
-        if out is leaf or storage_id(leaf) == own:
+        if (out is leaf or storage_id(leaf) == own) and not (i == handed and out is leaf):
             raise ValidationError(
                 f"{where}: shares input {i}'s storage (it is the input, a view or a set_ of it); return a "
                 "tensor of its own")

@@ -233,7 +233,8 @@ def check_plan(
         label = problem.shape_label(spec)
         data, out, launches = _run_shape(plan_module, problem, spec, label)
         leaves = problem.leaves(data)
-        check_output_tensor(out, expected_output(problem, spec), leaves, label)
+        check_output_tensor(out, expected_output(problem, spec), leaves, label,
+                            getattr(problem, "handed_output", None))
         shape_packed = []
         for launch in launches:
             check_launch_form(launch, label, defaults, param_kinds, names)

@@ -1,0 +1,361 @@
+"""A new round's problem folder is a problem: `build`, `lint`, `test`, `bench` take a path to a folder
+holding task.yml (submitgen/problems/folder.py). The tests write their own round: a round file
+`acme.yaml` beside `acme/`, whose folder `vecmul` (leaderboard `acme-vecmul-next`, a name that exists
+nowhere in submitgen) hands in its output `c` as amd-fp8-mm does, and a small eval.py of our own
+that speaks eval.py's protocol."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from submitgen.cli import cli
+from submitgen.problems.folder import _sg_key, _sg_leaves, leaf_names, payload_baseline
+
+REPO = Path(__file__).resolve().parent.parent
+TOY_KERNELS = REPO / "examples" / "plugin_toy_mul" / "submitgen_toy_mul" / "kernels"
+BOARD = "acme-vecmul-next"
+
+TASK_YML = """\
+files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "task.py", "source": "task.py"}
+  - {"name": "utils.py", "source": "../utils.py"}
+  - {"name": "reference.py", "source": "reference.py"}
+  - {"name": "eval.py", "source": "../eval.py"}
+lang: "py"
+description: "c = a * b on float32 vectors; c is pre-allocated."
+config:
+  main: "eval.py"
+tests:
+  - {"n": 256, "seed": 1}
+  - {"n": 1000, "seed": 2}
+benchmarks:
+  - {"n": 4096, "seed": 3}
+ranking_by: "geom"
+"""
+TASK_PY = "import torch\ninput_t = tuple\noutput_t = torch.Tensor\n"
+REFERENCE = """\
+import torch
+from task import input_t, output_t
+from utils import DEVICE
+
+
+def generate_input(n: int, seed: int) -> input_t:
+    gen = torch.Generator(device=DEVICE)
+    gen.manual_seed(seed)
+    a = torch.randn((n,), dtype=torch.float32, device=DEVICE, generator=gen)
+    b = torch.randn((n,), dtype=torch.float32, device=DEVICE, generator=gen)
+    return a, b, torch.zeros((n,), dtype=torch.float32, device=DEVICE)
+
+
+def ref_kernel(data: input_t) -> output_t:
+    a, b, c = data
+    c[...] = a * b
+    return c
+
+
+def check_implementation(data, output):
+    want = ref_kernel(tuple(t.clone() for t in data))
+    if not torch.allclose(output, want):
+        return False, "mismatch found"
+    return True, ""
+"""
+SUBMISSION = """\
+import torch
+from task import input_t, output_t
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b, c = data
+    c[...] = a * b
+    return c
+"""
+EVAL = """\
+import os
+import sys
+import time
+
+from reference import check_implementation, generate_input
+
+out = os.fdopen(int(os.environ["POPCORN_FD"]), "w")
+lines = open(sys.argv[2]).read().splitlines()
+kind = "test" if sys.argv[1] == "test" else "benchmark"
+from submission import custom_kernel
+print(f"{kind}-count: {len(lines)}", file=out)
+ok = True
+for i, line in enumerate(lines):
+    args = {k.strip(): int(v) for k, v in (p.split(":") for p in line.split(";"))}
+    print(f"{kind}.{i}.spec: {line}", file=out)
+    data = generate_input(**args)
+    start = time.perf_counter_ns()
+    good, message = check_implementation(data, custom_kernel(data))
+    ns = time.perf_counter_ns() - start
+    ok = ok and good
+    if kind == "test" or not good:
+        print(f"{kind}.{i}.status: {'pass' if good else 'fail'}", file=out)
+    else:
+        stats = (("runs", 1), ("mean", ns), ("std", 0.0), ("err", 0.0), ("best", ns), ("worst", ns))
+        for key, value in stats:
+            print(f"{kind}.{i}.{key}: {value}", file=out)
+print(f"check: {'pass' if ok else 'fail'}", file=out)
+sys.exit(0 if ok else 112)
+"""
+ROUND = "problems:\n  - directory: acme/vecmul\n    name: {board}\n    gpus: [{gpus}]\n"
+PLAN = """\
+import torch
+
+SOURCES = ("mul.hip",)
+KERNELS = ("toy_mul",)
+
+
+def plan(data):
+    a, b, c = data
+    n = a.shape[0]
+    return c, [("toy_mul", ((n + 255) // 256, 1, 1), (256, 1, 1), 0, (a, b, c, n))]
+"""
+
+
+def write_round(
+    root: Path,
+    *,
+    device: str = '"cuda"',
+    gpus: str = "MI300",
+    task: str = TASK_YML,
+    eval_py: str = EVAL,
+    round_file: bool = True,
+) -> Path:
+    """The round `root/acme.yaml` + `root/acme/{eval.py,utils.py,vecmul/}`; the folder's path."""
+    folder = root / "acme" / "vecmul"
+    folder.mkdir(parents=True)
+    if round_file:
+        (root / "acme.yaml").write_text(ROUND.format(board=BOARD, gpus=gpus))
+    (root / "acme" / "eval.py").write_text(eval_py)
+    (root / "acme" / "utils.py").write_text(f"import torch\nDEVICE = {device}\n")
+    for name, text in (
+        ("task.yml", task),
+        ("task.py", TASK_PY),
+        ("reference.py", REFERENCE),
+        ("submission.py", SUBMISSION),
+    ):
+        (folder / name).write_text(text)
+    return folder
+
+
+def kernels(tmp_path: Path) -> Path:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    shutil.copy(TOY_KERNELS / "mul.hip", proj / "mul.hip")
+    (proj / "launch.py").write_text(PLAN)
+    return proj
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_leaves_and_key_walk_nested_inputs_in_the_documented_order():
+    import torch
+
+    @dataclasses.dataclass
+    class Cfg:
+        scale: torch.Tensor
+        steps: int
+
+    x, y, z, w = (torch.zeros(i + 1) for i in range(4))
+    data = {"q": x, "kv": (y, [z]), "cfg": Cfg(w, 3)}
+    assert _sg_leaves(data) == (x, y, z, w)
+    assert leaf_names(data) == ("data['q']", "data['kv'][0]", "data['kv'][1][0]", "data['cfg'].scale")
+    assert _sg_key(data) == (
+        ("q", ((1,), (1,), torch.float32)),
+        ("kv", (((2,), (1,), torch.float32), (((3,), (1,), torch.float32),))),
+        ("cfg", (((4,), (1,), torch.float32), 3)),
+    )
+
+
+@pytest.mark.slow
+def test_a_new_rounds_folder_builds_lints_and_reaches_its_eval_py(tmp_path):
+    folder = write_round(tmp_path, device='"cuda" if torch.cuda.is_available() else "cpu"')
+    out = tmp_path / "sub.py"
+    r = run(
+        "build", folder, "--kernels", kernels(tmp_path), "-o", out, "--fallback", folder / "submission.py"
+    )
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == f"wrote {out} for {BOARD} (amdgcn-amd-amdhsa--gfx942)"
+    assert (
+        f"  submit it with: popcorn-cli submit --gpu MI300 --leaderboard {BOARD} --mode leaderboard {out}"
+        in lines
+    )
+    assert not any("no fallback" in line for line in lines)
+    text = out.read_text()
+    assert text.splitlines()[:2] == [f"#!POPCORN leaderboard {BOARD}", "#!POPCORN gpu MI300"]
+    assert "def _sg_fallback(data: input_t) -> output_t:" in text
+    r = run("lint", out)
+    warning = (
+        f"{out}:1: warning: header: leaderboard '{BOARD}' is not one submitgen knows (a new round's?); "
+        "the server decides whether it exists (fix: check the name, or pass --problem with its problem "
+        "folder; known: "
+    )
+    assert r.exit_code == 0 and r.output.startswith(warning), r.output
+    r = run("lint", out, "--problem", folder)
+    base = payload_baseline(folder)
+    assert r.exit_code == 0, r.output
+    assert re.fullmatch(
+        rf"{re.escape(str(out))}: lint passed; estimated payload [\d,]+ of 65,535 chars for "
+        rf"{BOARD} \(problem files ≈{base:,} \+ submission [\d,]+; .*\)\n",
+        r.output,
+    ), r.output
+    r = run("test", out, "--reference-kernels", folder)
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-5:] == [
+        "-------------  ------",
+        "n=256 seed=1   pass",
+        "n=1000 seed=2  pass",
+        "eval.py: check pass (exit code 0)",
+        "all 2 shapes passed",
+    ]
+    r = run("bench", out, "--problem", folder)
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-2:] == ["eval.py: check pass (exit code 0)", "all 1 shapes passed"]
+
+
+@pytest.mark.slow
+def test_a_folder_whose_reference_needs_a_gpu_builds_and_cannot_run_here(tmp_path):
+    folder = write_round(tmp_path)  # generate_input on device "cuda" with a CUDA generator
+    out = tmp_path / "sub.py"
+    r = run("build", folder, "--kernels", kernels(tmp_path), "-o", out)
+    assert r.exit_code == 0, r.output
+    assert (
+        "  note: no fallback: a build from a problem folder has none unless --fallback FILE names a "
+        "plain-torch custom_kernel (e.g. the folder's submission.py), so the file fails at import where its "
+        "kernels cannot load"
+    ) in r.output.splitlines()
+    assert "_sg_fallback = None  # built from a problem folder with no --fallback FILE" in out.read_text()
+    for command in ("test", "bench"):
+        r = run(command, out, "--problem", folder)
+        assert r.exit_code == 3, r.output
+        assert r.output.splitlines()[2:] == [
+            "the reference cannot run here: reference.py's generate_input needs a CUDA/ROCm GPU "
+            "(RuntimeError: "
+            "Cannot get CUDA generator without ATen_cuda library)",
+            "  at reference.py line 7: gen = torch.Generator(device=DEVICE)",
+            "nothing was run; no verdict (exit code 3)",
+        ]
+
+
+def test_a_plan_that_returns_an_input_it_is_not_handed_is_refused(tmp_path):
+    folder = write_round(tmp_path)
+    proj = kernels(tmp_path)
+    (proj / "launch.py").write_text(PLAN.replace("return c, [", "return b, ["))
+    r = run("build", folder, "--kernels", proj, "-o", tmp_path / "sub.py")
+    assert r.exit_code == 1
+    assert r.output == (
+        "Error: plan(n=256) out: shares input 1's storage (it is the input, a view or a set_ of "
+        "it); return a tensor of its own\n"
+    )
+
+
+def _refusal(root: Path, *args: object, **round_args) -> str:
+    """The output of a build of a fresh round under ``root`` that fails, the folder's path as FOLDER and
+    ``root`` as ROOT."""
+    root.mkdir(exist_ok=True)
+    folder = write_round(root, **round_args)
+    r = run("build", folder, *args, "-o", root / "sub.py")
+    assert r.exit_code == 1, r.output
+    return (
+        r.output.replace(str(folder), "FOLDER")
+        .replace(str(root.resolve()), "ROOT")
+        .replace(str(root), "ROOT")
+    )
+
+
+REFUSALS = (
+    (
+        dict(round_file=False),
+        True,
+        "Error: FOLDER: no round file beside ROOT/acme names this folder; pass --leaderboard NAME and "
+        "--gpu GPU\n",
+    ),
+    (
+        dict(gpus="MI300, H100"),
+        True,
+        f"Error: FOLDER: {BOARD} runs on MI300, H100; pass --gpu with one of them\n",
+    ),
+    (
+        dict(gpus="B200"),
+        True,
+        f"Error: {BOARD} runs on B200, a GPU submitgen has no arch for (MI300 -> gfx942, MI300X -> gfx942, "
+        "MI355X -> gfx950, H100 -> sm_90); pass --target and --arch\n",
+    ),
+    (
+        dict(task=TASK_YML + "multi_gpu: true\n"),
+        True,
+        "Error: FOLDER: a multi-GPU task (task.yml says multi_gpu: true); submitgen builds single-GPU "
+        "submissions "
+        "only\n",
+    ),
+    ({}, False, "Error: FOLDER: a problem folder has no default kernels; pass --kernels PROJECT\n"),
+    (
+        dict(eval_py="import torch\ng = torch.cuda.CUDAGraph()\n"),
+        True,
+        "Error: FOLDER/eval.py: times custom_kernel inside a captured CUDA graph; a submitgen file "
+        "launches on queue 0, which cannot join a capture, and launching on the capturing queue would "
+        "need its name, which the "
+        "leaderboard bans\n",
+    ),
+)
+
+
+@pytest.mark.parametrize("index", range(len(REFUSALS)))
+def test_each_refusal_is_one_error_line(tmp_path, index):
+    round_args, with_kernels, want = REFUSALS[index]
+    args = ("--kernels", kernels(tmp_path)) if with_kernels else ()
+    assert _refusal(tmp_path / "r", *args, **round_args) == want
+
+
+def test_a_bad_fallback_file_is_refused(tmp_path):
+    proj = kernels(tmp_path)
+    bad = tmp_path / "bad.py"
+    bad.write_text("def plan(data):\n    pass\n\n\ndef custom_kernel(data):\n    return data\n")
+    got = _refusal(tmp_path / "r", "--kernels", proj, "--fallback", bad)
+    assert (
+        got == f"Error: --fallback {bad}: line 1 binds 'plan', a name of the emitted file's own; rename it\n"
+    )
+    bad.write_text("x = 1\n")
+    r = run(
+        "build",
+        tmp_path / "r" / "acme" / "vecmul",
+        "--kernels",
+        proj,
+        "--fallback",
+        bad,
+        "-o",
+        tmp_path / "s.py",
+    )
+    assert r.output == f"Error: --fallback {bad}: expected one top-level def custom_kernel(data), found 0\n"
+
+
+def test_leaderboard_and_gpu_flags_set_a_folder_no_round_file_names(tmp_path):
+    folder = write_round(tmp_path, round_file=False)
+    r = run(
+        "build",
+        folder,
+        "--leaderboard",
+        "acme-other",
+        "--gpu",
+        "B200",
+        "-o",
+        tmp_path / "sub.py",
+        "--kernels",
+        kernels(tmp_path),
+    )
+    assert r.output == (
+        "Error: acme-other runs on B200, a GPU submitgen has no arch for (MI300 -> gfx942, "
+        "MI300X -> gfx942, MI355X -> gfx950, H100 -> sm_90); pass --target and --arch\n"
+    )
