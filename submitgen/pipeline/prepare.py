@@ -54,8 +54,6 @@ def prepare(opts: BuildOptions) -> Prepared:
 
         problem = for_build(problem, timeout=plan_timeout, fallback=opts.fallback)
     elif opts.fallback is not None:
-        from dataclasses import replace
-
         from submitgen.problems.folder import fallback_source
 
         problem = replace(problem, fallback_text=fallback_source(opts.fallback))
