@@ -291,14 +291,15 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
     leaderboard's amd-* name, also as --leaderboard, or a reference-kernels problem folder holding
     task.yml: its leaderboard and GPU from the round file, or --leaderboard and --gpu), then print
     the popcorn-cli line that submits it."""
+    from submitgen.problems.folder import is_folder
+
+    folder = problem is not None and is_folder(problem)
+    problem = problem if folder else _one_problem(problem, leaderboard)  # before torch is imported
     from submitgen.files import output_path
     from submitgen.pipeline import BuildOptions
     from submitgen.pipeline import build as run_build
     from submitgen.pipeline.summary import format_summary
-    from submitgen.problems.folder import is_folder
 
-    folder = problem is not None and is_folder(problem)
-    problem = problem if folder else _one_problem(problem, leaderboard)
     with _json_errors("build", as_json), enforced("build", (problem,), verb="building"):
         result = run_build(BuildOptions(
             problem=problem, gpu=gpu, mode=Mode(mode), output=output_path(output), kernels=kernels,
@@ -334,11 +335,15 @@ def _json_errors(command: str, as_json: bool):
 
 
 def _one_problem(problem: str | None, leaderboard: str | None) -> str:
-    """PROBLEM or --leaderboard (popcorn-cli's word), naming one problem."""
-    from submitgen.problems import get_problem
+    """PROBLEM or --leaderboard (popcorn-cli's word), naming one problem (an unknown name is refused
+    before anything imports torch)."""
+    from submitgen.problems.registry import check_name, get_problem
 
     if problem is None and leaderboard is None:
         raise click.UsageError("name the problem: PROBLEM or --leaderboard NAME")
+    for name in (problem, leaderboard):
+        if name is not None:
+            check_name(name)
     if problem is not None and leaderboard is not None and \
             get_problem(problem) is not get_problem(leaderboard):
         raise click.UsageError(f"PROBLEM {problem} and --leaderboard {leaderboard} name different problems")
@@ -349,6 +354,18 @@ _PROBLEM_HELP = ("Leaderboard to check against (a problem above, its amd-* leade
                  "leaderboard lint knows); default: the file's header.")
 _SHAPES_HELP = "test, benchmark, all, or a subset by index: 'test:0,2', 'benchmark:0-3'."
 _SHAPE_HELP = "Run this shape instead of --shapes, e.g. 'm=8,n=256,k=512,seed=1'; repeatable."
+
+
+def _shapes_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--shapes checked for its form before anything heavy is imported (a usage error, exit 2)."""
+    from submitgen.evaluate.shapes import check_selection
+
+    if value is not None:
+        try:
+            check_selection(value)
+        except SubmitgenError as e:
+            raise click.BadParameter(str(e).removeprefix("--shapes ")) from None
+    return value
 
 
 def _lint_failed(e) -> None:
@@ -411,9 +428,13 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
         raise SystemExit(code)
 
 
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
 def _progress_text(line: str) -> None:
     """Progress goes to stderr, and only when it is a terminal; results go to stdout."""
-    if sys.stderr.isatty():
+    if _stderr_is_terminal():
         click.echo(printable(line), err=True)
 
 
@@ -523,7 +544,8 @@ def _run_options(fn):
                    "Triton's interpreter and check them against the reference (default: the problem's "
                    "smallest or a small shape; --timeout default 300 s).")
 @click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
-@click.option("--shapes", default="test", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
+@click.option("--shapes", default="test", show_default=True, metavar="WHICH", help=_SHAPES_HELP,
+              callback=_shapes_option)
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
 @click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
               "leaderboard does with its secret seed.")
@@ -580,7 +602,8 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
                               "submission.py --shapes benchmark:0-2 --iters 20 --json"))
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
-@click.option("--shapes", default="benchmark", show_default=True, metavar="WHICH", help=_SHAPES_HELP)
+@click.option("--shapes", default="benchmark", show_default=True, metavar="WHICH", help=_SHAPES_HELP,
+              callback=_shapes_option)
 @click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
 @click.option("--iters", type=click.IntRange(min=1), default=None,
               help="A fixed number of timed calls per shape (default: eval.py's rule, see --mode).")

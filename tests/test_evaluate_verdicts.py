@@ -42,21 +42,9 @@ def no_stand_in(monkeypatch):
 @pytest.fixture
 def terminal(monkeypatch):
     """stderr taken for a terminal: the progress lines are shown there (and only then)."""
-    import click
+    import submitgen.cli
 
-    real = click.get_text_stream
-
-    class Tty:
-        def __init__(self, inner):
-            self.inner = inner
-
-        def isatty(self) -> bool:
-            return True
-
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
-
-    monkeypatch.setattr(click, "get_text_stream", lambda name, *a, **k: Tty(real(name, *a, **k)))
+    monkeypatch.setattr(submitgen.cli, "_stderr_is_terminal", lambda: True)
 
 
 def _progress(result) -> list[str]:

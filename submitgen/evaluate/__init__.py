@@ -374,6 +374,23 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
                        interpreted=interpret)
 
 
+def _refuse_untimed_fallback(prep: Prepared) -> None:
+    """EvaluateError, before anything runs, for a submitgen file on a machine without a GPU (and no
+    stand-in library): it would run its pure-torch fallback, which bench does not time there."""
+    from submitgen.render import provenance
+
+    if provenance.read(prep.text) is None or any(os.environ.get(v) for v in STAND_IN_LIBRARIES):
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise EvaluateError(
+            f"bench {prep.path}: no GPU here, so this submitgen file would run its pure-torch fallback, "
+            "which bench does not time on a CPU: nothing was run. Check it with `submitgen test "
+            f"{prep.path}`, run bench where the leaderboard's GPU is, or pass --force to time the "
+            "fallback on this CPU")
+
+
 def run_bench(
     path: str | Path,
     *,
@@ -412,6 +429,8 @@ def run_bench(
     timeout_s = check_timeout(timeout_s)
     prep = prepare(path, problem, lint=lint)
     selected = select_shapes(prep.problem, shapes, custom=custom, seed=seed)
+    if not force:
+        _refuse_untimed_fallback(prep)
 
     def result(shape: Shape, a: Assessment, ev: Mapping[str, Any]) -> BenchResult:
         message = str((a.fields or {}).get("message", ""))

@@ -15,7 +15,7 @@ def combine_seed(shape_seed: int, seed: int) -> int:
     return shape_seed + (shape_seed + seed) * (shape_seed + seed + 1) // 2
 
 
-_SEL_RE = re.compile(r"^(test|tests|benchmark|benchmarks|all)(?::([0-9,\- ]+))?$")
+_SEL_RE = re.compile(r"^(test|benchmark|all)(?::([0-9,\- ]+))?$")
 
 
 MAX_SPEC_VALUE = 1 << 40
@@ -71,14 +71,19 @@ def parse_shape(text: str, keys: Sequence[str]) -> dict[str, Any]:
     return {k: spec[k] for k in keys}
 
 
-def _picked(problem: Any, which: str) -> list[tuple[str, int, Mapping[str, Any]]]:
+def check_selection(which: str) -> re.Match[str]:
+    """The parts of a --shapes value; EvaluateError for one of another form (``tests`` included)."""
     m = _SEL_RE.match(which.strip())
     if not m:
         raise EvaluateError(f"--shapes {which!r}: expected test, benchmark, all, or a subset like "
                             "'test:0,1' or 'benchmark:0-2'")
-    kind, subset = m.group(1), m.group(2)
+    return m
+
+
+def _picked(problem: Any, which: str) -> list[tuple[str, int, Mapping[str, Any]]]:
+    kind, subset = check_selection(which).groups()
     lists = {"test": list(problem.tests), "benchmark": list(problem.benchmarks)}
-    kinds = ["test", "benchmark"] if kind == "all" else ["test" if kind.startswith("test") else "benchmark"]
+    kinds = ["test", "benchmark"] if kind == "all" else [kind]
     if subset and kind == "all":
         raise EvaluateError("--shapes all takes no indices; use 'test:...' or 'benchmark:...'")
     picked: list[tuple[str, int, Mapping[str, Any]]] = []

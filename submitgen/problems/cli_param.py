@@ -15,9 +15,9 @@ class ProblemName(click.ParamType):
     name = "problem"
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
-        from submitgen.problems.registry import problem_names
+        from submitgen.problems.registry import usage_names
 
-        return "{" + "|".join(problem_names()) + "}"
+        return "{" + "|".join(usage_names()) + "}"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         return str(value)

@@ -15,6 +15,7 @@ CLI read.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -150,6 +151,40 @@ def problems() -> tuple[ProblemSpec, ...]:
 
 def problem_names() -> tuple[str, ...]:
     return tuple(p.name for p in problems())
+
+
+def cheap_names() -> tuple[tuple[str, str], ...] | None:
+    """(name, leaderboard) of every known problem, in listing order, without importing a problem
+    module (they import torch): the registered problems and the shipped ones read from their source
+    (:mod:`submitgen.problems.facts`). None when that cannot tell: an installed plug-in (only its
+    import says what it adds) or a problem module that cannot be read without importing it."""
+    if REGISTRY.loaded:
+        return tuple((p.name, p.leaderboard) for p in problems())
+    if importlib.metadata.entry_points(group=REGISTRY.group):
+        return None
+    rows = [r for r in _problem_rows(False) if r.problem is not None]
+    return None if not rows else tuple((r.problem, r.name) for r in rows)  # type: ignore[misc]
+
+
+def usage_names() -> tuple[str, ...]:
+    """The problem names a usage line lists (:func:`cheap_names` where it can tell)."""
+    cheap = cheap_names()
+    return problem_names() if cheap is None else tuple(name for name, _ in cheap)
+
+
+def check_name(name: str) -> None:
+    """ProblemError, as :func:`get_problem` words it, for a name no problem has; where
+    :func:`cheap_names` can tell, without importing a problem module."""
+    from submitgen.problems.folder import is_folder
+
+    cheap = None if REGISTRY.loaded else cheap_names()  # once read, get_problem is cheap and knows plug-ins
+    if is_folder(name):
+        return
+    if cheap is None:
+        get_problem(name)
+    elif name.strip() not in {n for pair in cheap for n in pair}:
+        known = ", ".join(f"{n} ({lb})" for n, lb in cheap)
+        raise ProblemError(f"unknown problem {name!r}: known problems are {known}")
 
 
 def get_problem(name: str, *, leaderboard: str | None = None, gpu: str | None = None) -> ProblemSpec:
