@@ -24,8 +24,9 @@ from click.testing import CliRunner
 from submitgen.cli import cli
 out = []
 for args in json.loads(sys.argv[1]):
-    r = CliRunner().invoke(cli, args)
-    out.append([r.exit_code, r.output.splitlines()[-1] if r.output else ""])
+    r = CliRunner().invoke(cli, args, prog_name="submitgen")
+    lines = r.output.splitlines()
+    out.append([r.exit_code, lines[0] if r.exit_code == 0 else lines[-1]])
 print(json.dumps({"results": out, "torch": "torch" in sys.modules}))
 """
 
@@ -39,7 +40,7 @@ def test_help_and_argument_errors_do_not_import_torch():
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["results"] == [
-        [0, "  -h, --help                      Show this message and exit."],
+        [0, "Usage: submitgen lint [OPTIONS] FILE"],
         [1, "Error: unknown problem 'mxfp4mm': known problems are mxfp4-mm (amd-mxfp4-mm), mixed-mla "
             "(amd-mixed-mla), moe-mxfp4 (amd-moe-mxfp4)"],
         [2, "Error: name the problem: PROBLEM or --leaderboard NAME"],
@@ -47,7 +48,7 @@ def test_help_and_argument_errors_do_not_import_torch():
             "'test:0,1' or 'benchmark:0-2'"],
         [2, "Error: Invalid value for '--shapes': 'benchmarks:0': expected test, benchmark, all, or a subset "
             "like 'test:0,1' or 'benchmark:0-2'"],
-        [0, "  -h, --help                      Show this message and exit."],
+        [0, "Usage: submitgen test [OPTIONS] FILE"],
     ]
     assert doc["torch"] is False
 
