@@ -109,6 +109,19 @@ def test_a_fresh_process_finds_the_plugin_on_its_path(installed):
     assert "toy-mul    example-toy-mul         MI355X   plug-in submitgen-toy-mul 0.1.0" in r.stdout
 
 
+@pytest.mark.slow
+def test_docs_example_lints_in_a_fresh_process_that_loads_the_plugin(installed, built):
+    """docs/plugins.md: `submitgen lint toy.py` in a fresh process, where the header's leaderboard is
+    only known once the plug-ins are loaded: passes, with no unknown-leaderboard warning."""
+    out, _ = built
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(installed), str(REPO))))
+    r = subprocess.run([sys.executable, "-m", "submitgen", "lint", str(out)], capture_output=True, text=True,
+                       env=env, timeout=300, stdin=subprocess.DEVNULL)
+    assert (r.returncode, r.stderr) == (0, ""), r.stdout + r.stderr
+    assert r.stdout.startswith(f"{out}: lint passed; estimated payload ")
+    assert "for example-toy-mul (problem files ≈2,000 + submission" in r.stdout
+
+
 # --------------------------------------------------------------------------- broken plug-ins
 
 def _distribution(root: Path, dist: str, entries: dict[str, str], modules: dict[str, str]) -> Path:

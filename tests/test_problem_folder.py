@@ -249,6 +249,51 @@ def test_a_folder_whose_reference_needs_a_gpu_builds_and_cannot_run_here(tmp_pat
         ]
 
 
+TRITON_MUL = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mul_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(c_ptr + offs, tl.load(a_ptr + offs, mask=mask) * tl.load(b_ptr + offs, mask=mask), mask=mask)
+"""
+TRITON_PLAN = """\
+TRITON = {
+    "mul": {
+        "source": "mul.py", "kernel": "mul_kernel",
+        "signature": {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        "constexprs": {"BLOCK": 256}, "num_warps": 4, "num_stages": 1,
+    },
+}
+
+
+def plan(data):
+    a, b, c = data
+    n = a.shape[0]
+    return c, [("mul", ((n + 255) // 256, 1, 1), None, None, (a, b, c, n))]
+"""
+
+
+@pytest.mark.slow
+def test_an_h100_round_builds_a_real_sm_90_submission(tmp_path):
+    folder = write_round(tmp_path, gpus="H100")
+    proj = tmp_path / "tproj"
+    proj.mkdir()
+    (proj / "mul.py").write_text(TRITON_MUL)
+    (proj / "launch.py").write_text(TRITON_PLAN)
+    out = tmp_path / "sub.py"
+    r = run("build", folder, "--kernels", proj, "-o", out)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == f"wrote {out} for {BOARD} (nvptx-nvidia-cuda--sm_90a)"
+    submit = f"popcorn-cli submit --gpu H100 --leaderboard {BOARD} --mode leaderboard {out}"
+    assert lines[-1] == f"  submit it with: {submit}"
+    assert out.read_text().splitlines()[:2] == [f"#!POPCORN leaderboard {BOARD}", "#!POPCORN gpu H100"]
+
+
 def test_a_plan_that_returns_an_input_it_is_not_handed_is_refused(tmp_path):
     folder = write_round(tmp_path)
     proj = kernels(tmp_path)
