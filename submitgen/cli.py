@@ -48,8 +48,8 @@ def _warn_broken_plugins(ctx: click.Context, error: str) -> None:
         return
     for broken in registry.broken_plugins():
         if broken.message() != error:
-            click.echo(f"Warning: {broken.message()}; not loaded (submitgen problems lists the problems)",
-                       err=True)
+            click.echo(printable(f"Warning: {broken.message()}; not loaded (submitgen problems lists the "
+                                 "problems)"), err=True)
 
 
 _TRACEBACK = "submitgen.traceback"

@@ -11,8 +11,13 @@ This module imports nothing of submitgen but the errors, so every layer may use 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
+import re
+import signal
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -112,6 +117,15 @@ class Registry(Mapping[str, T], Generic[T]):
         """The entries registered so far, loading nothing."""
         return tuple(self._entries.values())
 
+    def names(self) -> tuple[str, ...]:
+        """Every name the registry holds or will hold, importing nothing: the built-ins', those
+        registered, then the plug-ins' entry point names (those of letters, digits, '.', '_', '-')."""
+        found = [name for name, _ in self.builtins] + list(self._entries)
+        if self.group is not None and not self.loaded:
+            found += sorted(ep.name for ep in importlib.metadata.entry_points(group=self.group)
+                            if NAME_RE.fullmatch(ep.name))
+        return tuple(dict.fromkeys(found))
+
     def load(self) -> None:
         """Load the built-ins, then the plug-ins of ``group`` (once)."""
         if self.loaded:
@@ -127,7 +141,7 @@ class Registry(Mapping[str, T], Generic[T]):
         for ep in sorted(found, key=lambda ep: (ep.name, ep.value)):
             dist = _distribution(ep)
             try:
-                entry = self._load_one(ep.name, ep.value)
+                entry = self._load_plugin(ep.name, ep.value)
                 other = self._clash(ep.name, entry)
                 if other is not None:
                     raise _Refused(f"clashes with the {self.what} {other}: its {self.what} is "
@@ -138,6 +152,15 @@ class Registry(Mapping[str, T], Generic[T]):
             origin = Origin("plug-in", _module(ep.value), f"{ep.name} = {ep.value}", dist)
             self.register(ep.name, entry, origin)
 
+    def _load_plugin(self, name: str, value: str) -> T:
+        """_load_one within PLUGIN_IMPORT_S seconds."""
+        try:
+            with _time_limit(PLUGIN_IMPORT_S):
+                return self._load_one(name, value)
+        except _ImportTimeout:
+            raise _Refused(f"cannot be imported: its import ran past the {PLUGIN_IMPORT_S:g} s "
+                           "limit") from None
+
     def _load_one(self, name: str, value: str) -> T:
         module, _, attr = value.partition(":")
         where = value.strip() if attr else f"{module.strip()}.{self.attr}"
@@ -146,7 +169,9 @@ class Registry(Mapping[str, T], Generic[T]):
             return self._check(name, found, where)
         except self._error as e:
             raise _Refused(f"has a bad spec: {one_line(e)}") from None
-        except (Exception, SystemExit) as e:  # noqa: BLE001 - any failure of a third-party import
+        except (KeyboardInterrupt, _ImportTimeout):
+            raise
+        except BaseException as e:  # noqa: BLE001 - any failure of a third-party import (SystemExit too)
             raise _Refused(f"cannot be imported: {type(e).__name__}: {one_line(e)}") from None
 
     def _name(self, name: str, entry: T) -> str:
@@ -189,6 +214,40 @@ class Registry(Mapping[str, T], Generic[T]):
 
 class _Refused(Exception):
     """Why one entry point gives no entry (one line)."""
+
+
+PLUGIN_IMPORT_S = 30.0
+"""Seconds one plug-in's import may take before it is given up (and named as not loaded)."""
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""What a name from a plug-in may hold: it is shown in tables and written in #!POPCORN lines."""
+
+
+class _ImportTimeout(BaseException):
+    """Raised into a plug-in's import by the time limit."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise _ImportTimeout into the block after ``seconds`` of wall time (a real-time timer: in the
+    main thread only, where signals are delivered; elsewhere no limit). A timer already set is
+    restored, less the time spent."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise _ImportTimeout
+
+    handler = signal.signal(signal.SIGALRM, stop)
+    earlier, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, handler)
+        if earlier:
+            signal.setitimer(signal.ITIMER_REAL, max(earlier - (time.monotonic() - started), 1e-3))
 
 
 def _module(value: str) -> str:

@@ -164,6 +164,29 @@ BROKEN = {
         "problem 'mxfp4-mm' (amd-mxfp4-mm), built in (submitgen.problems.mxfp4_mm): its problem is "
         "'mxfp4-mm' (amd-toy-add); a plug-in needs a name and a leaderboard of its own",
     ),
+    # issue 47: a raw escape in the import error, a BaseException at import (a traceback from
+    # `build --help` and `problems`), a leaderboard holding line breaks (fake rows in `problems`)
+    "escape": (
+        {"sg-escape": "sg_escape"},
+        {"sg_escape": "raise RuntimeError('\\x1b]0;pwned\\x07\\x1b[2J')\n"},
+        "problem plug-in 'sg-escape' (sg_escape) of the package sg-broken-escape 0.1 cannot be imported: "
+        "RuntimeError: \\x1b]0;pwned\\x07\\x1b[2J",
+    ),
+    "base": (
+        {"sg-base": "sg_base"},
+        {"sg_base": "class Boom(BaseException):\n    pass\n\n\nraise Boom('not an Exception')\n"},
+        "problem plug-in 'sg-base' (sg_base) of the package sg-broken-base 0.1 cannot be imported: "
+        "Boom: not an Exception",
+    ),
+    "rows": (
+        {"sg-rows": "sg_rows"},
+        {"sg_rows": "from dataclasses import replace\nfrom toy_problem import PROBLEM as _P\n\n"
+                    "PROBLEM = replace(_P, name='sg-rows', leaderboard='amd-x\\nimport os; os.system(1)',"
+                    " module=__name__)\n"},
+        "problem plug-in 'sg-rows' (sg_rows) of the package sg-broken-rows 0.1 has a bad spec: problem "
+        "'sg-rows': leaderboard 'amd-x\\nimport os; os.system(1)' must be 1 to 64 letters, digits, '.', '_' "
+        "or '-' (starting with a letter or digit)",
+    ),
 }
 
 
@@ -210,3 +233,34 @@ def test_problems_lists_a_broken_plugin_and_exits_1(broken):
 def test_commands_that_never_read_the_registry_say_nothing(broken):
     r = CliRunner().invoke(cli, ["toolchain", "--help"])
     assert r.exit_code == 0 and r.stderr == ""
+    name, _ = broken
+    r = CliRunner().invoke(cli, ["build", "--help"])  # the usage line names the plug-in, unimported
+    assert (r.exit_code, r.stderr) == (0, "")
+    listed = "" if name == "mxfp4-mm" else f"|{name}"
+    usage = f"Usage: cli build [OPTIONS] [{{mxfp4-mm|mixed-mla|moe-mxfp4{listed}}}]"
+    assert r.stdout.splitlines()[0] == usage
+    assert not registry.discovered()
+
+
+def test_a_plugin_that_hangs_at_import_is_given_up_after_its_limit(tmp_path, monkeypatch):
+    """Issue 47: a plug-in sleeping at import held `build --help` and every command that lists the
+    problems. `build --help` does not import it; reading the registry gives it up after the limit."""
+    from submitgen import registry as registries
+
+    root = _distribution(tmp_path / "site", "sg-sleepy", {"sg-sleepy": "sg_sleepy"},
+                         {"sg_sleepy": "import time\n\ntime.sleep(30)\n"})
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setattr(registries, "PLUGIN_IMPORT_S", 0.5)
+    registry.reload_plugins()
+    try:
+        r = CliRunner().invoke(cli, ["build", "--help"])
+        assert r.exit_code == 0 and "|sg-sleepy}]" in r.stdout.splitlines()[0]
+        assert "sg_sleepy" not in sys.modules
+        r = CliRunner().invoke(cli, ["problems"])
+        assert r.exit_code == 1
+        assert r.stdout.endswith("\n\nnot loaded (1):\n  problem plug-in 'sg-sleepy' (sg_sleepy) of the "
+                                 "package sg-sleepy 0.1 cannot be imported: its import ran past the 0.5 s "
+                                 "limit\n")
+    finally:
+        _forget(("sg_sleepy",))
+        registry.reload_plugins()

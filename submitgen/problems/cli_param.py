@@ -1,5 +1,6 @@
 """The click parameter type for a problem name: usage lines and completion list the registry's
-problems when they are shown, so a problem added by a module appears without touching the CLI."""
+problems when they are shown, so a problem added by a module appears without touching the CLI (a
+plug-in by its entry point's name: nothing is imported to show them)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ class ProblemName(click.ParamType):
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
         from click.shell_completion import CompletionItem
 
-        from submitgen.problems.registry import problem_names
+        from submitgen.problems.registry import usage_names
 
-        return [CompletionItem(n) for n in problem_names() if n.startswith(incomplete)]
+        return [CompletionItem(n) for n in usage_names() if n.startswith(incomplete)]
 
 
 PROBLEM_NAME = ProblemName()

@@ -1,12 +1,15 @@
 """``submitgen problems``: the registry as a table (problem, leaderboard, GPU, where it comes from),
-the leaderboards lint knows without a problem, and the plug-ins that did not load."""
+the leaderboards lint knows without a problem, and the plug-ins that did not load; what a plug-in
+gives is shown escaped (``textfmt.printable``): one row each, no terminal escape."""
 
 from __future__ import annotations
 
 from submitgen.registry import BrokenPlugin
+from submitgen.textfmt import printable
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    rows = [tuple(printable(c) for c in r) for r in rows]  # a plug-in's package name, shown as text
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
@@ -25,5 +28,5 @@ def format_problems() -> tuple[list[str], tuple[BrokenPlugin, ...]]:
     broken = broken_plugins()
     if broken:
         lines += ["", f"not loaded ({len(broken)}):"]
-        lines += [f"  {b.message()}" for b in broken]
+        lines += [f"  {printable(b.message())}" for b in broken]
     return lines, broken

@@ -167,9 +167,10 @@ def cheap_names() -> tuple[tuple[str, str], ...] | None:
 
 
 def usage_names() -> tuple[str, ...]:
-    """The problem names a usage line lists (:func:`cheap_names` where it can tell)."""
+    """The problem names a usage line lists, importing no plug-in (one may hang or fail at import):
+    :func:`cheap_names` where it can tell, else the registry's names (a plug-in's entry point name)."""
     cheap = cheap_names()
-    return problem_names() if cheap is None else tuple(name for name, _ in cheap)
+    return REGISTRY.names() if cheap is None else tuple(name for name, _ in cheap)
 
 
 def check_name(name: str) -> None:

@@ -152,3 +152,52 @@ def test_any_task_yml_reads_or_is_one_evaluate_error(tmp_path_factory, text):
             assert len(str(e)) < 2000, "an error message that carries the whole value"
         else:
             assert task.main in {f.name for f in task.files}
+
+
+# ------------------------------------------------------------------------------ plug-in strings
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["name", "leaderboard", "gpu", "arch"]),
+       st.one_of(st.text(max_size=80), st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,70}", fullmatch=True)))
+def test_a_plugins_names_are_listed_one_row_each_or_refused(field, value):
+    """A problem's name, leaderboard, GPU and arch are what `submitgen problems` prints and the
+    #!POPCORN lines carry: one clean name each, or the spec is refused with one ProblemError line."""
+    from dataclasses import replace
+
+    from toy_problem import PROBLEM
+
+    from submitgen.errors import ProblemError
+    from submitgen.problems.listing import format_problems
+    from submitgen.problems.registry import register, unregister
+
+    with within_cpu(5, f"a spec with {field}={value[:40]!r}"):
+        try:
+            spec = replace(PROBLEM, **({"name": "sg-prop"} | {field: value} | (
+                {"leaderboard": "amd-sg-prop"} if field != "leaderboard" else {})))
+        except ProblemError as e:
+            assert "\n" not in str(e) and f"{field} " in str(e)
+            return
+        assert value.isascii() and value.isprintable() and len(value) <= 64 and "\n" not in value
+        try:
+            register(spec)
+        except ProblemError:
+            return  # it clashes with a listed problem's name or leaderboard
+        try:
+            lines, _ = format_problems()
+        finally:
+            unregister(spec.name)
+    rows = [ln for ln in lines if ln.startswith(spec.name + " ")]
+    assert len(rows) == 1 and all(ln.isprintable() for ln in lines)
+
+
+@CASES
+@given(st.text(max_size=200), st.text(max_size=40))
+def test_a_plugins_import_error_is_one_printable_line(error, package):
+    from submitgen.registry import BrokenPlugin, one_line
+    from submitgen.textfmt import printable
+
+    reason = f"cannot be imported: RuntimeError: {one_line(error)}"
+    broken = BrokenPlugin("problem", "sg-x", "sg_x", package, reason)
+    shown = printable(broken.message())
+    assert shown.isprintable() and "\n" not in shown and "\x1b" not in shown
