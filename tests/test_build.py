@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import random
 import re
 from pathlib import Path
 
@@ -102,6 +103,31 @@ def test_prebuilt_code_object_for_the_wrong_arch(compile_co, tmp_path):
     assert r.exit_code == 1
     assert r.output == f"Error: {co}: code object is for gfx942, expected gfx950\n"
     assert not (tmp_path / "x.py").exists()
+
+
+@pytest.mark.slow
+def test_the_payload_cap_holds_for_the_leaderboards_arch_and_is_reported_for_another(compile_co, tmp_path):
+    """Issue 47: a file for another arch (never submitted) was refused over the 65,535-char cap,
+    which blocked measured sm_90 wins; the same object for gfx950 is still refused."""
+    noise = random.Random(47).randbytes(60_000)  # incompressible: ~80,000 chars of base64
+    src = (PROJECT / "mm.hip").read_text() + (
+        f"\n__device__ __attribute__((used)) const unsigned char sg_noise[{len(noise)}] = "
+        f"{{{','.join(map(str, noise))}}};\n")
+    out = {}
+    for arch in ("gfx942", "gfx950"):
+        co = tmp_path / f"{arch}.co"
+        co.write_bytes(compile_co(src, arch=arch))
+        out[arch] = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(PROJECT), "--co",
+                                             str(co), "--arch", arch, "-o", str(tmp_path / f"{arch}.py")])
+    assert out["gfx942"].exit_code == 0, out["gfx942"].output
+    chars, over = re.search(r"payload estimate ([\d,]+) / 65,535 chars .*; headroom -([\d,]+)",
+                            out["gfx942"].output).groups()
+    assert (f"  note: payload estimate {chars} chars is {over} over the 65,535-char limit: not enforced for "
+            "a file built for gfx942, which is not submitted") in out["gfx942"].output.splitlines()
+    assert "ok  payload within budget" not in out["gfx942"].output
+    assert out["gfx950"].exit_code == 1 and not (tmp_path / "gfx950.py").exists()
+    assert re.fullmatch(r"Error: estimated dispatch payload \d+ chars exceeds the 65535-char limit "
+                        r"\(\d+ over\); embed fewer or smaller kernels\n", out["gfx950"].output)
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ from submitgen.pipeline.summary import (
     build_warnings,
     foreign_arch_warning,
     format_summary,
+    payload_note,
     submit_command,
 )
 from submitgen.pipeline.values import (
@@ -68,6 +69,7 @@ def build(opts: BuildOptions) -> BuildResult:
     warnings = build_warnings(p.launcher, comparable(p.launcher, p.backend.target), p.problem.leaderboard,
                               checked.aql, p.reuse_output, len(objects)) + checked.warnings
     foreign = foreign_arch_warning(p.problem.leaderboard, p.problem.gpu, p.problem.arch or p.arch, p.arch)
+    foreign += payload_note(verified.payload, p.arch)
     if p.problem.folder is not None and not p.allow_fallback:
         warnings += ("no fallback: a build from a problem folder has none unless --fallback FILE names a "
                      "plain-torch custom_kernel (e.g. the folder's submission.py), so the file fails at "

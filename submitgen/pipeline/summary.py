@@ -11,6 +11,7 @@ from submitgen.launchers import LauncherSpec
 from submitgen.project.launches import AqlLayout
 
 if TYPE_CHECKING:
+    from submitgen.lint.payload import PayloadEstimate
     from submitgen.pipeline.values import BuildResult
 
 REUSE_OUTPUT_WARNING = (
@@ -54,6 +55,16 @@ def foreign_arch_warning(leaderboard: str, gpu: str, board_arch: str, arch: str)
             f"not load (it runs its pure-torch fallback, or fails with --no-fallback); it is for checking "
             f"on a {arch} GPU, so no submit line is printed; a build for {board_arch} (the default target "
             f"and arch) is the one to submit",)
+
+
+def payload_note(payload: PayloadEstimate, arch: str) -> tuple[str, ...]:
+    """The note of a file for another arch whose payload is over the cap, which its build does not
+    enforce (the file is not submitted); empty when it fits."""
+    if payload.fits:
+        return ()
+    return (f"payload estimate {payload.chars:,} chars is {-payload.headroom:,} over the "
+            f"{payload.limit:,}-char limit: not enforced for a file built for {arch}, which is not "
+            "submitted",)
 
 
 def submit_command(leaderboard: str, gpu: str, mode: str, output: object) -> str:

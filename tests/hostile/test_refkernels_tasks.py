@@ -110,6 +110,19 @@ def test_a_listed_file_that_is_missing_or_not_regular(tmp_path):
         f"Error: {d / 'task.yml'}: the file {str(d / 'reference.py')!r} is not a regular file"]
 
 
+def test_task_yml_and_its_files_are_bounded_in_size(tmp_path):
+    d = folder(tmp_path, FILES + REST)
+    with open(d / "reference.py", "wb") as f:
+        f.truncate((16 << 20) + 1)  # sparse: nothing is written or read
+    assert error_of(tmp_path, d) == [
+        f"Error: {d / 'task.yml'}: the file {str(d / 'reference.py')!r} is 16,777,217 bytes, more than the "
+        "16,777,216 read"]
+    with open(d / "task.yml", "wb") as f:
+        f.truncate((16 << 20) + 1)
+    assert error_of(tmp_path, d) == [
+        f"Error: task file {str(d / 'task.yml')!r} is 16,777,217 bytes, more than the 16,777,216 read"]
+
+
 def test_not_a_problem_folder(tmp_path):
     assert error_of(tmp_path, tmp_path / "nowhere") == [
         f"Error: --reference-kernels {str(tmp_path / 'nowhere')!r}: not a folder (expected a "
