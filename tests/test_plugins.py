@@ -183,9 +183,9 @@ BROKEN = {
         {"sg_rows": "from dataclasses import replace\nfrom toy_problem import PROBLEM as _P\n\n"
                     "PROBLEM = replace(_P, name='sg-rows', leaderboard='amd-x\\nimport os; os.system(1)',"
                     " module=__name__)\n"},
-        "problem plug-in 'sg-rows' (sg_rows) of the package sg-broken-rows 0.1 has a bad spec: problem "
-        "'sg-rows': leaderboard 'amd-x\\nimport os; os.system(1)' must be 1 to 64 letters, digits, '.', '_' "
-        "or '-' (starting with a letter or digit)",
+        "problem plug-in 'sg-rows' (sg_rows) of the package sg-broken-rows 0.1 has a bad spec: leaderboard "
+        "'amd-x\\nimport os; os.system(1)' must be 1 to 64 letters, digits, '.', '_' or '-' (starting with a "
+        "letter or digit)",
     ),
 }
 

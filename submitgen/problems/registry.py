@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from submitgen.errors import ProblemError
-from submitgen.registry import BrokenPlugin, Origin, Registry
+from submitgen.registry import NAME_RE, BrokenPlugin, Origin, Registry
 
 if TYPE_CHECKING:  # the spec module imports torch: loaded only where a spec is made or checked
     from submitgen.problems.spec import ProblemSpec
@@ -59,11 +59,17 @@ OTHER_LEADERBOARDS: tuple[Leaderboard, ...] = (
 leaderboard."""
 
 def _check(name: str, spec: Any, where: str) -> ProblemSpec:
+    """A built-in's or a plug-in's spec, or ProblemError saying what is wrong with it."""
     from submitgen.problems.spec import ProblemSpec
 
     if not isinstance(spec, ProblemSpec):
         hint = " (the module binds no PROBLEM)" if spec is None and ":" not in where else ""
         raise ProblemError(f"{where} is {type(spec).__name__}, expected a ProblemSpec{hint}")
+    for what in ("name", "leaderboard", "gpu", "arch"):  # shown in tables, #!POPCORN lines, messages
+        value = getattr(spec, what)
+        if not isinstance(value, str) or not NAME_RE.fullmatch(value):
+            raise ProblemError(f"{what} {str(value)[:64]!r} must be 1 to 64 letters, digits, '.', '_' or "
+                               "'-' (starting with a letter or digit)")
     if spec.name != name:
         raise ProblemError(f"its entry point is named {name!r}, but the spec's name is {spec.name!r} "
                            "(they must be equal)")

@@ -19,7 +19,6 @@ import torch
 
 from submitgen.errors import ProblemError
 from submitgen.problems.compare import CheckResult, Tolerance, compare
-from submitgen.registry import NAME_RE
 
 LEAVES_FUNCTION = "_sg_leaves"
 KEY_FUNCTION = "_sg_key"
@@ -109,11 +108,6 @@ class ProblemSpec:
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        for what in ("name", "leaderboard", "gpu", "arch"):  # shown in #!POPCORN lines, tables, messages
-            value = getattr(self, what)
-            if not isinstance(value, str) or not NAME_RE.fullmatch(value):
-                raise ProblemError(f"problem {str(self.name)[:64]!r}: {what} {str(value)[:64]!r} must be 1 "
-                                   "to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit)")
         for fn, want in ((self.leaves, LEAVES_FUNCTION), (self.key, KEY_FUNCTION)):
             if getattr(fn, "__name__", None) != want:
                 raise ProblemError(f"problem {self.name!r}: the pasted function must be named {want!r}, "

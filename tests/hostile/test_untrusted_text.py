@@ -162,21 +162,23 @@ def test_any_task_yml_reads_or_is_one_evaluate_error(tmp_path_factory, text):
        st.one_of(st.text(max_size=80), st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,70}", fullmatch=True)))
 def test_a_plugins_names_are_listed_one_row_each_or_refused(field, value):
     """A problem's name, leaderboard, GPU and arch are what `submitgen problems` prints and the
-    #!POPCORN lines carry: one clean name each, or the spec is refused with one ProblemError line."""
+    #!POPCORN lines carry: a plug-in's spec holds one clean name each, or it is refused with one
+    ProblemError line (the registry's check of a plug-in's spec)."""
     from dataclasses import replace
 
     from toy_problem import PROBLEM
 
     from submitgen.errors import ProblemError
     from submitgen.problems.listing import format_problems
-    from submitgen.problems.registry import register, unregister
+    from submitgen.problems.registry import _check, register, unregister
 
+    names = {"name": "sg-prop", "leaderboard": "amd-sg-prop"}
+    spec = replace(PROBLEM, **(names | {field: value}))
     with within_cpu(5, f"a spec with {field}={value[:40]!r}"):
         try:
-            spec = replace(PROBLEM, **({"name": "sg-prop"} | {field: value} | (
-                {"leaderboard": "amd-sg-prop"} if field != "leaderboard" else {})))
+            _check(spec.name, spec, "sg_prop.PROBLEM")
         except ProblemError as e:
-            assert "\n" not in str(e) and f"{field} " in str(e)
+            assert "\n" not in str(e) and str(e).startswith(f"{field} ")
             return
         assert value.isascii() and value.isprintable() and len(value) <= 64 and "\n" not in value
         try:
