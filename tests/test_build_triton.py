@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import embedded_triton
+from conftest import build_stub, embedded_triton
 from mixed_project import mixed_project
 
 from submitgen.cli import cli
@@ -133,12 +133,28 @@ def test_per_arch_overrides_apply_to_the_build_arch(tmp_path):
 
 
 @pytest.mark.slow
-def test_none_is_a_null_pointer(tmp_path, monkeypatch):
+def test_none_is_a_null_pointer(tmp_path, monkeypatch, tmp_path_factory):
+    """The file launches with 0 in the kernarg slot of a pointer argument the plan passes as None:
+    run against the stand-in HIP library (tests/fakehip), every shape's first launch has a null
+    out_ptr and its second the output's address."""
+    from test_abi import run_dry
+
+    from submitgen.readers.containers import load_code_objects
+
     null = LAUNCH.replace("(out, m * n, 0.0)", "(None, m * n, 0.0)")  # and a launch that writes out
     name = _project(tmp_path, (LAUNCH, null + ", " + LAUNCH))
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", name, "-o", "s.py"])
     assert r.exit_code == 0, r.output
+    (embedded,) = load_code_objects(tmp_path / "s.py")
+    out_ptr = embedded.read().kernel("fill_kernel").explicit_args[0]
+    assert (out_ptr.index, out_ptr.value_kind, out_ptr.size) == (0, "global_buffer", 8)  # out_ptr
+    calls, result = run_dry(tmp_path / "s.py", "mxfp4-mm", build_stub(tmp_path_factory, "fakehip"), tmp_path)
+    assert result["backend"] == "dry-run"
+    slots = [int.from_bytes(bytes.fromhex(c["kernarg"])[out_ptr.offset:out_ptr.offset + 8], "little")
+             for c in calls if c["call"] == "hipModuleLaunchKernel"]
+    assert slots == [slot for shape in result["shapes"] for slot in (0, shape["out"])]
+    assert all(shape["out"] for shape in result["shapes"])
 
 
 @pytest.mark.slow
