@@ -658,15 +658,17 @@ def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, c
 
 
 @cli.command("problems", short_help="List the problems and where each comes from.",
-             epilog=_examples("problems", ""))
-def problems_cmd() -> None:
+             epilog=_examples("problems", "", "reference-kernels/problems/amd/fp8-mm"))
+@click.argument("folders", nargs=-1, metavar="[FOLDER]...")
+def problems_cmd(folders: tuple[str, ...]) -> None:
     """List the problems every command knows: leaderboard, GPU, and where each comes from (built
     in, or a plug-in of the `submitgen.problems` entry point group and its package; docs/plugins.md),
     then the leaderboards lint knows without a problem. A plug-in that did not load is listed with
-    the reason, and the exit status is 1."""
+    the reason, and the exit status is 1. With FOLDER (a reference-kernels problem folder): its
+    row only, as build reads it (leaderboard and GPU from the round file, shapes, arch)."""
     from submitgen.problems.listing import format_problems
 
-    lines, broken = format_problems()
+    lines, broken = format_problems(folders)
     for line in lines:
         click.echo(line)
     if broken:

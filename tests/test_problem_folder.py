@@ -404,3 +404,32 @@ def test_leaderboard_and_gpu_flags_set_a_folder_no_round_file_names(tmp_path):
         "Error: acme-other runs on B200, a GPU submitgen has no arch for (MI300 -> gfx942, "
         "MI300X -> gfx942, MI355X -> gfx950, H100 -> sm_90); pass --target and --arch\n"
     )
+
+
+def test_a_folder_whose_reference_cannot_import_here_borrows_known_inputs(tmp_path, toy_problems):
+    """As amd_202602/mxfp4-mm (its reference imports aiter): the registered problem of the same
+    leaderboard (here tests/toy_problem.py's amd-toy-add) gives the plan check its inputs, on every
+    shape of the folder, and the summary says so."""
+    folder = write_round(tmp_path, gpus="MI355X")
+    (tmp_path / "acme.yaml").write_text(ROUND.format(board="amd-toy-add", gpus="MI355X"))
+    missing = "import _submitgen_test_rocm_only_module  # noqa: F401\n"
+    (folder / "reference.py").write_text(missing + REFERENCE)
+    out = tmp_path / "sub.py"
+    r = run("build", folder, "--kernels", REPO / "tests" / "projects" / "toy_add", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert (f"  note: {folder}: importing reference.py failed: ModuleNotFoundError: No module named "
+            "'_submitgen_test_rocm_only_module': the plan is checked on the inputs of submitgen's own "
+            "toy-add problem") in r.output.splitlines()
+    assert "  ok  plan: 3 launches over 3 shapes match the metadata and limits" in r.output.splitlines()
+
+
+def test_problems_lists_a_folder_as_build_reads_it(tmp_path):
+    folder = write_round(tmp_path)
+    r = run("problems", folder)
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[1].split(maxsplit=1)[1].split("  ") == [
+        "acme-vecmul-next", "MI300", "problem folder: 2 tests, 1 benchmarks, arch gfx942"]
+    r = run("problems", write_round(tmp_path / "multi", task=TASK_YML + "multi_gpu: true\n"))
+    assert r.exit_code == 1
+    assert r.output.endswith("a multi-GPU task (task.yml says multi_gpu: true); submitgen builds single-GPU "
+                             "submissions only\n")

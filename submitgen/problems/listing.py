@@ -14,11 +14,19 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
-def format_problems() -> tuple[list[str], tuple[BrokenPlugin, ...]]:
-    """The listing's lines, and the broken plug-ins it names (the command exits 1 when any)."""
-    from submitgen.problems.registry import broken_plugins, leaderboards, origin, problems
+def format_problems(folders: tuple[str, ...] = ()) -> tuple[list[str], tuple[BrokenPlugin, ...]]:
+    """The listing's lines, and the broken plug-ins it names (the command exits 1 when any); with
+    ``folders`` (problem folders), their rows only."""
+    from submitgen.problems.registry import broken_plugins, get_problem, leaderboards, origin, problems
 
     rows: list[tuple[str, ...]] = [("problem", "leaderboard", "gpu", "from")]
+    for folder in folders:
+        p = get_problem(folder)
+        arch = p.arch or "none (build needs --target and --arch)"
+        rows.append((p.name, p.leaderboard, p.gpu,
+                     f"problem folder: {len(p.tests)} tests, {len(p.benchmarks)} benchmarks, arch {arch}"))
+    if folders:
+        return _table(rows), ()
     for p in problems():
         rows.append((p.name, p.leaderboard, p.gpu, origin(p.name).describe()))
     others = [lb for lb in leaderboards().values() if lb.problem is None]
