@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from submitgen.errors import EvaluateError, LintFailed, ProblemError
+from submitgen.errors import EvaluateError, LintError, LintFailed, ProblemError
 from submitgen.evaluate.check import Assessment, Assessor
 from submitgen.evaluate.fmt import (
     format_bench_report,
@@ -127,7 +127,12 @@ def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) 
     text, name, warnings = read_and_lint(str(path), problem, lint)
     if name is None:
         raise EvaluateError(f"{path}: no '#!POPCORN leaderboard' line and no --problem: which problem?")
-    resolve_leaderboard(name)  # unknown leaderboards are refused here when lint is off
+    try:
+        resolve_leaderboard(name)
+    except LintError:
+        raise EvaluateError(f"leaderboard {name!r} is not one submitgen knows, so the built-in harness has "
+                            "no problem to test against; pass --problem with its problem folder (its eval.py "
+                            "runs) or --reference-kernels DIR") from None
     from submitgen.problems import get_problem
 
     try:
