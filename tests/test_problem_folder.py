@@ -292,6 +292,12 @@ def test_an_h100_round_builds_a_real_sm_90_submission(tmp_path):
     submit = f"popcorn-cli submit --gpu H100 --leaderboard {BOARD} --mode leaderboard {out}"
     assert lines[-1] == f"  submit it with: {submit}"
     assert out.read_text().splitlines()[:2] == [f"#!POPCORN leaderboard {BOARD}", "#!POPCORN gpu H100"]
+    # a leaderboard lint knows on other GPUs (amd-fp8-mm: MI300), built for the round's H100 by --gpu
+    (tmp_path / "acme.yaml").write_text(ROUND.format(board="amd-fp8-mm", gpus="MI300, H100"))
+    r = run("build", folder, "--kernels", proj, "-o", out, "--gpu", "H100", "--force")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1] == (
+        f"  submit it with: popcorn-cli submit --gpu H100 --leaderboard amd-fp8-mm --mode leaderboard {out}")
 
 
 def test_a_plan_that_returns_an_input_it_is_not_handed_is_refused(tmp_path):

@@ -185,9 +185,13 @@ def _leaderboard_fix(lines: list[str], known: dict[str, tuple[str, ...]]) -> str
     return f"'#!POPCORN leaderboard <name>' (one of {', '.join(known)})"
 
 
-def check_header(lines: list[str], problem: str | None) -> list[LintFinding]:
+def check_header(lines: list[str], problem: str | None, gpu: str | None = None) -> list[LintFinding]:
+    """The header's findings; ``gpu``: the GPU the build's own problem runs on (a problem folder's
+    ``--gpu``), which the leaderboard's row may not list."""
     header, found = _parse_header(lines)
     known = known_leaderboards()
+    if problem is not None and gpu is not None:
+        known = {**known, problem: (gpu,)}
     lb = header.leaderboard
     if lb is not None and lb not in known:
         known = known_leaderboards(plugins=True)
