@@ -115,6 +115,7 @@ class _Tty(io.StringIO):
         return True
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("toy_problems")
 def test_a_submissions_exception_text_is_shown_escaped_in_tests_report_and_progress(tmp_path, monkeypatch):
     """Issue 47: ``RuntimeError: \\x1b]0;pwned-title\\x07\\x1b[2J`` set the window title and cleared
