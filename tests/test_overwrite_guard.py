@@ -22,11 +22,20 @@ def build(*extra: str):
     return CliRunner().invoke(cli, ["build", "mxfp4-mm", *PREBUILT, "-o", "s.py", *extra])
 
 
+@pytest.fixture(scope="module")
+def first(tmp_path_factory) -> bytes:
+    """One build's file (a refusal happens before anything is built: each test copies this one)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path_factory.mktemp("first"))
+        r = build()
+        assert r.exit_code == 0, r.output
+        return Path("s.py").read_bytes()
+
+
 @pytest.fixture
-def built(tmp_path, monkeypatch):
+def built(first, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    r = build()
-    assert r.exit_code == 0, r.output
+    (tmp_path / "s.py").write_bytes(first)
     return tmp_path / "s.py"
 
 
@@ -35,9 +44,14 @@ def refused(path: Path, why: str) -> None:
     r = build()
     assert (r.exit_code, r.output) == (1, f"Error: {why}\n")
     assert path.read_bytes() == before  # left as it was
+
+
+@pytest.mark.slow
+def test_force_replaces_a_file_the_guard_refuses(built):
+    built.write_text("print('my notes')\n")
     r = build("--force")
     assert r.exit_code == 0, r.output
-    assert path.read_bytes() != before
+    assert provenance.read(built.read_text()) is not None
 
 
 @pytest.mark.slow
