@@ -129,6 +129,7 @@ def write_round(
     task: str = TASK_YML,
     eval_py: str = EVAL,
     round_file: bool = True,
+    reference: str = REFERENCE,
 ) -> Path:
     """The round `root/acme.yaml` + `root/acme/{eval.py,utils.py,vecmul/}`; the folder's path."""
     folder = root / "acme" / "vecmul"
@@ -140,7 +141,7 @@ def write_round(
     for name, text in (
         ("task.yml", task),
         ("task.py", TASK_PY),
-        ("reference.py", REFERENCE),
+        ("reference.py", reference),
         ("submission.py", SUBMISSION),
     ):
         (folder / name).write_text(text)
@@ -352,6 +353,12 @@ REFUSALS = (
         "only\n",
     ),
     ({}, False, "Error: FOLDER: a problem folder has no default kernels; pass --kernels PROJECT\n"),
+    (
+        dict(reference=REFERENCE.replace("    return c\n", "    return c, c\n")),
+        True,
+        "Error: FOLDER: ref_kernel returns a tuple of 2; a submitgen plan returns one output tensor "
+        "(tuple outputs are not supported yet)\n",
+    ),
     (
         dict(eval_py="import torch\ng = torch.cuda.CUDAGraph()\n"),
         True,

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from submitgen.errors import ProblemError
+from submitgen.errors import PlanError, ProblemError
 
 GPU_ARCHES = {"MI300": "gfx942", "MI300X": "gfx942", "MI355X": "gfx950", "H100": "sm_90"}
 """The one table of a round file's GPU -> the arch submitgen builds for it."""
@@ -217,9 +217,10 @@ class FolderInputs:
 
     def output_meta(self, spec: Mapping[str, Any]) -> Any:
         try:
-            return self.output(spec)[1]
+            out = self.output(spec)[1]
         except ProblemError:
             return None
+        return out if hasattr(out, "dtype") else None
 
     def generate_input(self, spec: Mapping[str, Any], device: Any = "cpu") -> Any:
         return self.module.generate_input(**spec)
@@ -237,6 +238,11 @@ class FolderInputs:
                 leaf_names(self.meta_input(spec)),
                 None,
                 f"{e}: the plan's output is checked for its device only",
+            )
+        if isinstance(out, (tuple, list)):
+            raise PlanError(
+                f"{self.folder}: ref_kernel returns a {type(out).__name__} of {len(out)}; a submitgen plan "
+                "returns one output tensor (tuple outputs are not supported yet)"
             )
         return leaf_names(data), next((i for i, t in enumerate(_sg_leaves(data)) if t is out), None), ""
 
