@@ -529,8 +529,10 @@ def _run_options(fn):
     fn = click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, "
                       "e.g. an --launcher aql build); the failed rules are printed first as warnings.")(fn)
     return click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
-                        help="Seconds one shape may take (the import: at least 300); with "
-                        "--reference-kernels, the whole eval.py run (default: task.yml's limit).")(fn)
+                        help="CPU seconds one shape's process may use (a loaded machine does not count "
+                        "against it), or wall seconds in which it waits using under 1% of a CPU (the "
+                        "import: at least 300); with --reference-kernels, the whole eval.py run (default: "
+                        "task.yml's limit).")(fn)
 
 
 @cli.command("test", short_help="Run a submission on every shape and check its outputs.",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,36 @@ def test_bench_of_a_submitgen_file_on_a_cpu_stops_before_running(toy, tmp_path):
         f"Error: bench {sub}: no GPU here, so this submitgen file would run its pure-torch fallback, which "
         f"bench does not time on a CPU: nothing was run. Check it with `submitgen test {sub}`, run bench "
         "where the leaderboard's GPU is, or pass --force to time the fallback on this CPU"]
+
+
+def test_a_shape_is_limited_by_its_cpu_time_and_the_message_names_timeout(toy, tmp_path):
+    sub = tmp_path / "sub.py"
+    sub.write_text("#!POPCORN leaderboard amd-toy-add\n#!POPCORN gpu MI355X\nimport torch\n\n\n"
+                   "def custom_kernel(data):\n    while True:\n        pass\n")
+    result = CliRunner().invoke(cli, ["test", str(sub), "--shape", "n=64,seed=1", "--timeout", "2"])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-2:] == [
+        "n=64: timed out after 2 s of CPU time (shape n=64); --timeout SECONDS sets the limit",
+        "FAILED: 1 of 1 shapes failed"]
+
+
+def test_the_budget_tells_computing_from_waiting():
+    from submitgen.evaluate.cpulimit import Budget
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    idle = subprocess.Popen(["sleep", "60"])
+    try:
+        budgets = [Budget(busy.pid, 0.5), Budget(idle.pid, 0.5)]
+        reasons: list[str | None] = [None, None]
+        for _ in range(600):
+            reasons = [b.over() for b in budgets]
+            if all(reasons):
+                break
+            time.sleep(0.1)
+        assert reasons == ["timed out after 0.5 s of CPU time", "timed out after 0.5 s of wall time in which "
+                           "it used under 1% of a CPU (waiting, not computing)"]
+    finally:
+        busy.kill()
+        idle.kill()
+        busy.wait()
+        idle.wait()

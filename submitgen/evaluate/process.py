@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from submitgen.evaluate import cudaipc, digest, group, readback
+from submitgen.evaluate import cpulimit, cudaipc, digest, group, readback
 from submitgen.evaluate.check import AFTER_KEY, BEFORE_KEY, TIMED_AFTER_KEY, TIMED_BEFORE_KEY
 from submitgen.evaluate.results import Shape
 
@@ -239,15 +239,14 @@ def kill_group(w: _Worker) -> None:
         w.ack_fd = None
 
 
-def _next_line(w: _Worker, deadline: float) -> str | None | bool:
+def _next_line(w: _Worker, budget: cpulimit.Budget) -> str | None | bool:
     """The next line; None at the end of the pipe or when the worker has exited; False when the
-    deadline passed."""
+    budget ran out."""
     while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
+        if budget.over() is not None:
             return False
         try:
-            return w.events.get(timeout=min(left, _POLL_S))
+            return w.events.get(timeout=_POLL_S)
         except queue.Empty:
             if w.proc.poll() is not None:
                 try:  # the worker is gone; a child of the submission may hold the pipe open
@@ -397,17 +396,17 @@ def _read_regions(w: _Worker, regions: list[Any]) -> list[str | None] | str:
 
 
 def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> None:
-    deadline = time.monotonic() + max(timeout_s, IMPORT_TIMEOUT_S)
+    budget = cpulimit.Budget(w.proc.pid, max(timeout_s, IMPORT_TIMEOUT_S))
     while True:
-        line = _next_line(w, deadline)
+        line = _next_line(w, budget)
         if line is False:
             what = (
                 f"shape {w.shapes[w.current].label}" if w.current is not None else "importing the submission"
             )
-            limit = timeout_s if state.ready is not None else max(timeout_s, IMPORT_TIMEOUT_S)
             if w.current is None and state.ready is not None:
                 what = "between shapes"
-            _fail_next(w, state, f"timed out after {limit:g} s ({what})\n{tail(w.log)}".rstrip(), on_result)
+            why = f"{budget.reason} ({what}); --timeout SECONDS sets the limit"
+            _fail_next(w, state, f"{why}\n{tail(w.log)}".rstrip(), on_result)
             return
         if line is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -426,9 +425,9 @@ def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> No
         if stop:
             return
         if ev["event"] in ("ready", "shape-start"):
-            deadline = time.monotonic() + timeout_s
-        else:  # the time spent judging an output here is not the worker's
-            deadline += time.monotonic() - started
+            budget = cpulimit.Budget(w.proc.pid, timeout_s)
+        elif time.monotonic() - started > _POLL_S:  # the worker waited while this process judged
+            budget.resume()
 
 
 def run_worker(cfg: dict[str, Any], shapes: Sequence[Shape], timeout_s: float, on_result: Judge,
