@@ -347,6 +347,8 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
         return False
     ev[BEFORE_KEY] = w.inputs.get(index)
     ev[AFTER_KEY] = _read_back(w, index) if kind in ("output", "bench") else None
+    if kind in ("output", "bench"):
+        _ack(w)  # read back: the worker frees its inputs before this process makes its own
     ev[TIMED_BEFORE_KEY] = w.timed_inputs.get(index, [])
     ev[TIMED_AFTER_KEY] = w.timed_after.get(index, [])
     if kind == "error" and not isinstance(ev.get("error"), str):
@@ -355,7 +357,7 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     w.reported.add(index)
     w.current = None
     if kind in ("output", "bench"):
-        _ack(w)
+        _ack(w)  # judged: the worker goes on to the next shape
     return False
 
 

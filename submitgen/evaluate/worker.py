@@ -17,7 +17,9 @@ which belongs to the submission):
   null for any other); with ``"call": j`` the inputs of timed call ``j`` (from 0) in leaderboard
   mode, with their regions too. Before an ``output`` or ``bench`` event the worker synchronizes
   the device; after it, it keeps those inputs alive until the parent, having read their bytes
-  itself (from ``/proc/PID/mem``, through CUDA IPC), writes one byte to ``SUBMITGEN_ACK_FD``
+  itself (from ``/proc/PID/mem``, through CUDA IPC), writes one byte to ``SUBMITGEN_ACK_FD``; then
+  it frees them and waits for a second byte, written once the parent has judged the output (which
+  regenerates the inputs: the two processes never hold a shape's inputs at once)
 - ``{"event": "timed-done", "index": i, "call": j}``: in leaderboard mode, timed call ``j`` has
   ended (after its end event, the device synchronized, its output written); the timed loop keeps
   that call's inputs alive until the parent has read them back and written its one byte
@@ -256,11 +258,15 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
             emit({"event": "output", "index": index, "output": written, "seconds": seconds,
                   "digests": after, "backend": backend})
             wait_ack()
+            del data, arg
+            wait_ack()
             return
         if backend == "fallback" and not gpu and not time_fallback:
             emit({"event": "bench", "index": index, "output": written, "digests": after,
                   "timed_digests": None, "skipped": "fallback-on-cpu", "seconds": seconds,
                   "backend": backend})
+            wait_ack()
+            del data, arg
             wait_ack()
             return
         try:
@@ -282,7 +288,8 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
               "timed_digests": timed, "skipped": None, "backend": backend,
               "rechecks": rechecks if recheck else None, **(flushed or {})})
         wait_ack()
-        del arg
+        del data, arg
+        wait_ack()
 
     return run
 
