@@ -55,7 +55,7 @@ from submitgen.evaluate.fmt import (
 )
 from submitgen.evaluate.group import signals_end_the_run
 from submitgen.evaluate.layout import lay_out
-from submitgen.evaluate.process import IMPORT_TIMEOUT_S, RunState, compile_pass, run_worker
+from submitgen.evaluate.process import IMPORT_TIMEOUT_S, PASSIVE_THREADS, RunState, compile_pass, run_worker
 from submitgen.evaluate.results import (
     EXIT_CANNOT_RUN,
     BenchReport,
@@ -121,7 +121,13 @@ class Prepared:
 
 def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) -> Prepared:
     """Read the file, resolve its problem (header or ``problem``), lint it (LintFailed on any
-    failed rule) and load the local problem (EvaluateError when submitgen has none for it)."""
+    failed rule) and load the local problem (EvaluateError when submitgen has none for it). Before
+    anything imports torch here, OpenMP's threads are made to sleep while they wait
+    (:data:`.process.PASSIVE_THREADS`): this process regenerates every shape's inputs."""
+    import sys
+
+    if "torch" not in sys.modules:
+        os.environ.setdefault(*PASSIVE_THREADS)
     from submitgen.evaluate.refkernels import read_and_lint
 
     text, name, warnings = read_and_lint(str(path), problem, lint)
