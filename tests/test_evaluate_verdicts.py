@@ -188,17 +188,14 @@ def test_the_leaderboards_layout(tmp_path):
 
 
 @pytest.mark.slow
-def test_what_runs_is_said_first_and_an_estimate_follows(tmp_path):
+def test_what_runs_is_said_first(tmp_path):
     sub = _file(tmp_path, TOY + "def custom_kernel(data):\n    return data[0] + data[1]\n")
     result = _run("test", str(sub), *TWO)
     assert result.exit_code == 0, result.output
-    err = result.stderr.splitlines()
-    assert err[0] == (
+    assert result.stderr.splitlines() == [  # no estimate: the toy problem has no measured rate
         "submitgen test: 2 shape(s) of amd-toy-add; first the compile pass (python submission.py), then one "
         "worker process imports the file and runs every shape; no GPU here: a submitgen file runs its "
-        "pure-torch fallback, which can take minutes a shape on a CPU; an estimate follows the first shape")
-    assert re.fullmatch(r"about \d+ s left for the other 1 shape\(s\), at the first shape's pace \(\d+ s\)",
-                        err[1])
+        "pure-torch fallback, which can take minutes a shape on a CPU"]
 
 
 @pytest.mark.slow

@@ -109,3 +109,47 @@ def test_interpret_json_is_the_documented_envelope(toy):
         str(TOY_TRITON), "interpreted", "triton-interpreter")
     assert doc["verdict"] == "kernel checked under the Triton interpreter: all 1 shapes passed"
     assert [(s["label"], s["result"]) for s in doc["shapes"]] == [("n=256", "pass")]
+
+
+BF16_DOT = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * 256 + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :]
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask)
+    b = tl.load(b_ptr + offs, mask=mask)
+    ones = tl.full((16, 32), 1.0, tl.bfloat16)
+    k = tl.dot(ones, tl.trans(ones))  # 32.0 everywhere, in float32
+    tl.store(out_ptr + offs, a + b + (k - 32.0), mask=mask)
+'''
+
+
+def test_a_bf16_dot_is_exact_under_the_interpreter(toy, tmp_path):
+    """Triton's interpreter multiplies bf16 operands' raw bits (triton-lang/triton#11584): submitgen's
+    workaround makes this correct kernel pass instead of failing by ~1e10."""
+    project = tmp_path / "toy_dot"
+    shutil.copytree(TOY_TRITON, project)
+    (project / "add.py").write_text(BF16_DOT)
+    launch = project / "launch.py"
+    launch.write_text(launch.read_text().replace("BLOCK = 128", "BLOCK = 256"))
+    result = _run("test", "--interpret", str(project), "--problem", "toy-add")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == ("kernel checked under the Triton interpreter: all 1 shapes "
+                                               "passed")
+
+
+def test_a_timed_out_interpreted_shape_is_not_called_checked(toy, tmp_path):
+    project = tmp_path / "toy_slow"
+    shutil.copytree(TOY_TRITON, project)
+    launch = project / "launch.py"
+    launch.write_text(launch.read_text().replace("def plan(data):\n", "def plan(data):\n    while True:\n"
+                                                 "        pass\n"))
+    result = _run("test", "--interpret", str(project), "--problem", "toy-add", "--timeout", "2")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-2:] == [
+        "n=256: timed out after 2 s of CPU time (shape n=256); --timeout SECONDS sets the limit",
+        "FAILED: 1 of 1 shapes failed (not checked: 1 timed out under the Triton interpreter; a smaller "
+        "shape (--shape K=V,...) or a longer --timeout may finish)"]

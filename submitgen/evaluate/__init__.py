@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,7 +237,7 @@ def plan_line(mode: str, prep: Prepared, shapes: Sequence[Shape], *, rule: StopR
              "on a CPU")
     if mode == "bench":
         what += ", and is checked once but not timed" if not force else ", and is timed (--force)"
-    return what + "; an estimate follows the first shape"
+    return what
 
 
 def _missing(a: Assessment, ev: Mapping[str, Any]) -> str | None:
@@ -250,15 +249,6 @@ def _missing(a: Assessment, ev: Mapping[str, Any]) -> str | None:
 def _number(ev: Mapping[str, Any], key: str) -> float | None:
     x = ev.get(key)
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
-
-
-def _estimate(first_s: float, left: int) -> str:
-    return (f"about {format_seconds(first_s * left)} left for the other {left} shape(s), at the first "
-            f"shape's pace ({format_seconds(first_s)})")
-
-
-def format_seconds(s: float) -> str:
-    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
 
 
 def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: dict[str, Any],
@@ -283,8 +273,6 @@ def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: d
         done[pos] = result(selected[pos], assessors[check_values](selected[pos].spec_dict, ev, out), ev)
         if progress and show:
             progress(done[pos], len(done), len(selected))
-        if announce and show and len(done) == 1 and len(selected) > 1 and state.ready_at is not None:
-            announce(_estimate(time.monotonic() - state.ready_at, len(selected) - 1))
 
     with private_dir("run") as folder, signals_end_the_run():
         tmp = Path(folder)
@@ -359,6 +347,13 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
         prep = prepare(path, problem, lint=lint)
         selected = select_shapes(prep.problem, shapes or "test", custom=custom, seed=seed)
         line = plan_line("test", prep, selected)
+        import torch
+
+        if not torch.cuda.is_available():
+            from submitgen.evaluate.estimate import estimate_line
+
+            expected = estimate_line(prep.problem, [s.spec_dict for s in selected])
+            line += f"\n{expected}" if expected else ""
 
     def result(shape: Shape, a: Assessment, ev: Mapping[str, Any]) -> ShapeResult:
         f = a.fields or {}

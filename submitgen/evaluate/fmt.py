@@ -67,6 +67,10 @@ def test_verdict(report: TestReport | BenchReport) -> str:
     kernel = report.backend.kernel
     notes = {KERNEL_FALLBACK: FALLBACK_ONLY, KERNEL_DRY_RUN: DRY_RUN, KERNEL_INTERPRETED: INTERPRETED}
     note = notes.get(kernel)
+    timed_out = sum((getattr(r, "error", None) or "").startswith("timed out") for r in report.results)
+    if failed and kernel == KERNEL_INTERPRETED and timed_out:
+        note = (f"not checked: {timed_out} timed out under the Triton interpreter; a smaller shape "
+                "(--shape K=V,...) or a longer --timeout may finish")
     if failed:
         return f"FAILED: {failed} of {n} shapes failed" + (f" ({note})" if note else "")
     if kernel == KERNEL_FALLBACK:

@@ -54,7 +54,6 @@ class RunState:
     import_error: str | None = None
     import_missing: str | None = None  # the module a failed import needed (ModuleNotFoundError)
     compile: CompilePass | None = None
-    ready_at: float | None = None  # time.monotonic() when the (last) worker had imported the file
     tampered: str | None = None  # the first malformed event: every result of the run is suspect
 
 
@@ -302,7 +301,6 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
             raise Malformed("a second 'ready' event")
         w.ready = True
         state.ready = ev
-        state.ready_at = time.monotonic()
         return False
     if kind == "import-error":
         if not isinstance(ev.get("error"), str):

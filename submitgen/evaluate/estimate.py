@@ -1,0 +1,59 @@
+"""What ``submitgen test`` expects a run without a GPU to take, said before it starts: CPU time and
+peak memory from the shapes' input sizes (read from the problem's meta inputs: no tensor is made)
+times rates measured for the problem's default build on the 2-core machine. Never from a shape's
+pace: the first shape is the smallest, and a loaded machine stretches wall time, not CPU time. A
+problem without a measured rate (a plug-in, a problem folder) gets no estimate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A problem's cost on a CPU per GB of a shape's inputs, measured for its default build."""
+
+    cpu_s_per_gb: float
+    """CPU seconds of the whole run (this process, the compile pass and the worker) per GB."""
+    cpu_s_base: float
+    """CPU seconds of the run beside the shapes (imports, the compile pass)."""
+    peak_per_gb: float
+    """Peak memory of the run (the largest process; the two never hold a shape's inputs at once)
+    per GB of the largest shape's inputs."""
+    peak_base_gb: float
+    measured: str
+
+
+RATES: Mapping[str, Rate] = {
+    # submitgen test of the default gfx950 build beside two busy loops, 2-core x86, 2026-12-07
+    # (benchmarks/results/newcomer-2026-12-07.md)
+}
+
+
+def input_gb(problem: Any, spec: Mapping[str, Any]) -> float:
+    """GB of the tensors among the problem's input leaves for ``spec``, from its meta inputs."""
+    import torch
+
+    data = problem.meta_input(dict(spec))
+    return sum(t.numel() * t.element_size() for t in problem.leaves(data)
+               if isinstance(t, torch.Tensor)) / 1e9
+
+
+def _time(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def estimate_line(problem: Any, specs: Sequence[Mapping[str, Any]]) -> str | None:
+    """One line: the CPU time and peak memory expected, or None without a measured rate."""
+    rate = RATES.get(problem.leaderboard)
+    if rate is None or not specs:
+        return None
+    sizes = [input_gb(problem, s) for s in specs]
+    cpu = rate.cpu_s_base + rate.cpu_s_per_gb * sum(sizes)
+    peak = rate.peak_base_gb + rate.peak_per_gb * max(sizes)
+    return (f"expected without a GPU: about {_time(cpu)} of CPU time and {peak:.1f} GB of memory at the "
+            f"peak, from the shapes' input sizes ({sum(sizes):.2f} GB in all) at the rates of the default "
+            f"build ({rate.measured}); on a loaded machine the wall time grows, the CPU time and the "
+            "--timeout limit (CPU seconds) do not")
