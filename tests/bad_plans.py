@@ -32,6 +32,10 @@ CASES = (
     BadPlan("unknown_kernel", 'KERNELS = ("mm_tile", "mm_reduce")',
             'KERNELS = ("mm_tile", "mm_reduce", "mm_nope")',
             "KERNELS names 'mm_nope', which the code object does not have (it has: mm_reduce, mm_tile)"),
+    BadPlan("unknown_name_block_none", '("mm_tile", (tiles, 1, splits), (256, 1, 1), 0,',
+            '("mm_simpel", (tiles, 1, splits), None, 0,',
+            f"plan launches kernel 'mm_simpel', which the code object does not have (it has: mm_reduce, "
+            f"mm_tile) {SHAPE}"),
     BadPlan("too_few_args", TILE_ARGS, "(a, b_q, b_scale, partial, m, n, k)",
             f"kernel 'mm_tile': metadata has 8 explicit arguments, plan passes 7 {SHAPE}"),
     BadPlan("int_too_wide", TILE_ARGS, "(a, b_q, b_scale, partial, m, n, 1 << 40, 0.5)",

@@ -38,6 +38,9 @@ def test_leaderboard_and_gpu_as_popcorn_cli_says_them(here):
     assert r.exit_code == 0, r.output
     assert r.output.startswith("wrote s.py for amd-mxfp4-mm (amdgcn-amd-amdhsa--gfx950)\n")
     assert r.output.endswith(
+        "\n  not checked: the build ran no kernel, so its outputs were never compared with the reference: "
+        "`submitgen test --interpret PROJECT_DIR` runs a Triton project's kernels on this CPU, "
+        "`submitgen test s.py` runs the file on the leaderboard's GPU"
         "\n\n  submit it with: popcorn-cli submit --gpu MI355X --leaderboard amd-mxfp4-mm --mode leaderboard "
         "s.py\n")
 

@@ -109,7 +109,10 @@ def format_summary(r: BuildResult) -> str:
         f"{p.submission_chars:,}); headroom {p.headroom:,}"
     )
     if r.submit:
-        lines += ["", f"  submit it with: {r.submit}"]
+        lines += [f"  not checked: the build ran no kernel, so its outputs were never compared with the "
+                  f"reference: `submitgen test --interpret PROJECT_DIR` runs a Triton project's kernels on "
+                  f"this CPU, `submitgen test {r.output}` runs the file on the leaderboard's GPU",
+                  "", f"  submit it with: {r.submit}"]
     return textfmt.lines(lines)
 
 

@@ -237,13 +237,14 @@ def check_plan(
                             getattr(problem, "handed_output", None))
         shape_packed = []
         for launch in launches:
-            check_launch_form(launch, label, defaults, param_kinds, names)
-            layout = by_name.get(launch[0])
-            if layout is None:
+            named = isinstance(launch, (tuple, list)) and len(launch) == 5 and isinstance(launch[0], str)
+            if named and launch[0] not in by_name:  # before its form: a typo's block may be None
                 raise ValidationError(
                     f"plan launches kernel '{launch[0]}', which the code object does not have "
                     f"(it has: {', '.join(sorted(table))}) ({label})"
                 )
+            check_launch_form(launch, label, defaults, param_kinds, names)
+            layout = by_name[launch[0]]
             check_untyped_floats(layout, launch[4], param_kinds or {}, label)
             packed = _pack(table, layout, launch, leaves, out, label,
                            names[launch[0]].names if launch[0] in names else ())
