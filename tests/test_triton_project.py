@@ -86,6 +86,10 @@ def test_entries_become_specs_sharing_one_read(proj):
             "launch.py: TRITON['m']: 'num_stages' must be an int from 0 to 64, got True",
         ),
         ({"m": {**GOOD, "options": [1]}}, "launch.py: TRITON['m']: 'options' must be a dict, got list"),
+        ({"m": {**GOOD, "signature": {"x_ptr": "*bf61", "n": "i32:16", "BLOCK": "constexpr"}}},
+         "launch.py: TRITON['m']: signature['x_ptr'] is '*bf61', not a Triton type (a type of bf16, fp16, "
+         "fp32, fp64, fp8e4nv, fp8e4b8, fp8e4b15, fp8e5, fp8e5b16, i1, i8, i16, i32, i64, u1, u8, u16, u32, "
+         "u64, B, '*' before it for a pointer, ':16' after it for 16-byte alignment, or 'constexpr')"),
     ],
 )
 def test_each_mistake_is_one_plan_error(proj, table, message):
@@ -102,3 +106,18 @@ def test_a_source_that_is_not_a_regular_file_is_refused(proj):
         f"launch.py: TRITON['m']: Triton source {(proj / 'pipe.py').resolve()}: not a regular file "
         "(a FIFO); sources and headers must be regular files"
     )
+
+
+def test_a_triton_entry_that_is_not_a_literal_is_named(tmp_path):
+    from submitgen.project.load import load_project
+
+    (tmp_path / "k.py").write_text("import triton\n")
+    (tmp_path / "launch.py").write_text(
+        "import torch\n\nBLOCK = 256\nTRITON = {\n    'm': {\n"
+        "        'source': 'k.py', 'kernel': 'add_kernel',\n"
+        "        'signature': {'x_ptr': '*fp32', 'BLOCK': 'constexpr'},\n"
+        "        'constexprs': {'BLOCK': BLOCK},\n    },\n}\n\n\ndef plan(data):\n    return None\n")
+    with pytest.raises(PlanError) as e:
+        load_project(tmp_path, arch="gfx950")
+    assert str(e.value) == (f"{tmp_path / 'launch.py'}:8: TRITON['m']['constexprs']['BLOCK'] must be a "
+                            "literal (plain data), not BLOCK")

@@ -112,7 +112,40 @@ def _literal(tree: ast.Module, name: str, path: Path) -> tuple[int, Any] | None:
     try:
         return node.lineno, ast.literal_eval(node.value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise PlanError(f"{path}:{node.lineno}: {name} must be a literal (plain data)") from None
+        bad, where = _not_literal(node.value, name) or (node.value, name)
+        shown = ast.unparse(bad) if isinstance(bad, ast.expr) else ""
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        line = getattr(bad, "lineno", node.lineno)
+        raise PlanError(f"{path}:{line}: {where} must be a literal (plain data)"
+                        + (f", not {shown}" if shown else "")) from None
+
+
+def _not_literal(node: ast.AST, where: str) -> tuple[ast.AST, str] | None:
+    """The first part of a literal-looking value that is not a literal, with its key path
+    (``TRITON['mm']['constexprs']['BLOCK']``); None when every part is one."""
+    parts: list[tuple[ast.AST, str]] = []
+    if isinstance(node, ast.Dict):
+        for key, value in zip(node.keys, node.values):
+            if key is None:  # **other
+                return value, where
+            try:
+                label = repr(ast.literal_eval(key))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return key, where
+            parts.append((value, f"{where}[{label}]"))
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        parts = [(e, f"{where}[{i}]") for i, e in enumerate(node.elts)]
+    else:
+        try:
+            ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return node, where
+        return None
+    for part, label in parts:
+        found = _not_literal(part, label)
+        if found is not None:
+            return found
+    return None
 
 
 def _names(tree: ast.Module, name: str, path: Path) -> tuple[str, ...] | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def specs_from_launch(table: object, folder: Path) -> tuple[TritonSpec, ...]:
                 source=path,
                 source_bytes=files[path],
                 kernel=_identifier(where, "kernel", entry["kernel"]),
-                signature=_str_map(where, "signature", entry["signature"]),
+                signature=_signature(where, _str_map(where, "signature", entry["signature"])),
                 constexprs=_value_map(where, "constexprs", entry.get("constexprs", {})),
                 num_warps=_count(where, "num_warps", entry.get("num_warps", 4), power_of_two=True),
                 num_stages=_count(where, "num_stages", entry.get("num_stages", 2), low=0),
@@ -110,6 +111,24 @@ def _str_map(where: str, key: str, value: object) -> tuple[tuple[str, str], ...]
             f"{where}: {key!r} must be a dict of parameter name -> Triton type string, got {value!r}"
         )
     return tuple(value.items())
+
+
+TRITON_TYPES = ("bf16", "fp16", "fp32", "fp64", "fp8e4nv", "fp8e4b8", "fp8e4b15", "fp8e5", "fp8e5b16",
+                "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "B")
+"""The scalar types Triton's ``str_to_ty`` knows (triton.language, 3.x)."""
+_PLAIN_TYPE = re.compile(r"\*?k?(?P<base>[A-Za-z][A-Za-z0-9_]*)(?::\d+)?")
+
+
+def _signature(where: str, items: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The signature, each plain type (``*bf16``, ``i32:16``) checked here, so that a typo is named
+    in launch.py rather than by the compiler as a fault of the kernel's source."""
+    for param, text in items:
+        m = _PLAIN_TYPE.fullmatch(text)
+        if m and m["base"] not in TRITON_TYPES and not m["base"].startswith(("constexpr", "tensordesc")):
+            raise PlanError(f"{where}: signature[{param!r}] is {text!r}, not a Triton type (a type of "
+                            f"{', '.join(TRITON_TYPES)}, '*' before it for a pointer, ':16' after it for "
+                            "16-byte alignment, or 'constexpr')")
+    return items
 
 
 def _value_map(where: str, key: str, value: object) -> tuple[tuple[str, object], ...]:
