@@ -277,3 +277,19 @@ def test_progress_goes_to_stderr_on_a_terminal_only(tmp_path):
     assert [re.sub(r"\(\d+ s\)$", "(N s)", ln) for ln in lines] == [
         "[1/2] n=64 seed=1: pass (N s)", "[2/2] n=200 seed=2: pass (N s)"]
     assert b"[1/2]" not in proc.stdout and proc.stdout.decode().splitlines()[-1] == "all 2 shapes passed"
+
+
+def test_a_folder_of_another_leaderboard_is_refused(tmp_path):
+    import shutil
+
+    folder = tmp_path / "round" / "toy_add"
+    shutil.copytree(TOY, folder)
+    (tmp_path / "acme.yaml").write_text("problems:\n  - directory: round/toy_add\n    name: amd-mixed-mla\n"
+                                        "    gpus:\n      - MI355X\n")
+    sub = tmp_path / "good.py"
+    sub.write_text(GOOD)
+    result = run("test", str(sub), "--reference-kernels", str(folder))
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"Error: {sub} is for amd-mxfp4-mm (its #!POPCORN leaderboard line, or --problem), but the round "
+        f"file names {folder} as amd-mixed-mla's folder: pass amd-mxfp4-mm's folder"]

@@ -242,6 +242,17 @@ def label(spec: str) -> str:
     return " ".join(out)
 
 
+def _same_leaderboard(path: str | Path, leaderboard: str | None, folder: Path) -> None:
+    """EvaluateError when the round file names ``folder`` for another leaderboard than the file's."""
+    from submitgen.problems.folder import round_entry
+
+    board, _ = round_entry(folder)
+    if leaderboard is not None and board is not None and board != leaderboard:
+        raise EvaluateError(f"{path} is for {leaderboard} (its #!POPCORN leaderboard line, or --problem), "
+                            f"but the round file names {folder} as {board}'s folder: pass {leaderboard}'s "
+                            "folder")
+
+
 def run_reference(path: str | Path, folder: str | Path, *, mode: str, problem: str | None = None,
                   seed: int | None = None, timeout_s: float | None = None, lint: bool = True,
                   progress: Callable[[str], None] | None = None) -> RefReport:
@@ -252,6 +263,7 @@ def run_reference(path: str | Path, folder: str | Path, *, mode: str, problem: s
         raise EvaluateError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     given = check_timeout(timeout_s) if timeout_s is not None else None
     text, leaderboard, warnings = read_and_lint(str(path), problem, lint)
+    _same_leaderboard(path, leaderboard, Path(folder))
     task = read_task(folder)
     cases = task.cases(mode)
     if not cases:
