@@ -93,6 +93,10 @@ def test_the_budget_tells_computing_from_waiting():
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     idle = subprocess.Popen(["sleep", "60"])
     try:
+        from submitgen.evaluate.cpulimit import cpu_seconds
+
+        while (cpu_seconds(busy.pid) or 0) < 0.1:  # started and computing
+            time.sleep(0.05)
         budgets = [Budget(busy.pid, 0.5), Budget(idle.pid, 0.5)]
         reasons: list[str | None] = [None, None]
         for _ in range(600):
