@@ -34,9 +34,9 @@ def built(tmp_path_factory):
 
 @pytest.mark.slow
 def test_a_triton_project_builds_with_the_compilers_launch_facts(built):
-    header = ("# Verbatim but for its imports, its docstring as a comment and its TRITON table: the "
-              "values the\n# plan reads, as compiled for this arch.\n")
-    assert header in built.text
+    frozen = "\n# ---- TRITON's read-only copy (submitgen/runtime/frozen.py, verbatim) ----\n"
+    plan = "\n# ---- launch plan (triton_fill/launch.py; its imports hoisted, its docstring as a comment)"
+    assert frozen in built.text and built.text.index(frozen) < built.text.index(plan)
     assert [(k.name, k.symbol) for k in built.kernels] == [("fill_1024", "fill_kernel")]
     launches = built.plan.launches
     assert len(launches) == 10 and {(c.block, c.dynamic_lds) for c in launches} == {((256, 1, 1), 0)}
@@ -223,7 +223,7 @@ def test_the_plan_reads_the_triton_of_the_build_arch(tmp_path):
         assert table["fill_1024"]["constexprs"] == {"BLOCK": per[arch]}
         assert table["fill_1024"]["plan"] == {"per": per[arch]} and "arch" not in table["fill_1024"]
         assert f'# TRITON as compiled for {arch}: its entries\' "arch" overrides applied' in r.text
-        assert "# plan reads, as compiled for this arch.\n" in r.text
+        assert "# ---- TRITON's read-only copy (submitgen/runtime/frozen.py, verbatim) ----\n" in r.text
     assert len({provenance.read(r.text).items("sources") for r in builds.values()}) == 1
 
 

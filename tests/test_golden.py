@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ruffclean import ruff_problems
+from ruffclean import order_problems, ruff_problems
 
 from submitgen.options import Compress
 from submitgen.pipeline import BuildOptions, build
@@ -90,6 +90,33 @@ def test_fresh_submission_is_ruff_format_and_blank_line_clean(name, tmp_path):
     build(BuildOptions(problem="mxfp4-mm", output=out, kernels=TESTS / "projects" / "mm_basic",
                        code_objects=(GOLDEN / "mm_basic.co",), **CASES[name]))
     assert ruff_problems(out) == ""
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden_reads_top_down(name):
+    """Each launcher's file (the goldens are the fresh builds: test_rendered_submission_matches_golden)
+    reads top-down: the header, the plan and def custom_kernel, the machinery, then the base64 and
+    the import-time setup (tests/ruffclean.py: order_problems)."""
+    assert order_problems((GOLDEN / name).read_text()) == ""
+
+
+def test_order_problems_sees_each_misplaced_part():
+    """The order check fails on each way a file can be out of order, not only on a missing part."""
+    text = (GOLDEN / "mm_basic_ctypes.py").read_text()
+    kernel = text[text.index("def custom_kernel(data):"):text.index("_sg_version = operator")]
+    blobs = text[text.index("# ---- embedded code objects"):text.index("# ---- import-time setup")]
+    pack = text[text.index("# ---- argument packing"):text.index("# ---- the problem's inputs")]
+    moved = {
+        "kernel last": text.replace(kernel, "") + "\n\n" + kernel,
+        "blobs first": text.replace(blobs, "").replace("# ---- launch plan", blobs + "# ---- launch plan"),
+        "pack first": text.replace(pack, "").replace("# ---- launch plan", pack + "# ---- launch plan"),
+        "no header": text.replace("#!POPCORN leaderboard", "# leaderboard"),
+    }
+    found = {what: order_problems(t) for what, t in moved.items()}
+    assert "custom_kernel" in found["kernel last"] and "after _SG_BLOBS" in found["kernel last"]
+    assert "expected the setup" in found["blobs first"]
+    assert "SgPlanError comes before def custom_kernel" in found["pack first"]
+    assert found["no header"].startswith("header:")
 
 
 def test_the_launch_table_reads_launch_defaults_by_position_and_by_keyword():

@@ -51,15 +51,12 @@ def test_inspect_flags_a_blob_swapped_after_the_build(tmp_path, compile_co):
     other.write_bytes(compile_co('#include <submitgen/device.h>\n'
                                  'extern "C" __global__ void k(int* p) { *p = 1; }'))
     swapped = tmp_path / "swapped.py"
-    build(BuildOptions(problem="mxfp4-mm", output=swapped, kernels=TESTS / "projects" / "mm_basic",
-                       code_objects=(TESTS / "golden" / "mm_basic.co",)))
+    built = build(BuildOptions(problem="mxfp4-mm", output=swapped, kernels=TESTS / "projects" / "mm_basic",
+                               code_objects=(TESTS / "golden" / "mm_basic.co",)))
     from submitgen.render.embed import embed
 
-    text = swapped.read_text()
-    start = text.index("(\n            \"") + 2
-    end = text.index("        ),\n    ),\n)")
-    lines = "".join(f'            "{c}"\n' for c in embed(other.read_bytes()).lines)
-    swapped.write_text(text[:start] + lines + text[end:])
+    (blob,) = built.blobs
+    swapped.write_text(swapped.read_text().replace(blob.text, embed(other.read_bytes()).text))
     r = CliRunner().invoke(cli, ["inspect", str(swapped)])
     assert r.exit_code == 0, r.output
     assert "WARNING: this code object's sha256 is not the one it records" in " ".join(r.output.split())

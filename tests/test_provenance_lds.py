@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from mixed_project import mixed_project
-from ruffclean import ruff_problems
+from ruffclean import order_problems, ruff_problems
 
 from submitgen.cli import cli
 from submitgen.hardware import processors
@@ -44,8 +44,10 @@ def default_build(request, tmp_path_factory):
 @pytest.mark.slow
 def test_default_builds_are_ruff_clean(default_build):
     """Issue 25: each default kernel project's emitted file is as ``ruff format`` writes it and
-    passes pycodestyle (tests/ruffclean.py), its long launch-default names and comments included."""
+    passes pycodestyle (tests/ruffclean.py), its long launch-default names and comments included;
+    issue 46: it reads top-down, TRITON's read-only copy before its plan (order_problems)."""
     assert ruff_problems(default_build.output) == ""
+    assert order_problems(default_build.output.read_text()) == ""
 
 
 @pytest.mark.slow

@@ -258,7 +258,7 @@ def _for_arch(table: Any, arch: str | None, plan_path: Path) -> Any:
     return out
 
 
-FREEZE = "sg_frozen"  # runtime/pack.py's read-only copy; pasted before the plan in every submission
+FREEZE = "sg_frozen"  # runtime/frozen.py: pasted right before the plan in the submission
 
 
 def _resolved_text(text: str, tree: ast.Module, table: dict, arch: str | None, path: Path,
@@ -354,9 +354,10 @@ def load_plan_module(project: KernelProject) -> ModuleType:
     """Run the plan's text (the bytes read once) as a module of its own (it is the user's code)."""
     module = ModuleType(f"_submitgen_plan_{abs(hash(str(project.plan_path)))}")
     module.__file__ = str(project.plan_path)
-    from submitgen.runtime.pack import sg_frozen
+    if project.plan_read:  # its TRITON literal reads sg_frozen, pasted before it in the submission
+        from submitgen.runtime.frozen import sg_frozen
 
-    module.__dict__[FREEZE] = sg_frozen  # as in the submission, where runtime/pack.py comes first
+        module.__dict__[FREEZE] = sg_frozen
     try:
         exec(compile(project.plan_source, str(project.plan_path), "exec"), module.__dict__)
     except BaseException as e:  # the user's module failed at import: report it as theirs

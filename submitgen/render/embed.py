@@ -16,7 +16,6 @@ from submitgen.joined import join_images
 from submitgen.options import Compress
 from submitgen.rules import BANNED_RE
 
-LINE_CHARS = 100
 BANNED = BANNED_RE
 
 
@@ -37,8 +36,9 @@ class Blob:
         return self.parts or ((self.sha256, self.size),)
 
     @property
-    def lines(self) -> tuple[str, ...]:
-        return tuple(self.text[i : i + LINE_CHARS] for i in range(0, len(self.text), LINE_CHARS))
+    def sizes(self) -> tuple[int, ...]:
+        """The size of each code object the decoded bytes hold, in order."""
+        return tuple(size for _, size in self.images)
 
     @property
     def chars(self) -> int:

@@ -20,7 +20,7 @@ from submitgen.errors import RenderError
 from submitgen.render.context import AqlEntry, KernelEntry, Pasted, RenderContext
 from submitgen.render.hoist import assemble
 from submitgen.resources import templates_dir
-from submitgen.runtime import pack
+from submitgen.runtime import frozen, pack
 from submitgen.textfmt import py_string
 
 __all__ = ["AqlEntry", "KernelEntry", "Pasted", "RenderContext", "render", "py_literal"]
@@ -50,6 +50,7 @@ def comment_text(value: object) -> str:
 class _PastedCode:
     """The pasted sections as the template writes them (stripped; imports hoisted later)."""
 
+    frozen: str
     pack: str
     leaves: str
     fallback: str
@@ -81,6 +82,10 @@ def pack_source() -> str:
     return inspect.getsource(pack).strip()
 
 
+def frozen_source() -> str:
+    return inspect.getsource(frozen).strip()
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
@@ -108,6 +113,7 @@ def render(ctx: RenderContext) -> str:
     env = _environment()
     template = env.get_template(ctx.launcher.template)
     pasted = _PastedCode(
+        frozen=frozen_source(),
         pack=pack_source(),
         leaves=ctx.pasted.leaves.strip(),
         fallback=ctx.pasted.fallback.strip(),

@@ -1,8 +1,6 @@
-# Kernel-argument packing shared by the build (checks) and the emitted file (launches).
-# Kernel table entry, from the code object metadata at build time:
-#   name -> (explicit_bytes, ((offset, size, kind, type_name), ...))
-# kind is the metadata .value_kind of each explicit argument; a CUDA cubin does not tell pointers
-# from values, so its parameters are "cuda_param": a tensor fits an 8-byte one, a value any size.
+# Kernel-argument packing shared by the build (checks) and the emitted file (launches). The kernel
+# table (_SG_KERNELS) is the code objects' metadata: a CUDA cubin does not tell pointers from
+# values, so its parameters are "cuda_param": a tensor fits an 8-byte one, a value any size.
 import ctypes
 import struct
 from dataclasses import dataclass
@@ -13,20 +11,6 @@ import torch
 # source is its index in the problem's leaves (>= 0).
 SG_SLOT_OUT = -1  # the output tensor
 SG_SLOT_WORKSPACE = -2  # a workspace the plan allocated, kept with the shape's launches
-
-
-_SgReadOnly = type(type.__dict__)  # types.MappingProxyType, without an import
-
-
-def sg_frozen(value):
-    """A read-only copy of a TRITON table: dicts become read-only mappings, lists tuples, so that
-    what the plan launches with is what was compiled (a plan cannot change a tile size after the
-    kernel was built for it)."""
-    if isinstance(value, dict):
-        return _SgReadOnly({k: sg_frozen(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(sg_frozen(v) for v in value)
-    return value
 
 
 class SgPlanError(ValueError):

@@ -881,8 +881,8 @@ def _template(rng: random.Random, expr: str) -> str:
     return f"{head}import torch\n\n_BLOB = {expr}\n\n\ndef custom_kernel(data):\n    return data[0]\n"
 
 
-_SHA = re.compile(r'"([0-9a-f]{64})", (\d+)')
-_BLOB_TEXT = re.compile(r'\(\n((?:\s+"[A-Za-z0-9+/=]+"\n)+)\s+\)', re.M)
+_SHA = re.compile(r'^        "([0-9a-f]{64})",\n        \((\d+)', re.M)  # a blob's sha256, its first size
+_BLOB_TEXT = re.compile(r'^        "(?![0-9a-f]{64}")([A-Za-z0-9+/=]{24,})",$', re.M)  # a blob's base64
 
 
 def _submission_edit(seeds: Seeds, rng: random.Random, command: str) -> tuple[str, str]:
@@ -891,17 +891,18 @@ def _submission_edit(seeds: Seeds, rng: random.Random, command: str) -> tuple[st
     op = rng.randrange(6)
     if op == 0:
         return _SHA.sub(
-            lambda m: f'"{rng.randbytes(32).hex()}", {m.group(2)}', text, count=1
+            lambda m: m.group(0).replace(m.group(1), rng.randbytes(32).hex()), text, count=1
         ), "sha256 mismatch"
     if op == 1:
         return _SHA.sub(
-            lambda m: f'"{m.group(1)}", {rng.choice((0, 1, 2**63, 10**30))}', text, count=1
+            lambda m: m.group(0)[: m.start(2) - m.start(0)] + str(rng.choice((0, 1, 2**63, 10**30))),
+            text,
+            count=1,
         ), "size mismatch"
     if op == 2:
         obj = seeds.objects[rng.choice(seeds.names)]
         blob = base64.b64encode(compress(rng.choice(_CODECS[1:]), obj)).decode()
-        lines = "".join(f'            "{blob[i : i + 100]}"\n' for i in range(0, len(blob), 100))
-        return _BLOB_TEXT.sub(lambda m: f"(\n{lines}        )", text, count=1), "another object's blob"
+        return _BLOB_TEXT.sub(lambda m: f'        "{blob}",', text, count=1), "another object's blob"
     if op == 3:
         m = _BLOB_TEXT.search(text)
         assert m is not None
