@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any
 
 from submitgen import textfmt
 from submitgen.errors import CodeObjectError
@@ -234,13 +234,8 @@ def _kernel_findings(k: KernelInfo, occ: processors.Occupancy | None) -> list[Fi
 
 
 def kernel_to_json(k: KernelInfo, occ: processors.Occupancy | None = None, demangled: str | None = None,
-                   dyn: DynamicLds | None = None, args_mark: str | None = None) -> dict[str, Any]:
-    dem = demangled if demangled is not None else k.demangled_name
-    # an AMD kernel's "args" may be left as ``args_mark`` for json_text to fill in (readers/amd/model.py)
-    if args_mark is not None and hasattr(k, "args_json_key"):
-        d: dict[str, Any] = cast(Any, k).to_json(dem, args_mark)
-    else:
-        d = k.to_json(dem)
+                   dyn: DynamicLds | None = None) -> dict[str, Any]:
+    d = k.to_json(demangled if demangled is not None else k.demangled_name)
     d["occupancy"] = _occupancy(occ) if occ else None
     if d["occupancy"] is not None:
         d["occupancy"]["dynamic_lds"] = dyn.bytes if dyn else 0
@@ -254,7 +249,7 @@ def _with_mix(d: dict[str, Any], mix: InstructionMix | None) -> dict[str, Any]:
     return d
 
 
-def code_object_to_json(item: Inspected, args_mark: str | None = None) -> dict[str, Any]:
+def code_object_to_json(item: Inspected) -> dict[str, Any]:
     co, ld = item.code_object, item.loaded
     return {
         "source": ld.provenance, "path": ld.path, "container": ld.container, "bundle_entry": ld.bundle_entry,
@@ -262,7 +257,7 @@ def code_object_to_json(item: Inspected, args_mark: str | None = None) -> dict[s
         **co.header_json(),
         "occupancy_target": item.target.name if item.target else None,
         "kernels": [_with_mix(kernel_to_json(k, item.occupancy.get(k.name), item.demangled.get(k.name),
-                                             item.dynamic_lds.get(k.name), args_mark), item.mix.get(k.name))
+                                             item.dynamic_lds.get(k.name)), item.mix.get(k.name))
                     | {"launch_names": list(item.submission.launch_names(k.name)) if item.submission else []}
                     for k in item.kernels],
         "instruction_mix_note": item.disasm_note,
@@ -279,59 +274,15 @@ def to_json(items: Sequence[Inspected]) -> dict[str, Any]:
             "exit_status": exit_status(items)}
 
 
-# one encoder for every object; the documents are trees (no cycle check: 20% of the dump's time)
-_ENCODER = json.JSONEncoder(allow_nan=False, check_circular=False)
+_ENCODER = json.JSONEncoder(allow_nan=False)
 
 
 def json_text(items: Sequence[Inspected]) -> str:
-    """``to_json`` as text: the top level indented, each code object on one line (encoded by
-    json's C encoder; an indented dump of a corpus took longer than reading it)."""
-    with no_cyclic_gc():
-        memo: dict[tuple[int, ...], str] = {}
-        objs = ",\n    ".join(_encode_object(code_object_to_json(item, _ARGS_MARK), item, memo)
-                                for item in items)
+    """``to_json`` as text: the top level indented, each code object on one line."""
+    objs = ",\n    ".join(_ENCODER.encode(code_object_to_json(item)) for item in items)
     return (f'{{\n  "format_version": {JSON_FORMAT_VERSION},\n  "code_objects": '
             + (f"[\n    {objs}\n  ]" if objs else "[]")
             + f',\n  "exit_status": {exit_status(items)}\n}}')
-
-
-# A string the encoder writes as '"\\ue000args"' (ensure_ascii): a kernel's "args" while its
-# object is encoded, replaced by the list's text after
-_ARGS_MARK = "\ue000args"
-_ARGS_MARK_TEXT = _ENCODER.encode(_ARGS_MARK)
-
-
-def _encode_object(o: dict[str, Any], item: Inspected, memo: dict[tuple[int, ...], str]) -> str:
-    """One code object's JSON text, as ``_ENCODER.encode`` gives it for ``code_object_to_json(item)``,
-    from ``code_object_to_json(item, _ARGS_MARK)``: each AMD kernel's ``args`` is the mark there,
-    and its list is encoded once per run of equal arguments: the list is the JSON of the kernel's
-    ``args`` (a function of those argument objects, ``Kernel.args_json_key``), and a corpus's
-    kernels share them (the aiter wheel's 2,613 kernels have 35 distinct lists, most of its
-    35 MB). ``memo`` maps the arguments' ids (all alive while ``items`` is) to the text. Where
-    the mark's text is found other than where it was put (a metadata string equal to it), the
-    lists are made and the object is encoded whole."""
-    kernels = o.get("kernels")
-    marked: list[tuple[dict[str, Any], Any, tuple[int, ...]]] = []
-    if isinstance(kernels, list) and len(kernels) == len(item.kernels):
-        for kd, k in zip(kernels, item.kernels):
-            if isinstance(kd, dict) and kd.get("args") is _ARGS_MARK:
-                key = k.args_json_key()  # type: ignore[attr-defined]  # AMD kernels (readers/amd/model.py)
-                marked.append((kd, k, key))
-    text = _ENCODER.encode(o)
-    if not marked:
-        return text
-    parts = text.split(_ARGS_MARK_TEXT)
-    if len(parts) != len(marked) + 1:
-        for kd, k, _ in marked:
-            kd["args"] = k.args_json()
-        return _ENCODER.encode(o)
-    out = [parts[0]]
-    for (_, k, key), part in zip(marked, parts[1:]):
-        done = memo.get(key)
-        if done is None:
-            done = memo[key] = _ENCODER.encode(k.args_json())
-        out += (done, part)
-    return "".join(out)
 
 
 # --------------------------------------------------------------------------- text
