@@ -713,7 +713,8 @@ def diff_cmd(old: str, new: str, kernel: str | None, as_json: bool, show_all: bo
 
     OLD and NEW are each a code object, a clang offload bundle, or a Python submission (read
     statically, never run). With --fail-on, exits 1 when a listed measure got worse."""
-    from submitgen.diff.compare import diff_sources, parse_pairs, render_text, to_json
+    from submitgen.diff.compare import diff_sources, parse_pairs
+    from submitgen.diff.text import render_text, to_json
 
     with enforced("diff", (old, new)):
         result = diff_sources(old, new, kernel=kernel, block=block, arch=arch, fail_on=fail_on,

@@ -1,35 +1,12 @@
-"""``submitgen diff OLD NEW``: what changed between two builds of a kernel.
+"""``submitgen diff OLD NEW``: what changed between two builds of a kernel (docs/cli.md,
+docs/diff-json.md).
 
-OLD and NEW are each a code object, a clang offload bundle, or a ``.py`` submission (read
-statically, never run). Kernels are named by launch name: a submitgen ``.py`` submission's
-table (``launchtable``) gives the name its plan launches each kernel by, so that Triton
-specializations of one kernel symbol (one object each) are told apart; other inputs use the
-metadata ``.name``. They are paired by ``--pair OLD=NEW``, then by that name,
-and when that pairs nothing and each side holds exactly one kernel, those two (``diffpair``);
-kernels left in NEW are "added", left in OLD "removed". For each pair ``diff_sources`` compares
-the fields in ``FIELDS`` (registers, spills, scratch, static LDS, occupancy, code size, kernarg
-sizes, max workgroup size, wavefront, target; the dynamic LDS a submission records) and the
-explicit arguments (a Triton kernel's named from its signature), paired by name, else by offset
-and kind (insertions and removals shown as such).
-
-Occupancy is estimated (``processors.occupancy``) at one block size per side, chosen in this order:
-``--block N``; else a Triton kernel's block (num_warps x wave size); else the block sizes the
-launch plan of a ``.py`` submission passes for that kernel, when they can be read statically (a
-5-tuple ``(name, grid, (x, y, z), lds, args)`` whose block entries are integer literals,
-module-level integer constants or arithmetic on them; a launch whose kernel name is not a literal
-applies to every kernel without a literal launch; if only one side has a plan, its block is used
-for both; several sizes -> the largest); else each side's ``.reqd_workgroup_size``, else its
-``max_flat_workgroup_size``. Each side's occupancy uses its own processor's facts (or ``--arch``)
-and the dynamic LDS its submission records. The output says which block was used and why.
-
-``--fail-on`` rules (a rule trips when the measure gets worse in any paired kernel):
-``spills`` VGPR or SGPR spill count up; ``scratch`` private segment bytes up; ``occupancy`` waves
-per SIMD down (only when both sides have an estimate); ``lds`` static or dynamic LDS bytes up;
-``args`` any explicit argument's name, offset, size or kind changed, or an argument inserted or
-removed. Added or removed kernels trip nothing, but with any ``--fail-on`` a diff that compared no
-kernel at all trips ``nothing-compared``.
-
-JSON (``to_json``): docs/diff-json.md."""
+Kernels are named by launch name (a ``.py`` submission's launch table), else by ``.name``; paired
+by ``--pair``, then by name, then one-to-one when each side holds one kernel. Occupancy uses one
+block per side: ``--block``, else Triton's num_warps x wave size, else the largest block the
+plan's source spells out (``plan_blocks``; one side's plan serves both), else
+``.reqd_workgroup_size``, else the max workgroup size. A ``--fail-on`` rule trips when its measure
+gets worse in any paired kernel; with any rule, comparing nothing trips ``nothing-compared``."""
 
 from __future__ import annotations
 
@@ -47,9 +24,9 @@ from submitgen.diff.model import (
     Side,
     Trip,
 )
-from submitgen.diff.pairing import ArgChange, KernelPair, pair_args, pair_kernels
+from submitgen.diff.pairing import KernelPair, pair_args, pair_kernels
 from submitgen.diff.plan_blocks import plan_blocks
-from submitgen.diff.text import JSON_FORMAT_VERSION, arg_label, fmt_arg, render_text, to_json
+from submitgen.diff.text import arg_label, fmt_arg
 from submitgen.errors import CodeObjectError, ContainerError, DiffError
 from submitgen.hardware import processors
 from submitgen.hardware.occupancy import required_block
@@ -61,26 +38,6 @@ from submitgen.readers.demangle import demangle_many
 from submitgen.readers.launchtable import Launch, object_indices, read_launch_table, with_arg_names
 from submitgen.readers.pysource import decode_python
 from submitgen.render import provenance
-from submitgen.textfmt import WIDTH
-
-__all__ = [
-    "FAIL_ON_RULES",
-    "FIELDS",
-    "JSON_FORMAT_VERSION",
-    "WIDTH",
-    "ArgChange",
-    "DiffError",
-    "DiffResult",
-    "diff_sides",
-    "diff_sources",
-    "load_side",
-    "parse_fail_on",
-    "parse_pairs",
-    "plan_blocks",
-    "render_text",
-    "to_json",
-]
-
 
 # --------------------------------------------------------------------------- options
 
