@@ -1,13 +1,6 @@
-"""Domain errors: every exception class submitgen raises lives here. Every error the user can
-cause is one of these: the CLI prints its message on one line (no traceback unless
-``--traceback``) and exits non-zero. Messages name the thing, the expected and the actual value,
-e.g. ``kernel 'gemm' arg 3: metadata says by_value size 4, plan passes a tensor``.
-
-(The one exception class outside this module is ``SgPlanError`` in ``runtime/pack.py``: that file
-is pasted verbatim into submissions, which cannot import submitgen; the build turns it into a
-ValidationError.)
-
-Areas add their classes at the end, in a block headed by a one-line comment naming the area."""
+"""Domain errors: every exception class submitgen raises (HACKING.md, Style). The one outside is
+``SgPlanError`` in ``runtime/pack.py``, which is pasted into submissions; the build turns it into a
+ValidationError. Areas add their classes at the end, under a one-line comment naming the area."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""Backends: everything that differs between GPU targets lives behind :class:`Backend`.
-
-``BACKENDS`` is the one registry of targets: the build asks the backend of ``BuildOptions.target``
-to compile a project, load prebuilt objects, read them, and give limits and occupancy; the CLI's
-``--target``/``--arch`` help, the ctypes launcher's runtime on each target, the container reader's
-choice of reader (by ``e_machine``) and Triton's arches (toolchain/triton.py) are read from it.
-Nothing outside this package asks which target is active.
-
-Adding a target (HACKING.md, "Where each axis of change lives"): a module here binding ``BACKEND``,
-an object satisfying the protocol (its reader under ``readers/<name>/``, its compiler in
-``toolchain/``, its runtime template ``templates/runtime/<runtime>.py.j2``), a member of
-``options.Target``, and its entry in ``BACKENDS``."""
+"""Backends: everything that differs between GPU targets lives behind :class:`Backend`;
+``BACKENDS`` is the one registry of targets, and nothing outside this package asks which target is
+active. Adding a target: HACKING.md, "Where each axis of change lives"."""
 
 from __future__ import annotations
 

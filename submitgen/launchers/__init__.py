@@ -1,14 +1,6 @@
-"""Launchers: how an emitted file loads and launches its kernels (``--launcher``).
-
-Each launcher is one :class:`LauncherSpec` (``spec.py``): the runtime it binds on each target that
-runs it, whether a leaderboard file may use it, its import cost (with the machine and date it was
-measured on), its template and the sources pasted into it, and what it refuses. ``prepare``
-resolves ``--launcher`` to its spec once; every later stage reads the spec, never the name.
-
-Adding a launcher: one ``LauncherSpec`` in ``builtin.py``, named in ``REGISTRY`` (or
-:func:`register` from any module) and its template under ``templates/launcher/``. Nothing else
-changes: the CLI's choices and help, the target check, the render, the provenance, the rebuild line
-and the summary follow from the spec."""
+"""Launchers: how an emitted file loads and launches its kernels (``--launcher``), one
+:class:`LauncherSpec` each (``spec.py``). ``prepare`` resolves ``--launcher`` to its spec once; every
+later stage reads the spec, never the name. Adding one: HACKING.md."""
 
 from __future__ import annotations
 

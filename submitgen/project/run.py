@@ -1,20 +1,9 @@
-"""Running a kernel project's plan at build time: the user's code runs in a child process (a fork
-of the build, so torch and the parsed code objects are already there) under a time limit. A plan
-that loops, exits (``SystemExit``, ``os._exit``) or crashes the interpreter fails the build with
-one line; the build's own process never runs the plan.
-
-The child leads a session (and process group) of its own, and holds no descriptor of the build
-but the pipe its result goes back on: its stdin, stdout and stderr are /dev/null. At the end (a
-result, an exit or the timeout) the whole group is killed, so nothing the plan started outlives
-it in the group, and nothing it started anywhere holds the caller's stdout or stderr open.
-
-The group also dies with the build however the build ends (``kill -9`` included): the child asks
-for SIGKILL when the build exits (``PR_SET_PDEATHSIG``, which reaches the child only), and a
-watchdog, forked from the build before the child and in a session of its own, blocks reading a
-pipe whose only writer is the build; when that pipe closes (the kernel closes it when the build
-dies) the watchdog kills the plan's whole group, the processes the plan started included. The
-plan does not run until the watchdog knows the group: a build that dies before then ends the
-child unrun."""
+"""Running a kernel project's plan at build time, in a forked child under a time limit: a plan
+that loops, exits or crashes fails the build with one line. The child leads a process group of its
+own with fds 0-2 on /dev/null and no other descriptor but its result pipe; the group is killed at
+the end. It also dies with the build however the build ends (``kill -9`` too): the child has
+``PR_SET_PDEATHSIG``, and a watchdog forked before it (a session of its own) kills the whole group
+when the pipe only the build writes closes. The plan runs only once the watchdog knows the group."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""A kernel project's ``TRITON`` table (plain data in ``launch.py``) -> checked TritonSpecs.
-
-    TRITON = {
-        "mm_64x128": {                      # the launch name the plan uses
-            "source": "mxfp4_mm.py",        # a .py file in the project folder
-            "kernel": "mxfp4_mm_kernel",    # the @triton.jit function in it
-            "signature": {"a_ptr": "*u8:16", "M": "i32", "BLOCK_M": "constexpr"},  # ":16": docs/triton.md
-            "constexprs": {"BLOCK_M": 64},
-            "num_warps": 4, "num_stages": 2,  # optional (defaults 4 and 2)
-            "options": {"waves_per_eu": 2},    # optional: any other backend option
-        },
-    }
-
-Each source file is read once (a regular file inside the folder, bounded); specializations that
-share a file share those bytes.
-"""
+"""A kernel project's ``TRITON`` table (plain data in ``launch.py``; HACKING.md, docs/triton.md)
+-> checked TritonSpecs. Each source file is read once; specializations that share it share the bytes."""
 
 from __future__ import annotations
 

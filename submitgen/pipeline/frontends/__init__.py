@@ -1,17 +1,6 @@
-"""Front ends: each turns one kind of input of a kernel project into the code objects the
-submission embeds, with the launch names each object serves and what its compiler decided for
-their launches (``SgLaunchDefaults``).
-
-A front end is a module named in ``FRONT_ENDS`` that binds ``FRONT_END``, an object with a ``name``, an
-``order`` (front ends run in ascending order; the objects keep that order in the file) and
-``objects(prepared) -> tuple[EmbeddedObject, ...]``, which returns () when the project has none
-of its input; ``inputs(prepared)``, the files it reads (the build's -o may be none of them);
-``param_kinds(prepared)``, whether each by-value parameter of the launch names it serves is an int
-or a float, where its language says; and ``param_names(prepared)``, the parameters the plan passes
-by name, where its language names them. ``front_ends()`` lists them; the build, ``prepare``'s input
-list and ``check``'s plan checks ask each of them. Adding a language means adding its module here
-(and its line in ``FRONT_ENDS``), its compile step in ``submitgen/toolchain/`` (with any per-arch
-table of its own), and its declaration in the project (``project/load.py``, as ``TRITON`` is)."""
+"""Front ends: each turns one kind of a kernel project's input into the code objects the
+submission embeds (``FRONT_ENDS``, run in ``order``). The protocol and how to add one: HACKING.md,
+"Where each axis of change lives"."""
 
 from __future__ import annotations
 
