@@ -4,6 +4,7 @@ safe for a terminal, and strict JSON values."""
 from __future__ import annotations
 
 import math
+import os
 import textwrap
 from collections.abc import Mapping
 from typing import Any
@@ -92,15 +93,6 @@ def fit_middle(s: str, width: int) -> str:
     return s[: keep // 2] + "..." + s[len(s) - (keep - keep // 2):]
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def fit_pair(a: str, b: str, width: int, context: int = 8) -> tuple[str, str]:
     """Two strings (e.g. OLD's and NEW's path) shortened to ``width`` so that the part where they
     differ stays readable: the common beginning is cut first (keeping ``context`` characters
@@ -108,8 +100,8 @@ def fit_pair(a: str, b: str, width: int, context: int = 8) -> tuple[str, str]:
     a, b = printable(a), printable(b)
     if max(len(a), len(b)) <= width:
         return a, b
-    p = _common_prefix(a, b)
-    s = _common_prefix(a[p:][::-1], b[p:][::-1])
+    p = len(os.path.commonprefix([a, b]))
+    s = len(os.path.commonprefix([a[p:][::-1], b[p:][::-1]]))
     over = max(len(a), len(b)) - width
     if p > context + 3:
         cut = min(over + 3, p - context)
