@@ -4,7 +4,8 @@
 # ~0 against the exact answer, against 0.03-0.04 for fp8 Q and KV), and its distance to the fp8
 # reference is only that reference's own fp8 error, far inside rtol = atol = 0.1. Every sequence has
 # the same length on this leaderboard (kv_indptr = arange * kv_seq_len), so the KV is viewed as
-# [batch, kv_seq_len, 576] without a host sync, and a few sequences are converted to float32 at a time.
+# [batch, kv_seq_len, 576] without a host sync, and a few sequences are converted to float32 at a time;
+# each group's float32 result is stored in the bf16 output (round to nearest even).
 import torch
 
 
@@ -23,5 +24,5 @@ def _sg_fallback(data):
     for i in range(0, bs, group):
         rows = kv3[i : i + group].float()
         scores = torch.bmm(q3[i : i + group].float(), rows.transpose(1, 2)) * sm_scale
-        out[i : i + group] = torch.bmm(torch.softmax(scores, dim=-1), rows[:, :, :dv]).to(torch.bfloat16)
+        out[i : i + group] = torch.bmm(torch.softmax(scores, dim=-1), rows[:, :, :dv])
     return out.reshape(q.shape[0], heads, dv)

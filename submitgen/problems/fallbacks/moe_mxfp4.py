@@ -3,7 +3,7 @@
 # 32 values (block amax rounded up by (bits + 0x200000) & 0xFF800000, scale exponent floor(log2) - 2,
 # e2m1 rounding half up, saturating at 6); gate/up from the raw fp4 weights and their 2-D e8m0
 # scales; silu(gate) * up stored as bf16 and re-quantized the same way; down times the routing weight,
-# summed over the token's slots in float32, returned as bf16.
+# summed over the token's slots in float32, stored in the bf16 output (round to nearest even).
 import torch
 
 _SG_MOE_E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
@@ -46,7 +46,8 @@ def _sg_fallback(data):
         slot = torch.nonzero(ids == e).squeeze(1)
         token = slot // slots_per_token
         gu = a1[token] @ _sg_moe_weight(gate_up, gate_up_scale, e).T
-        inter = (torch.nn.functional.silu(gu[:, :d_expert]) * gu[:, d_expert:]).to(torch.bfloat16)
+        inter = torch.empty((gu.shape[0], d_expert), dtype=torch.bfloat16, device=gu.device)
+        torch.mul(torch.nn.functional.silu(gu[:, :d_expert]), gu[:, d_expert:], out=inter)
         y = _sg_moe_act(inter) @ _sg_moe_weight(down, down_scale, e).T
         out.index_add_(0, token, y * routing[slot].unsqueeze(1))
-    return out.to(torch.bfloat16)
+    return torch.empty(hidden.shape, dtype=torch.bfloat16, device=hidden.device).copy_(out)

@@ -1,8 +1,9 @@
 # Pure-torch path for amd-mxfp4-mm: runs on CPU or any GPU, reads its inputs without changing them.
 # A is quantized to MXFP4 as the leaderboard's reference does (aiter's Triton quantizer: block amax
 # rounded up by (bits + 0x200000) & 0xFF800000, scale exponent floor(log2) - 2, round half to even,
-# saturate at 6); B comes from B_q and the unshuffled B_scale_sh. Both are dequantized to float32,
-# multiplied, and the product is cast to bf16.
+# saturate at 6); B comes from B_q and the unshuffled B_scale_sh. Both are dequantized to float32 and
+# multiplied, and the product is stored in a bf16 output as a kernel stores its float32 accumulator
+# (round to nearest even).
 import torch
 
 _SG_E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
@@ -35,5 +36,6 @@ def _sg_dequant_b(b_q, b_scale_sh, k):
 
 def _sg_fallback(data):
     a, _b, b_q, _b_shuffle, b_scale_sh = data
-    k = a.shape[1]
-    return (_sg_dequant_a(a) @ _sg_dequant_b(b_q, b_scale_sh, k).T).to(torch.bfloat16)
+    m, k = a.shape
+    out = torch.empty((m, b_q.shape[0]), dtype=torch.bfloat16, device=a.device)
+    return out.copy_(_sg_dequant_a(a) @ _sg_dequant_b(b_q, b_scale_sh, k).T)
