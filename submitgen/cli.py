@@ -500,11 +500,13 @@ def _no_json_with_reference(as_json: bool) -> None:
 @click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (docs/json.md).")
 def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
-    """Check FILE against the leaderboard's rules without running it: the #!POPCORN header, the
-    banned word (any case), size and payload budget, exec/eval of decoded data, a module-level
-    custom_kernel, and kernels on an HSA queue of their own. Prints one line per failed rule
-    (FILE:LINE: RULE: message (fix: ...)) and exits 1 if any fails."""
-    from submitgen.lint import lint_file_report, payload_summary, render_findings
+    """Check FILE against the leaderboard's rules without running it: the #!POPCORN header as
+    popcorn-cli reads it, the banned word (any case), size and payload budget, KernelGuard's verdict
+    (when the kernelguard package is installed), a module-level custom_kernel, exec/eval of decoded
+    data and kernels on an HSA queue of their own. Prints one line per finding (FILE:LINE: RULE
+    [SOURCE]: message (fix: ...)), then KernelGuard's verdict and version, and exits 1 if any rule
+    of popcorn-cli, kernelbot, KernelGuard or eval.py fails (a reviewer's policy only warns)."""
+    from submitgen.lint import lint_file_report, render_findings
 
     with _json_errors("lint", as_json), enforced("lint", (file,)):
         report = lint_file_report(file, problem=problem)
@@ -515,9 +517,10 @@ def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
         raise SystemExit(0 if report.passed else 1)
     for line in render_findings(report.errors + report.warnings, file):
         click.echo(line)
+    click.echo(f"{file}: {report.kernelguard.summary()}")
     if report.errors:
         raise SystemExit(1)
-    click.echo(f"{file}: lint passed; {payload_summary(file, problem=problem)}")
+    click.echo(f"{file}: lint passed; {report.payload.summary()}")
 
 
 def _run_options(fn):

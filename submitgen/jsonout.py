@@ -38,10 +38,12 @@ def payload_json(p: Any) -> dict[str, Any]:
 
 def finding_json(f: Any) -> dict[str, Any]:
     """A ``lint.LintFinding`` as JSON."""
-    return {"rule": f.rule, "line": f.line, "severity": f.severity, "message": f.message, "fix": f.fix}
+    return {"rule": f.rule, "line": f.line, "severity": f.severity, "source": f.source, "message": f.message,
+            "fix": f.fix}
 
 
 def lint_fields(file: str, leaderboard: str | None, report: Any) -> dict[str, Any]:
     """``lint --json``'s fields for a ``lint.LintReport`` of ``file``."""
     return {"file": file, "leaderboard": leaderboard, "errors": [finding_json(f) for f in report.errors],
-            "warnings": [finding_json(f) for f in report.warnings], "payload": payload_json(report.payload)}
+            "warnings": [finding_json(f) for f in report.warnings], "payload": payload_json(report.payload),
+            "kernelguard": report.kernelguard.as_json()}

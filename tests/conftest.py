@@ -191,3 +191,40 @@ def toy_problems():
     yield
     unregister("toy-add")
     unregister("toy-noclone")
+
+
+DEFAULT_PROBLEMS = ("mxfp4-mm", "mixed-mla", "moe-mxfp4")
+
+
+@pytest.fixture(scope="session", params=DEFAULT_PROBLEMS)
+def default_build(request, tmp_path_factory):
+    """Each problem's default build for its leaderboard's GPU (gfx950), built once per session
+    (each is seconds of Triton compiles): the BuildResult, its file at ``.output``."""
+    pytest.importorskip("triton", reason="the default projects are Triton")
+    from submitgen.pipeline import BuildOptions, build
+
+    out = tmp_path_factory.mktemp(request.param) / "submission.py"
+    return build(BuildOptions(problem=request.param, output=out))
+
+
+@pytest.fixture(scope="session", params=DEFAULT_PROBLEMS)
+def default_build_sm90(request, tmp_path_factory):
+    """Each problem's default build for sm_90 (--target cuda --arch sm_90), built once per session."""
+    pytest.importorskip("triton", reason="the default projects are Triton")
+    from submitgen.options import Target
+    from submitgen.pipeline import BuildOptions, build
+
+    out = tmp_path_factory.mktemp(f"{request.param}-sm90") / "submission.py"
+    return build(BuildOptions(problem=request.param, output=out, target=Target.CUDA, arch="sm_90"))
+
+
+def kernelguard_line(path: object, verdict: str = "valid") -> str:
+    """The line lint prints about KernelGuard for ``path``: its verdict with its version, or that it is
+    not installed (CI installs it: the [kernelguard] extra)."""
+    import importlib.metadata
+
+    try:
+        return f"{path}: KernelGuard {importlib.metadata.version('kernelguard')}: {verdict}"
+    except importlib.metadata.PackageNotFoundError:
+        return (f"{path}: KernelGuard: not installed, so its check did not run (pip install "
+                "'submitgen[kernelguard]')")

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
-from conftest import build_stub
+from conftest import build_stub, kernelguard_line
 from test_abi import _pad3, expected_kernarg
 
 from submitgen.cli import cli
@@ -234,11 +234,13 @@ def test_allow_own_queue_warns_loudly_and_marks_the_file(tmp_path):
     )
     assert "# Rebuild it with:\n#   submitgen build mxfp4-mm --launcher aql --allow-own-queue\n" in text
     assert "stream" not in text.lower()
-    # and lint, run on the file it wrote, flags the queue at the line that creates it
+    # and lint, run on the file it wrote, flags the queue at the line that creates it: a reviewer's
+    # policy (the organizers disqualify it; no tool refuses it), so a warning
     lint = CliRunner().invoke(cli, ["lint", str(out)])
-    assert lint.exit_code == 1
+    assert lint.exit_code == 0
     line = next(i for i, s in enumerate(text.splitlines(), 1) if "hsa_queue_create" in s)
-    assert f"{out}:{line}: hsa-queue: creates an HSA queue of its own" in lint.output
+    want = f"{out}:{line}: warning: hsa-queue [reviewer policy]: creates an HSA queue of its own"
+    assert want in lint.output
 
 
 def test_lint_flags_hand_written_hsa_queue_create(tmp_path):
@@ -250,12 +252,15 @@ def test_lint_flags_hand_written_hsa_queue_create(tmp_path):
         "def custom_kernel(data):\n    return data[0]\n"
     )
     result = CliRunner().invoke(cli, ["lint", str(sub)])
-    assert result.exit_code == 1
-    assert result.output.splitlines() == [
-        f"{sub}:8: hsa-queue: creates an HSA queue of its own: kernels dispatched on it run outside torch's "
-        "timing events (the ~4 us timing artefact), which the organizers disqualify (fix: launch with "
-        "hipModuleLaunchKernel on the default queue (0) so the leaderboard's events time the kernel)"
-    ]
+    assert result.exit_code == 0
+    assert result.output.splitlines()[:2] == [
+        f"{sub}:8: warning: hsa-queue [reviewer policy]: creates an HSA queue of its own: kernels dispatched "
+        f"on "
+        "it run outside torch's timing events (the ~4 us timing artefact), which the organizers disqualify "
+        "(fix: "
+        "launch with hipModuleLaunchKernel on the default queue (0) so the leaderboard's events time the "
+        "kernel)",
+        kernelguard_line(sub)]
 
 
 def test_hidden_pointers_it_cannot_honour_are_named():
@@ -297,9 +302,9 @@ def test_aql_is_hip_only_and_fresh_output_only(tmp_path):
 
 
 @pytest.mark.slow
-def test_test_command_refuses_an_aql_file_unless_no_lint(tmp_path, fakehsa):
-    """`submitgen test` lints first, so an --allow-own-queue file is refused; --no-lint runs it
-    anyway for local experiments, with the failed rules shown as warnings."""
+def test_test_command_runs_an_aql_file_with_the_queue_warning(tmp_path, fakehsa):
+    """`submitgen test` lints first: an --allow-own-queue file's own queue is a reviewer's policy
+    (a warning, no tool refuses it), so the file runs and the report carries the warning."""
     import os
 
     from click.testing import CliRunner
@@ -310,13 +315,12 @@ def test_test_command_refuses_an_aql_file_unless_no_lint(tmp_path, fakehsa):
     sub = tmp_path / "aql.py"
     build(BuildOptions(problem="mxfp4-mm", output=sub, launcher="aql", allow_own_queue=True,
                        kernels=Path(__file__).resolve().parents[1] / "examples" / "hip_mxfp4_mm"))
-    r = CliRunner().invoke(cli, ["test", str(sub), "--shapes", "test:0"])
-    assert r.exit_code == 1 and "hsa-queue: creates an HSA queue of its own" in r.output
     os.environ["SUBMITGEN_HSA_LIBRARY"] = str(fakehsa)
     try:
-        r = CliRunner().invoke(cli, ["test", str(sub), "--shapes", "test:0", "--no-lint"])
+        r = CliRunner().invoke(cli, ["test", str(sub), "--shapes", "test:0"])
     finally:
         del os.environ["SUBMITGEN_HSA_LIBRARY"]
-    assert "warning (--no-lint)" in r.output and "hsa-queue" in r.output
+    assert "lint warning: " in r.output
+    assert "warning: hsa-queue [reviewer policy]: creates an HSA queue" in r.output
     # it got past lint and ran the shape (the bare stand-in has no symbols configured, so it fails there)
     assert "shapes failed" in r.output and "hsa_executable_get_symbol_by_name" in r.output

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import kernelguard_line
 
 from submitgen.cli import cli
 from submitgen.rules import BANNED_WORD
@@ -25,15 +26,19 @@ def test_lint_word_in_comment_fails_at_its_line(tmp_path: Path):
     result = run("lint", str(sub))
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        f"{sub}:5: banned-word: '{BANNED_WORD.capitalize()}' at column 3: the server rejects any file "
-        "containing this word in any case (fix: reword or rename it (say 'queue'); pass 0 as the HIP "
-        "queue argument instead of naming the default one)"]
+        f"{sub}:5: banned-word [kernelbot]: '{BANNED_WORD.capitalize()}' at column 3: the server rejects any "
+        "file containing this word in any case (fix: reword or rename it (say 'queue'); pass 0 as the HIP "
+        "queue argument instead of naming the default one)", kernelguard_line(sub)]
 
 
 def test_lint_clean_file_prints_payload():
     result = run("lint", str(SUBMISSIONS / "mla_torch.py"))
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"{SUBMISSIONS / 'mla_torch.py'}: lint passed; estimated payload ")
+    path = SUBMISSIONS / "mla_torch.py"
+    out = result.output.splitlines()
+    assert out[0].startswith(f"{path}:1: warning: kernelguard [KernelGuard]: PRECISION_DOWNGRADE (medium): ")
+    assert out[1] == kernelguard_line(path, "low_confidence (not filtered: PRECISION_DOWNGRADE)")
+    assert out[2].startswith(f"{path}: lint passed; estimated payload ")
     assert "of 65,535 chars for amd-mixed-mla" in result.output
 
 

@@ -191,7 +191,7 @@ def test_test_and_bench_json_errors(toy, tmp_path):
     assert json.loads(r.stdout)["error"] == (
         f"{bad}: 1 lint failure(s): not run, because it fails lint (the leaderboard would refuse it); "
         "pass --no-lint to run it anyway for a local experiment")
-    assert f"{bad}:5: banned-word:" in r.stderr
+    assert f"{bad}:5: banned-word [kernelbot]:" in r.stderr
     code, doc = run_json("bench", bad, "--mode", "test")
     assert code == 1 and doc["error"] == ("bench --mode test needs --reference-kernels DIR; the built-in "
                                           "harness checks with `submitgen test`")

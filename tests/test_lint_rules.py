@@ -47,7 +47,8 @@ def test_handwritten_submissions_pass():
 def test_banned_word_in_comment_names_its_line():
     text = HEADER + "import torch\n# runs on the default " + WORD + " of the device\n" + BODY[13:]
     assert lines(text) == [
-        f"sub.py:4: banned-word: '{WORD}' at column 23: the server rejects any file containing this "
+        f"sub.py:4: banned-word [kernelbot]: '{WORD}' at column 23: the server rejects any file containing "
+        f"this "
         "word in any case (fix: reword or rename it (say 'queue'); pass 0 as the HIP queue argument "
         "instead of naming the default one)"]
 
@@ -65,30 +66,36 @@ def test_unknown_leaderboard_and_gpu_are_warnings_not_refusals():
     text = "#!POPCORN leaderboard amd-fp4-gemm\n#!POPCORN gpu MI455X\n" + BODY
     assert lines(text) == []
     assert every_line(text) == [
-        "sub.py:1: warning: header: leaderboard 'amd-fp4-gemm' is not one submitgen knows (a new round's?); "
+        "sub.py:1: warning: header [kernelbot]: leaderboard 'amd-fp4-gemm' is not one submitgen knows (a new "
+        "round's?); "
         "the server decides whether it exists (fix: check the name, or pass --problem with its problem "
         "folder; known: amd-mxfp4-mm, amd-mixed-mla, amd-moe-mxfp4, amd-identity, amd-fp8-mm, "
         "amd-mixture-of-experts, amd-mla-decode, amd-all2all, amd-gemm-rs, amd-ag-gemm)",
-        "sub.py:2: warning: header: GPU 'MI455X' is not one this tool knows: known AMD GPUs are MI300, "
+        "sub.py:2: warning: header [kernelbot]: GPU 'MI455X' is not one this tool knows: known AMD GPUs are "
+        "MI300, "
         "MI300x8, MI355X (fix: use MI300 or MI300x8 or MI355X)"]
     # a GPU the known leaderboard does not run on stays a refusal
     assert lines(HEADER.replace("MI355X", "MI300") + BODY)[:1] == [
-        "sub.py:2: header: GPU 'MI300' is not one this tool knows: leaderboard 'amd-mxfp4-mm' runs on MI355X "
-        "(fix: use MI355X)"]
+        "sub.py:2: header [kernelbot]: GPU 'MI300' is not one this tool knows: leaderboard 'amd-mxfp4-mm' "
+        "runs "
+        "on MI355X (fix: use MI355X)"]
 
 
 def test_header_duplicates_unknown_and_missing_value():
     text = ("#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpus MI355X\n#!POPCORN leaderboard amd-mixed-mla\n"
             "#!POPCORN runner github\n#!POPCORN gpu\n#!POPCORN gpu MI355X\n" + BODY)
     assert every_line(text) == [
-        "sub.py:3: header: second 'leaderboard' directive says 'amd-mixed-mla', the one on line 1 "
+        "sub.py:3: header [kernelbot]: second 'leaderboard' directive says 'amd-mixed-mla', the one on line "
+        "1 "
         "'amd-mxfp4-mm': popcorn-cli takes the last one, the server refuses a leaderboard that differs "
         "from its first comment block's (fix: keep one of them)",
-        "sub.py:4: warning: header: unknown directive 'runner': popcorn-cli and the server read only "
+        "sub.py:4: warning: header [popcorn-cli]: unknown directive 'runner': popcorn-cli and the server "
+        "read only "
         "'leaderboard' and 'gpu' (or 'gpus') and ignore it (fix: remove the line or correct the name)",
-        "sub.py:5: header: directive '#!POPCORN gpu' has no value (fix: write '#!POPCORN leaderboard "
+        "sub.py:5: header [kernelbot]: directive '#!POPCORN gpu' has no value (fix: write '#!POPCORN "
+        "leaderboard "
         "<name>' or '#!POPCORN gpu MI355X')",
-        "sub.py:6: warning: header: 'gpus' directive repeats line 2 (fix: keep one of them)"]
+        "sub.py:6: warning: header [popcorn-cli]: 'gpus' directive repeats line 2 (fix: keep one of them)"]
 
 
 def test_header_directives_on_any_comment_line_count():
@@ -98,11 +105,13 @@ def test_header_directives_on_any_comment_line_count():
         + BODY[13:]
     assert read_header(text).leaderboard == "amd-mixed-mla"
     assert every_line(text) == [
-        "sub.py:4: warning: header: this directive is not in a comment block at the top of the file "
+        "sub.py:4: warning: header [kernelbot]: this directive is not in a comment block at the top of the "
+        "file "
         "(its first line is not a comment): popcorn-cli reads it and sends its value with the request, "
         "but the server reads directives only from the first comment block (fix: move '#!POPCORN leaderboard "
         "amd-mixed-mla' to the top of the file, before any code or blank line)",
-        "sub.py:4: warning: header: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu "
+        "sub.py:4: warning: header [popcorn-cli]: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs "
+        "--gpu "
         "(fix: add '#!POPCORN gpu MI355X' after the leaderboard line, or pass --gpu MI355X to "
         "popcorn-cli)"]
 
@@ -110,16 +119,18 @@ def test_header_directives_on_any_comment_line_count():
 def test_header_near_miss_names_its_own_leaderboard():
     text = "#!popcorn leaderboard amd-moe-mxfp4\n  #!POPCORN gpu MI355X\n" + BODY
     assert every_line(text) == [
-        "sub.py:1: header: '#!popcorn leaderboard amd-moe-mxfp4' is not read as a directive: "
+        "sub.py:1: header [popcorn-cli]: '#!popcorn leaderboard amd-moe-mxfp4' is not read as a directive: "
         "popcorn-cli wants '#!POPCORN' (exactly, at the start of the line) as the first word (fix: "
         "write it as '#!POPCORN leaderboard amd-moe-mxfp4')",
-        "sub.py:1: header: no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it from a "
-        "comment line that starts with '#!POPCORN' (fix: add '#!POPCORN leaderboard amd-moe-mxfp4' as "
+        "sub.py:1: header [popcorn-cli]: no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it "
+        "from a comment line that starts with '#!POPCORN' (fix: add '#!POPCORN leaderboard amd-moe-mxfp4' as "
         "the first line, or pass --problem)",
-        "sub.py:1: warning: header: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu "
+        "sub.py:1: warning: header [popcorn-cli]: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs "
+        "--gpu "
         "(fix: add '#!POPCORN gpu <GPU>' after the leaderboard line, or pass --gpu <GPU> to "
         "popcorn-cli)",
-        "sub.py:2: header: '#!POPCORN gpu MI355X' is not read as a directive: popcorn-cli wants "
+        "sub.py:2: header [popcorn-cli]: '#!POPCORN gpu MI355X' is not read as a directive: popcorn-cli "
+        "wants "
         "'#!POPCORN' (exactly, at the start of the line) as the first word (fix: write it as "
         "'#!POPCORN gpu MI355X')"]
 
@@ -127,9 +138,10 @@ def test_header_near_miss_names_its_own_leaderboard():
 def test_header_several_gpus_refused():
     text = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpus MI355X MI300\n" + BODY
     assert lines(text) == [
-        "sub.py:2: header: GPU 'MI300' is not one this tool knows: leaderboard 'amd-mxfp4-mm' runs on "
-        "MI355X (fix: use MI355X)",
-        "sub.py:2: header: the gpu directive names 2 GPUs: popcorn-cli submits to one and refuses "
+        "sub.py:2: header [kernelbot]: GPU 'MI300' is not one this tool knows: leaderboard 'amd-mxfp4-mm' "
+        "runs on MI355X (fix: use MI355X)",
+        "sub.py:2: header [popcorn-cli]: the gpu directive names 2 GPUs: popcorn-cli submits to one and "
+        "refuses "
         "several (fix: name one GPU)"]
 
 
@@ -138,7 +150,8 @@ def test_header_after_a_blank_line_counts_with_a_warning():
     assert read_header(text).gpus == ("MI355X",)
     assert lines(text) == []
     assert every_line(text) == [
-        "sub.py:3: warning: header: this directive is after the first comment block (which ends at "
+        "sub.py:3: warning: header [kernelbot]: this directive is after the first comment block (which ends "
+        "at "
         "line 1): popcorn-cli reads it and sends its value with the request, but the server reads "
         "directives only from the first comment block (fix: move '#!POPCORN gpu MI355X' to the top of "
         "the file, before any code or blank line)"]
@@ -147,10 +160,11 @@ def test_header_after_a_blank_line_counts_with_a_warning():
 def test_header_gpu_and_problem_agreement():
     text = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu mi355x\n" + BODY
     assert lines(text) == [
-        "sub.py:2: header: GPU 'mi355x' is not one this tool knows: leaderboard 'amd-mxfp4-mm' runs "
+        "sub.py:2: header [kernelbot]: GPU 'mi355x' is not one this tool knows: leaderboard 'amd-mxfp4-mm' "
+        "runs "
         "on MI355X (fix: write 'MI355X' (exact case))"]
     assert lines(HEADER + BODY, problem="mixed-mla") == [
-        "sub.py:1: header: the header names leaderboard 'amd-mxfp4-mm' but --problem says "
+        "sub.py:1: header [kernelbot]: the header names leaderboard 'amd-mxfp4-mm' but --problem says "
         "'amd-mixed-mla'; the server refuses a mismatch (fix: change the header to '#!POPCORN "
         "leaderboard amd-mixed-mla' or drop --problem)"]
     assert lint_text(HEADER + BODY, problem="amd-mxfp4-mm") == []
@@ -161,11 +175,12 @@ def test_header_gpu_and_problem_agreement():
 
 def test_no_header_without_problem():
     assert every_line(BODY) == [
-        "sub.py:1: header: no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it from a "
-        "comment line that starts with '#!POPCORN' (fix: add '#!POPCORN leaderboard <name>' (one of "
+        "sub.py:1: header [popcorn-cli]: no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it "
+        "from a comment line that starts with '#!POPCORN' (fix: add '#!POPCORN leaderboard <name>' (one of "
         "amd-mxfp4-mm, amd-mixed-mla, amd-moe-mxfp4, amd-identity, amd-fp8-mm, amd-mixture-of-experts, "
         "amd-mla-decode, amd-all2all, amd-gemm-rs, amd-ag-gemm) as the first line, or pass --problem)",
-        "sub.py:1: warning: header: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu "
+        "sub.py:1: warning: header [popcorn-cli]: no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs "
+        "--gpu "
         "(fix: add '#!POPCORN gpu <GPU>' after the leaderboard line, or pass --gpu <GPU> to "
         "popcorn-cli)"]
 
@@ -176,10 +191,16 @@ def test_exec_of_decoded_data_flagged():
         "SRC = 'eJwrzs9LSS0uBgAGpgJm'\n"
         "code = zlib.decompress(base64.b64decode(SRC))\n"
         "exec(code)\n" + BODY)
-    assert lines(text) == [
-        "sub.py:6: exec-decoded: exec() of decoded data (base64/zlib/lzma/... decode flows into it): "
-        "kernelguard auto-rejects this as OBFUSCATED_EXEC (fix: write the code in the file as plain "
-        "Python; decode only binary data (e.g. a code object for hipModuleLoadData))"]
+    assert lines(text) == [  # a reviewer's policy warns; KernelGuard itself filters this form
+        "sub.py:1: kernelguard [KernelGuard]: OBFUSCATED_EXEC (critical): exec() with encoded/decoded "
+        "payload "
+        "(hides exploit code); KernelGuard filters the file, and kernelbot refuses it (fix: change the code "
+        "the evidence describes)"]
+    assert every_line(text)[1:] == [
+        "sub.py:6: warning: exec-decoded [reviewer policy]: exec() of decoded data (base64/zlib/lzma/... "
+        "decode flows into it): hidden code, which reviewers disqualify (KernelGuard refuses the forms it "
+        "recognizes as OBFUSCATED_EXEC) (fix: write the code in the file as plain Python; decode only "
+        "binary data (e.g. a code object for hipModuleLoadData))"]
 
 
 @pytest.mark.parametrize("snippet,rule", [
@@ -194,8 +215,9 @@ def test_exec_of_decoded_data_flagged():
     ("import importlib\nname = 'o' + 's'\nimportlib.import_module(name)\n", "import-dynamic"),
 ])
 def test_exec_and_import_tricks(snippet: str, rule: str):
-    found = lint_text(HEADER + snippet + BODY)
-    assert [f.rule for f in found] == [rule]
+    report = lint_report(HEADER + snippet + BODY)
+    assert [(f.rule, f.source) for f in report.warnings if f.rule != "kernelguard"] == [(rule, "policy")]
+    assert {f.rule for f in report.errors} <= {"kernelguard"}  # KernelGuard's own verdict, where it has one
 
 
 @pytest.mark.parametrize("snippet", [
@@ -213,8 +235,10 @@ def test_hsa_queue_create_flagged():
     text = (
         HEADER + "import ctypes\nhsa = ctypes.CDLL('libhsa-runtime64.so')\nhsa.hsa_queue_create(0)\n" + BODY
     )
-    assert lines(text) == [
-        "sub.py:5: hsa-queue: creates an HSA queue of its own: kernels dispatched on it run outside "
+    assert lines(text) == []
+    assert every_line(text) == [
+        "sub.py:5: warning: hsa-queue [reviewer policy]: creates an HSA queue of its own: kernels dispatched "
+        "on it run outside "
         "torch's timing events (the ~4 us timing artefact), which the organizers disqualify (fix: "
         "launch with hipModuleLaunchKernel on the default queue (0) so the leaderboard's events time "
         "the kernel)"]
@@ -222,7 +246,7 @@ def test_hsa_queue_create_flagged():
 
 def test_custom_kernel_required_at_module_level():
     assert lines(HEADER + "def helper(data):\n    def custom_kernel(x):\n        return x\n") == [
-        "sub.py:1: custom-kernel: no module-level 'custom_kernel': the evaluator imports "
+        "sub.py:1: custom-kernel [eval.py]: no module-level 'custom_kernel': the evaluator imports "
         "'custom_kernel' from the submission (fix: define 'def custom_kernel(data: input_t) -> "
         "output_t:' at module level)"]
     for ok in ("custom_kernel = lambda data: data\n",
@@ -250,7 +274,8 @@ def test_size_and_payload_limits():
     assert est.chars > PAYLOAD_LIMIT and est.headroom < 0 and est.baseline == 9_700
     assert found[0].message.startswith(f"estimated payload {est.chars:,} of 65,535 chars for amd-mxfp4-mm")
     big = HEADER + "# " + "a" * 1_000_001 + "\n" + BODY
-    assert [f.rule for f in lint_text(big)] == ["size"]
+    # KernelGuard takes past its 30 s on a 1 MB line (a regex quadratic in a word): kernelbot refuses it
+    assert [f.rule for f in lint_text(big)] == ["size", "kernelguard"]
 
 
 def test_payload_estimate_budget():
@@ -266,7 +291,7 @@ def test_lint_file_unreadable(tmp_path: Path):
 
 
 def test_findings_are_frozen():
-    f = LintFinding("size", 1, "m", "f")
+    f = LintFinding("size", 1, "m", "f", source="kernelbot")
     with pytest.raises(AttributeError):
         f.line = 2  # type: ignore[misc]
 

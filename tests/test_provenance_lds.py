@@ -35,12 +35,6 @@ def test_items_round_trip_through_the_line_and_scope_to_their_object():
     assert parse_lds(items, 1) == parse_lds(items, None) == {"old": 5}
 
 
-@pytest.fixture(scope="module", params=["mxfp4-mm", "mixed-mla", "moe-mxfp4"])
-def default_build(request, tmp_path_factory):
-    out = tmp_path_factory.mktemp(request.param) / "submission.py"
-    return build(BuildOptions(problem=request.param, output=out))
-
-
 @pytest.mark.slow
 def test_default_builds_are_ruff_clean(default_build):
     """Issue 25: each default kernel project's emitted file is as ``ruff format`` writes it and

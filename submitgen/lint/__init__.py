@@ -2,7 +2,13 @@
 
 The file is read, never imported or run. Each finding is one line::
 
-    path:LINE: RULE: message (fix: ...)
+    path:LINE: [warning: ]RULE [SOURCE]: message (fix: ...)
+
+SOURCE says whose rule it is (:data:`submitgen.lint.findings.SOURCES`): ``popcorn-cli``,
+``kernelbot`` (its grep, size limit and header check) and ``KernelGuard`` refuse a file, so their
+findings may fail the lint; ``eval.py`` fails (errors) or may fail (warnings) the run of a file the
+leaderboard accepted; a ``reviewer policy`` (leaderboards.md: what the organizers disqualify, which
+no tool refuses) is always a warning.
 
 Rules (their sources: docs/rules.md):
 
@@ -10,13 +16,16 @@ Rules (their sources: docs/rules.md):
     the file is decoded as Python decodes it (PEP 263: a UTF-8 BOM, then a coding line in the
     first two lines, else UTF-8). A coding under which the code Python reads differs from what the
     bytes show (utf-7, utf-16/32, EBCDIC, a multibyte codec that swallows ASCII bytes: decided by
-    :func:`submitgen.readers.pycoding.decode_python`'s check) fails, as does one Python refuses; a file in
-    another coding that is not valid UTF-8 gets a warning (popcorn-cli reads UTF-8). ``test`` and
+    :func:`submitgen.readers.pycoding.decode_python`'s check) gets a warning (reviewers' policy) where
+    the file is UTF-8 and fails where it is not (popcorn-cli reads UTF-8 and refuses it), as does
+    any file that is not UTF-8, and one whose coding Python refuses (eval.py). ``test`` and
     ``bench`` refuse to run a file whose coding hides code, even with ``--no-lint``.
 ``header``
     ``#!POPCORN`` directives as popcorn-cli reads them: from any line that starts with ``#`` or
     ``//`` and whose first word is ``#!POPCORN`` or ``//!POPCORN`` (exact case), the last of each
-    kind winning; popcorn-cli sends the leaderboard with the request. Names must be known
+    kind winning, in lines that end at ``\n`` only (a file whose lines end in a bare ``\r`` is one
+    line to popcorn-cli: a warning names the directives it does not read); popcorn-cli sends the
+    leaderboard with the request. Names must be known
     (``leaderboard``, ``gpu``/``gpus``; another is a warning), with a value; the leaderboard must be
     one lint knows and agree with ``--problem``, the GPU one it runs on, and only one. Without
     ``--problem`` the leaderboard is required; a missing ``gpu`` is a warning (popcorn-cli's
@@ -27,7 +36,8 @@ Rules (their sources: docs/rules.md):
     the word the server greps for (``s-t-r-e-a-m``, any case, anywhere: comments, strings, kernel
     names, base64 blobs). One finding per line that holds it. Also a word that no line spells but a
     constant expression builds (``chr(83) + ...``, ``'...'[::-1]``, ``''.join(map(chr, ...))``,
-    f-strings, ``%``/``format``, a name bound once to such a value: :mod:`submitgen.lint.fold`).
+    f-strings, ``%``/``format``, a name bound once to such a value: :mod:`submitgen.lint.fold`):
+    a warning, since the server's grep misses it, but reviewers disqualify hiding the word.
 ``size``
     at most 1,000,000 bytes (HTTP 413 above).
 ``payload``
@@ -38,12 +48,13 @@ Rules (their sources: docs/rules.md):
     ``exec``/``eval``/``compile`` (also reached through ``builtins``, ``getattr`` or an alias),
     ``__import__``/``importlib.import_module``, ``marshal.loads`` or ``pickle.loads`` of data that
     flows from a decoder (base64/binascii/codecs decode, zlib/lzma/bz2/gzip decompress,
-    ``bytes.fromhex``). This is kernelguard's auto-rejected ``OBFUSCATED_EXEC``. The flow analysis
+    ``bytes.fromhex``). A warning (reviewers disqualify hidden code); KernelGuard's own
+    ``OBFUSCATED_EXEC``, which recognizes fewer forms, is the ``kernelguard`` rule. The flow analysis
     is by name across the whole file (assignments, function returns), so it errs towards flagging.
     ``marshal.loads`` is flagged whatever its argument (it makes code objects).
 ``exec-dynamic``
-    Decision: *any* ``exec``/``eval``/``compile`` whose argument is not a string literal is a
-    failure too, as are ``runpy`` and ``loader.exec_module``. A static check cannot prove that a
+    Decision: *any* ``exec``/``eval``/``compile`` whose argument is not a string literal gets a
+    warning too, as do ``runpy`` and ``loader.exec_module``. A static check cannot prove that a
     computed string is not decoded data (the name-based flow analysis misses data passed through
     containers or attributes), kernelguard records these (``DYNAMIC_EXECUTION``), and a
     submission never needs them: write the code as code.
@@ -56,7 +67,11 @@ Rules (their sources: docs/rules.md):
 ``hsa-queue``
     ``hsa_queue_create`` anywhere, spelled or built from constant pieces: a kernel dispatched on a
     queue of its own runs outside the leaderboard's timing events (the ~4 µs timing artefact),
-    which the organizers disqualify.
+    which the organizers disqualify (a warning).
+``kernelguard``
+    KernelGuard's own verdict (:mod:`submitgen.lint.detector`), where the ``kernelguard`` package
+    is installed: each pattern it matched, an error when it filters the file (``should_filter``),
+    else a warning; an error when it fails on the file (kernelbot then refuses it).
 ``nesting`` (warning)
     an expression nests deeper than Python's default recursion limit: the lint still reads it
     (see :mod:`submitgen.lint.parse`), but CPython may refuse to compile it.
@@ -74,7 +89,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from submitgen.errors import ContainerError, LintError, SourceCodingError
-from submitgen.lint.findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, WARNING, LintFinding
+from submitgen.lint.detector import Verdict
+from submitgen.lint.detector import run as kernelguard_verdict
+from submitgen.lint.findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, SOURCES, WARNING, LintFinding
 from submitgen.lint.flow import hidden_code_findings, walk
 from submitgen.lint.header import (
     Header,
@@ -98,18 +115,19 @@ __all__ = [
     "ERROR",
     "RULES",
     "SIZE_LIMIT",
+    "SOURCES",
     "WARNING",
     "Header",
     "LintError",
     "LintFinding",
     "LintReport",
+    "Verdict",
     "known_gpus",
     "known_leaderboards",
     "lint_file",
     "lint_file_report",
     "lint_report",
     "lint_text",
-    "payload_summary",
     "decode_submission",
     "read_header",
     "read_submission",
@@ -127,11 +145,13 @@ within lint's budget (submitgen/processes/budgets.py); a 4 MB file took past it.
 
 @dataclass(frozen=True)
 class LintReport:
-    """Everything one lint run found: the failed rules, the warnings and the payload estimate."""
+    """Everything one lint run found: the failed rules, the warnings, the payload estimate and
+    KernelGuard's verdict (its findings are among the others)."""
 
     errors: tuple[LintFinding, ...]
     warnings: tuple[LintFinding, ...]
     payload: PayloadEstimate
+    kernelguard: Verdict
 
     @property
     def passed(self) -> bool:
@@ -157,7 +177,7 @@ def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]
         found.append(LintFinding(
             "custom-kernel", 1, "no module-level 'custom_kernel': the evaluator imports "
             "'custom_kernel' from the submission",
-            "define 'def custom_kernel(data: input_t) -> output_t:' at module level"))
+            "define 'def custom_kernel(data: input_t) -> output_t:' at module level", source="eval.py"))
     if not clones_inputs:
         found += input_write_findings(parsed.tree)
     return found
@@ -183,13 +203,13 @@ def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None
         problem, baseline = resolve_problem(problem)
     canon = problem
     lines = text.splitlines()
-    found = list(extra) + check_header(lines, canon, gpu)
+    found = list(extra) + check_header(text, canon, gpu)
     found += check_banned_word(lines)
     size = len(text.encode("utf-8", "surrogateescape")) if size_bytes is None else size_bytes
     if size > SIZE_LIMIT:
         found.append(LintFinding(
             "size", 1, f"the file is {size:,} bytes; the limit is {SIZE_LIMIT:,}",
-            "compress what the file embeds (lzma) or embed less"))
+            "compress what the file embeds (lzma) or embed less", source="kernelbot"))
     header = read_header(text)
     target = canon or (header.leaderboard if header.leaderboard in known_leaderboards() else None)
     est = estimate_payload(text, target, baseline)
@@ -199,7 +219,7 @@ def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None
             "payload", longest, f"{est.summary()}: over GitHub's dispatch limit by "
             f"{-est.headroom:,} chars (the longest line is here)",
             "embed less: compress the code object with lzma before base64, drop unused "
-            "kernels or sources"))
+            "kernels or sources", source="kernelbot"))
     found += check_hsa_queue(lines)
     flagged = {rule: {f.line for f in found if f.rule == rule} for rule in ("banned-word", "hsa-queue")}
     # the collector waits: the parse and the tree rules make millions of objects and hold every
@@ -209,10 +229,12 @@ def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None
     with no_cyclic_gc():
         parsed = parse(text)
         found += _check_ast(parsed, _clones_inputs(target), flagged)
+    verdict = kernelguard_verdict(text)
+    found += verdict.findings()
     order = {r: i for i, r in enumerate(RULES)}
     found.sort(key=lambda f: (f.line, order.get(f.rule, 99)))
     return LintReport(tuple(f for f in found if f.severity != WARNING),
-                      tuple(f for f in found if f.severity == WARNING), est)
+                      tuple(f for f in found if f.severity == WARNING), est, verdict)
 
 
 def lint_text(text: str, *, path: str = "<text>", problem: str | None = None,
@@ -252,8 +274,9 @@ _CODING_FIX = "save the file as UTF-8 and remove the coding line"
 
 def decode_submission(raw: bytes) -> tuple[str, tuple[LintFinding, ...]]:
     """The text Python reads from ``raw`` (PEP 263: BOM, coding line, UTF-8) and the ``coding``
-    findings: an error for a coding that hides code from a reader (:func:`decode_python`) or that
-    Python refuses, a warning for a file that popcorn-cli, which reads UTF-8, cannot send. Where
+    findings: an error for a file that popcorn-cli, which reads UTF-8, cannot send or whose coding
+    Python refuses; a warning (reviewers' policy) for a coding that hides code from a reader
+    (:func:`decode_python`) in a file popcorn-cli sends. Where
     Python's decoding hides code, the text is the bytes as a reader sees them (latin-1); where it
     fails, the bytes read as UTF-8 (undecodable bytes kept as surrogates), so that the other rules
     still run."""
@@ -261,19 +284,29 @@ def decode_submission(raw: bytes) -> tuple[str, tuple[LintFinding, ...]]:
     try:
         source = decode_python(raw, "")
     except SourceCodingError as e:  # the other rules read the bytes as a reader sees them
-        return raw.decode("latin-1"), (LintFinding("coding", e.line, e.detail, _CODING_FIX),)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            refused = (LintFinding("coding", e.line, f"{e.detail}; and popcorn-cli, which reads a submission "
+                                   "as UTF-8, refuses it", _CODING_FIX, source="popcorn-cli"),)
+            return raw.decode("latin-1"), refused
+        return raw.decode("latin-1"), (LintFinding(
+            "coding", e.line, f"{e.detail}: the leaderboard runs it, and reviewers disqualify hidden code",
+            _CODING_FIX, WARNING, source="policy"),)
     except ContainerError as e:
         detail = str(e).removeprefix(": ")
         if detail.startswith("not valid Python: byte"):
             return fallback, ()  # bytes invalid in the coding: the syntax rule reports the file
         why = detail.removeprefix("not valid Python: ")
-        return fallback, (LintFinding("coding", 1, f"Python refuses the file's coding ({why})", _CODING_FIX),)
+        return fallback, (LintFinding("coding", 1, f"Python refuses the file's coding ({why})", _CODING_FIX,
+                                      source="eval.py"),)
     found: tuple[LintFinding, ...] = ()
     if source.encoding == "utf-8-sig" and source.text.startswith(("#!POPCORN", "//!POPCORN")):
         found = (LintFinding(
             "header", 1, "the file starts with a UTF-8 BOM: Python skips it, but popcorn-cli and the "
             "server read the first line as the BOM and then '#!POPCORN ...', not as a directive",
-            "save the file without the BOM (or pass --leaderboard and --gpu to popcorn-cli)", WARNING),)
+            "save the file without the BOM (or pass --leaderboard and --gpu to popcorn-cli)", WARNING,
+            source="popcorn-cli"),)
     if source.encoding not in ("utf-8", "utf-8-sig"):
         try:
             raw.decode("utf-8")
@@ -281,7 +314,8 @@ def decode_submission(raw: bytes) -> tuple[str, tuple[LintFinding, ...]]:
             found = (LintFinding(
                 "coding", raw.count(b"\n", 0, e.start) + 1, f"the file is {source.encoding} (line "
                 f"{source.coding_line}) and not valid UTF-8 (byte 0x{raw[e.start]:02x} here): Python reads "
-                "it, but popcorn-cli reads a submission as UTF-8 and refuses it", _CODING_FIX, WARNING),)
+                "it, but popcorn-cli reads a submission as UTF-8 and refuses it", _CODING_FIX,
+                source="popcorn-cli"),)
     return source.text, found
 
 
@@ -313,14 +347,5 @@ def lint_file(path: str | Path, *, problem: str | None = None) -> list[LintFindi
 
 
 def render_findings(findings: list[LintFinding] | tuple[LintFinding, ...], path: str) -> list[str]:
-    """One line per finding: ``path:LINE: RULE: message (fix: ...)``."""
+    """One line per finding: ``path:LINE: [warning: ]RULE [SOURCE]: message (fix: ...)``."""
     return [f.render(path) for f in findings]
-
-
-def payload_summary(path: str | Path, *, problem: str | None = None) -> str:
-    """The payload estimate line for the file at ``path`` (problem from ``problem`` or its header)."""
-    text, _ = read_submission(path)
-    header = (read_header(text).leaderboard, None)
-    name, baseline = resolve_problem(problem) if problem is not None else header
-    known = name in known_leaderboards() or baseline is not None
-    return estimate_payload(text, name if known else None, baseline).summary()

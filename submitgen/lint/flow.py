@@ -12,7 +12,7 @@ import ast
 from collections import defaultdict, deque
 from collections.abc import Iterable
 
-from submitgen.lint.findings import LintFinding
+from submitgen.lint.findings import WARNING, LintFinding
 
 _DECODERS = frozenset({
     "b64decode", "b32decode", "b16decode", "b85decode", "a85decode", "decodebytes",
@@ -225,17 +225,19 @@ def _sink_finding(node: ast.Call, kind: str, taint: Taint) -> LintFinding | None
         return LintFinding(
             "exec-decoded", node.lineno,
             f"{what}() of decoded data (base64/zlib/lzma/... decode flows into it): "
-            "kernelguard auto-rejects this as OBFUSCATED_EXEC",
+            "hidden code, which reviewers disqualify (KernelGuard refuses the forms it recognizes as "
+            "OBFUSCATED_EXEC)",
             "write the code in the file as plain Python; decode only binary data "
-            "(e.g. a code object for hipModuleLoadData)")
+            "(e.g. a code object for hipModuleLoadData)", WARNING, source="policy")
     if not literal and kind == "exec":
         return LintFinding(
             "exec-dynamic", node.lineno, f"{what}() of a computed argument: the checker cannot tell it "
-            "from decoded code, and kernelguard records it as DYNAMIC_EXECUTION", _PLAIN)
+            "from decoded code, and kernelguard records it as DYNAMIC_EXECUTION", _PLAIN, WARNING,
+            source="policy")
     if not literal and kind == "import":
         return LintFinding(
             "import-dynamic", node.lineno, f"{what}() of a computed module name: what gets imported is "
-            "hidden from review", "import the module by name ('import x')")
+            "hidden from review", "import the module by name ('import x')", WARNING, source="policy")
     return None
 
 
@@ -247,14 +249,15 @@ def _loader_finding(node: ast.Call, taint: Taint) -> LintFinding | None:
     if name == "loads" and module == "marshal":
         return LintFinding(
             "exec-decoded", node.lineno, "marshal.loads() builds code objects from bytes: hidden code, "
-            "which kernelguard auto-rejects as obfuscated execution", _PLAIN)
+            "which reviewers disqualify as obfuscated execution", _PLAIN, WARNING, source="policy")
     if name == "loads" and module in ("pickle", "cPickle", "dill") and arg is not None and taint.of(arg):
         return LintFinding(
             "exec-decoded", node.lineno, f"{base}.loads() of decoded data can run arbitrary code: "
-            "obfuscated execution", "store plain data (numbers, shapes) as Python literals")
+            "obfuscated execution", "store plain data (numbers, shapes) as Python literals", WARNING,
+            source="policy")
     if name == "exec_module" or (module == "runpy" and name in ("run_path", "run_module")):
         return LintFinding("exec-dynamic", node.lineno, f"{dotted(node.func)}() runs code the checker "
-                           "cannot see", _PLAIN)
+                           "cannot see", _PLAIN, WARNING, source="policy")
     return None
 
 

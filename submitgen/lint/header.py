@@ -1,9 +1,11 @@
 """The ``header`` rule: the ``#!POPCORN`` directives as popcorn-cli reads them (gpu-mode/popcorn-cli
-``src/utils/mod.rs``, ``get_popcorn_directives``), warnings where the server's own reading (the
-first comment block only) differs, and the leaderboards and GPUs the registry knows."""
+``src/utils/mod.rs``, ``get_popcorn_directives``: Rust's ``str::lines``, which ends a line at
+``\n`` only, and ``split_whitespace``), warnings where the server's own reading (the first comment
+block of Python's ``splitlines``) differs, and the leaderboards and GPUs the registry knows."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from submitgen.errors import LintError
@@ -66,11 +68,55 @@ def resolve_leaderboard(name: str) -> str:
     return resolve_problem(name)[0]
 
 
-def _block_end(lines: list[str]) -> int:
-    for no, line in enumerate(lines, 1):
+_WHITE_SPACE = re.compile("[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+"""Unicode's White_Space characters, where Rust's ``split_whitespace`` splits (Python's ``str.split``
+also splits at \x1c-\x1f)."""
+_PYTHON_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+"""Where Python's ``splitlines`` (the server's reading) ends a line and popcorn-cli does not."""
+
+
+def _words(line: str) -> list[str]:
+    return [w for w in _WHITE_SPACE.split(line) if w]
+
+
+def popcorn_lines(text: str) -> list[tuple[int, str]]:
+    """(offset, line) of each line of ``text`` as popcorn-cli reads it (Rust's ``str::lines``): a
+    line ends at ``\n`` only, a ``\r`` before it is dropped, and a final ``\n`` starts no line."""
+    pieces = text.split("\n")
+    last = pieces.pop()
+    out, at = [], 0
+    for piece in pieces:
+        out.append((at, piece[:-1] if piece.endswith("\r") else piece))
+        at += len(piece) + 1
+    if last:
+        out.append((at, last))
+    return out
+
+
+def _block_end(text: str) -> tuple[int, int]:
+    """(lines, characters) of the first comment block as the server reads it (``splitlines``)."""
+    at = 0
+    for no, line in enumerate(text.splitlines(keepends=True), 1):
         if not line.startswith(("#", "//")):
-            return no - 1
-    return len(lines)
+            return no - 1, at
+        at += len(line)
+    return text.count("\n") + 1, len(text)
+
+
+def _hidden_directives(no: int, line: str) -> LintFinding | None:
+    """A ``warning`` for a line that Python and the server read as several lines (a bare ``\r``,
+    form feed, ...) with directives after its first: popcorn-cli does not read them."""
+    if not _PYTHON_BREAKS.search(line):
+        return None
+    parts = line.splitlines()
+    hidden = [p for p in parts[1:] if p.startswith(_DIRECTIVE_PREFIXES)]
+    if not hidden:
+        return None
+    return LintFinding(
+        "header", no, f"popcorn-cli reads this as one line of {len(parts):,}: it ends lines at '\\n' "
+        f"only, and these end in '\\r' (or another break that Python reads), so it does not read "
+        f"{hidden[0].strip()!r}" + (f" and {len(hidden) - 1} more directive(s)" if len(hidden) > 1 else ""),
+        "save the file with '\\n' (or '\\r\\n') line ends", WARNING, source="popcorn-cli")
 
 
 def _near_miss(line: str) -> bool:
@@ -82,32 +128,37 @@ def _near_miss(line: str) -> bool:
     return line.lstrip().upper().startswith(_NEAR_MISSES)
 
 
-def _parse_header(lines: list[str]) -> tuple[Header, list[LintFinding]]:
+def _parse_header(text: str) -> tuple[Header, list[LintFinding]]:
     found: list[LintFinding] = []
     values: dict[str, tuple[int, list[str]]] = {}
-    block_end = _block_end(lines)
-    for no, line in enumerate(lines, 1):
-        if _near_miss(line):
+    block_end, block_chars = _block_end(text)
+    for no, (at, line) in enumerate(popcorn_lines(text), 1):
+        hidden = _hidden_directives(no, line)
+        if hidden is not None:
+            found.append(hidden)
+        shown = line.splitlines()[0] if hidden is not None else line  # what a reader sees as the line
+        if _near_miss(shown):
             found.append(LintFinding(
-                "header", no, f"{line.strip()!r} is not read as a directive: popcorn-cli wants "
+                "header", no, f"{shown.strip()!r} is not read as a directive: popcorn-cli wants "
                 "'#!POPCORN' (exactly, at the start of the line) as the first word",
-                f"write it as {_respelled(line)!r}"))
+                f"write it as {_respelled(shown)!r}", source="popcorn-cli"))
             continue
         if not line.startswith(("#", "//")):
             continue
-        words = line.split()
+        words = _words(line)
         if not words or words[0] not in _DIRECTIVE_PREFIXES:
             continue
         if len(words) < 3:
             found.append(LintFinding("header", no, f"directive {line.strip()!r} has no value",
-                                     "write '#!POPCORN leaderboard <name>' or '#!POPCORN gpu MI355X'"))
+                                     "write '#!POPCORN leaderboard <name>' or '#!POPCORN gpu MI355X'",
+                                     source="kernelbot"))
             continue
         name = words[1].lower()
         name = "gpus" if name == "gpu" else name
         if name not in _DIRECTIVE_NAMES:
             found.append(LintFinding("header", no, f"unknown directive {words[1]!r}: popcorn-cli and the "
                                      "server read only 'leaderboard' and 'gpu' (or 'gpus') and ignore it",
-                                     "remove the line or correct the name", WARNING))
+                                     "remove the line or correct the name", WARNING, source="popcorn-cli"))
             continue
         if name in values:
             first, before = values[name]
@@ -116,17 +167,17 @@ def _parse_header(lines: list[str]) -> tuple[Header, list[LintFinding]]:
                     "header", no, f"second {name!r} directive says {' '.join(words[2:])!r}, the one on "
                     f"line {first} {' '.join(before)!r}: popcorn-cli takes the last one, the server "
                     "refuses a leaderboard that differs from its first comment block's",
-                    "keep one of them"))
+                    "keep one of them", source="kernelbot"))
             else:
                 found.append(LintFinding("header", no, f"{name!r} directive repeats line {first}",
-                                         "keep one of them", WARNING))
-        if no > block_end:
+                                         "keep one of them", WARNING, source="popcorn-cli"))
+        if at >= block_chars:
             found.append(LintFinding(
                 "header", no, f"this directive is {_after(block_end)}: popcorn-cli reads it and sends "
                 "its value with the request, but the server reads directives only from the first "
                 "comment block",
                 f"move {' '.join(words)!r} to the top of the file, before any code or blank line",
-                WARNING))
+                WARNING, source="kernelbot"))
         values[name] = (no, words[2:])
 
     lb = values.get("leaderboard")
@@ -155,8 +206,8 @@ def _respelled(line: str) -> str:
 
 
 def read_header(text: str) -> Header:
-    """The directives of ``text`` as the server reads them (no checks)."""
-    return _parse_header(text.splitlines())[0]
+    """The directives of ``text`` as popcorn-cli reads them (no checks)."""
+    return _parse_header(text)[0]
 
 
 def _check_gpus(header: Header, target: str | None, known: dict[str, tuple[str, ...]]) -> list[LintFinding]:
@@ -170,14 +221,14 @@ def _check_gpus(header: Header, target: str | None, known: dict[str, tuple[str, 
                 f"known AMD GPUs are {', '.join(known_gpus())}"
             found.append(LintFinding("header", header.gpus_line or 1,
                                      f"GPU {gpu!r} is not one this tool knows: {where}", fix,
-                                     ERROR if target or near else WARNING))
+                                     ERROR if target or near else WARNING, source="kernelbot"))
     return found
 
 
-def _leaderboard_fix(lines: list[str], known: dict[str, tuple[str, ...]]) -> str:
+def _leaderboard_fix(text: str, known: dict[str, tuple[str, ...]]) -> str:
     """'#!POPCORN leaderboard NAME' for the fix text: the leaderboard a near miss names, when one
     does (the file's own), else a placeholder and the known names."""
-    for line in lines:
+    for _, line in popcorn_lines(text):
         if _near_miss(line):
             words = _respelled(line).split()
             if len(words) >= 3 and words[1].lower() == "leaderboard":
@@ -185,10 +236,10 @@ def _leaderboard_fix(lines: list[str], known: dict[str, tuple[str, ...]]) -> str
     return f"'#!POPCORN leaderboard <name>' (one of {', '.join(known)})"
 
 
-def check_header(lines: list[str], problem: str | None, gpu: str | None = None) -> list[LintFinding]:
+def check_header(text: str, problem: str | None, gpu: str | None = None) -> list[LintFinding]:
     """The header's findings; ``gpu``: the GPU the build's own problem runs on (a problem folder's
     ``--gpu``), which the leaderboard's row may not list."""
-    header, found = _parse_header(lines)
+    header, found = _parse_header(text)
     known = known_leaderboards()
     if problem is not None and gpu is not None:
         known = {**known, problem: (gpu,)}
@@ -201,28 +252,30 @@ def check_header(lines: list[str], problem: str | None, gpu: str | None = None) 
                 "header", header.leaderboard_line or 1, f"leaderboard {lb!r} is not one submitgen knows "
                 "(a new round's?); the server decides whether it exists",
                 f"check the name, or pass --problem with its problem folder; known: {', '.join(known)}",
-                WARNING))
+                WARNING, source="kernelbot"))
         elif problem is not None and lb != problem:
             found.append(LintFinding(
                 "header", header.leaderboard_line or 1, f"the header names leaderboard {lb!r} but "
                 f"--problem says {problem!r}; the server refuses a mismatch",
-                f"change the header to '#!POPCORN leaderboard {problem}' or drop --problem"))
+                f"change the header to '#!POPCORN leaderboard {problem}' or drop --problem",
+                source="kernelbot"))
     elif problem is None:
         found.append(LintFinding(
             "header", 1, "no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it from a "
             "comment line that starts with '#!POPCORN'",
-            f"add {_leaderboard_fix(lines, known)} as the first line, or pass --problem"))
+            f"add {_leaderboard_fix(text, known)} as the first line, or pass --problem",
+            source="popcorn-cli"))
     board = lb if lb in known else (problem if problem in known else None)
     found += _check_gpus(header, board, known)
     if len(header.gpus) > 1:
         found.append(LintFinding(
             "header", header.gpus_line or 1, f"the gpu directive names {len(header.gpus)} GPUs: "
-            "popcorn-cli submits to one and refuses several", "name one GPU"))
+            "popcorn-cli submits to one and refuses several", "name one GPU", source="popcorn-cli"))
     if header.gpus_line is None and problem is None:
         gpu = known[board][0] if board in known else "<GPU>"
         found.append(LintFinding(
             "header", header.leaderboard_line or 1,
             "no '#!POPCORN gpu <GPU>' directive: popcorn-cli then needs --gpu",
             f"add '#!POPCORN gpu {gpu}' after the leaderboard line, or pass --gpu {gpu} to "
-            "popcorn-cli", WARNING))
+            "popcorn-cli", WARNING, source="popcorn-cli"))
     return found

@@ -150,5 +150,5 @@ def input_write_findings(tree: ast.Module) -> list[LintFinding]:
                 "input-write", line, f"{fn.name}() writes into its input '{name}' ({how}): this "
                 "leaderboard's evaluator passes the inputs without cloning them, and its reference "
                 "then reads the changed tensors", "write results into a fresh tensor "
-                "(torch.empty_like) and leave the inputs as they are", WARNING))
+                "(torch.empty_like) and leave the inputs as they are", WARNING, source="eval.py"))
     return found

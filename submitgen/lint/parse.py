@@ -59,16 +59,17 @@ def _parse_deep(text: str) -> tuple[ast.Module | None, BaseException | None]:
 def _syntax(e: BaseException) -> LintFinding:
     if isinstance(e, SyntaxError):
         return LintFinding("syntax", e.lineno or 1, f"the file does not parse: {e.msg}",
-                           "fix the syntax error; the evaluator cannot import the file")
+                           "fix the syntax error; the evaluator cannot import the file", source="eval.py")
     if isinstance(e, (RecursionError, MemoryError)):
         why = str(e) or "the parser ran out of room"
         return LintFinding("syntax", 1, f"the file nests expressions or blocks too deeply for Python's "
                            f"parser ({type(e).__name__}: {why})",
-                           "split the deep expression into several statements")
+                           "split the deep expression into several statements", source="eval.py")
     where = ""
     if isinstance(e, ValueError) and "null bytes" in str(e):
         where = " (a NUL byte)"
-    return LintFinding("syntax", 1, f"the file does not parse: {e}{where}", "remove the offending bytes")
+    return LintFinding("syntax", 1, f"the file does not parse: {e}{where}", "remove the offending bytes",
+                       source="eval.py")
 
 
 def parse(text: str) -> Parsed:
@@ -90,5 +91,5 @@ def parse(text: str) -> Parsed:
             "nesting", 1, f"an expression nests deeper than Python's default recursion limit "
             f"({sys.getrecursionlimit()}): this Python cannot compile the file as it stands "
             f"({type(first).__name__}), so the evaluator may fail to import it",
-            "split the deep expression into several statements", WARNING),))
+            "split the deep expression into several statements", WARNING, source="eval.py"),))
 

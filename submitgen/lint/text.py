@@ -31,7 +31,7 @@ def check_banned_word(lines: list[str]) -> list[LintFinding]:
                    "naming the default one")
         found.append(LintFinding(
             "banned-word", no, f"{cols}: the server rejects any file containing this word in any "
-            "case", fix))
+            "case", fix, source="kernelbot"))
     return found
 
 
@@ -44,7 +44,7 @@ def check_hsa_queue(lines: list[str]) -> list[LintFinding]:
                 "outside torch's timing events (the ~4 us timing artefact), which the organizers "
                 "disqualify",
                 "launch with hipModuleLaunchKernel on the default queue (0) so the leaderboard's "
-                "events time the kernel"))
+                "events time the kernel", WARNING, source="policy"))
     return found
 
 
@@ -67,7 +67,7 @@ def check_built_words(nodes: list[ast.AST], flagged: dict[str, set[int]]) -> lis
             found.append(LintFinding(
                 "banned-word", node.lineno, f"the file's constant expressions make more than "
                 f"{FOLD_BUDGET:,} characters: those from here on were not checked for words built "
-                "from pieces", "build less text from constants", WARNING))
+                "from pieces", "build less text from constants", WARNING, source="policy"))
             break
         if not text:
             continue
@@ -83,12 +83,12 @@ def check_built_words(nodes: list[ast.AST], flagged: dict[str, set[int]]) -> lis
                     "banned to keep kernels off queues of their own, and hiding it is grounds for "
                     "disqualification",
                     "use the default queue (pass 0 as the HIP queue argument); do not create or look "
-                    "up another queue"))
+                    "up another queue", WARNING, source="policy"))
             else:
                 found.append(LintFinding(
                     rule, node.lineno, f"the expression at column {node.col_offset + 1} builds "
                     f"{m.group(0)!r}, {_BUILT}: a call by that name creates an HSA queue of its own, "
                     "outside torch's timing events, which the organizers disqualify",
                     "launch with hipModuleLaunchKernel on the default queue (0) so the leaderboard's "
-                    "events time the kernel"))
+                    "events time the kernel", WARNING, source="policy"))
     return found

@@ -78,7 +78,7 @@ def build(opts: BuildOptions) -> BuildResult:
     return BuildResult(
         output=output, text=rendered.text, problem=p.problem, target_id=checked.target_id,
         blobs=rendered.context.blobs, raw_base64_chars=sum(raw_base64_chars(i) for i in images),
-        kernels=checked.kernels, plan=plan, payload=verified.payload,
+        kernels=checked.kernels, plan=plan, payload=verified.payload, kernelguard=verified.kernelguard,
         checks=(f"plan: {len(plan.launches)} launches over {plan.shapes} shapes match the metadata and "
                 "limits", *verified.checks),
         warnings=warnings + p.problem.notes + foreign,

@@ -108,6 +108,7 @@ def format_summary(r: BuildResult) -> str:
         f"  payload estimate {p.chars:,} / {p.limit:,} chars (problem files {p.baseline:,} + submission "
         f"{p.submission_chars:,}); headroom {p.headroom:,}"
     )
+    lines.append(f"  {r.kernelguard.summary()}")
     if r.submit:
         lines += [f"  not checked: the build ran no kernel, so its outputs were never compared with the "
                   f"reference: `submitgen test --interpret PROJECT_DIR` runs a Triton project's kernels on "
@@ -131,5 +132,6 @@ def build_json(r: BuildResult) -> dict[str, Any]:
         "embedded": {"objects": sum(len(b.images) for b in r.blobs), "bytes": sum(b.size for b in r.blobs),
                      "chars": sum(b.chars for b in r.blobs),
                      "compress": r.blobs[0].compress if r.blobs else None},
-        "payload": payload_json(r.payload), "submit": r.submit or None,
+        "payload": payload_json(r.payload), "kernelguard": r.kernelguard.as_json(),
+        "submit": r.submit or None,
     }

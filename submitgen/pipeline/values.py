@@ -8,6 +8,7 @@ from pathlib import Path
 
 from submitgen.backends import Backend
 from submitgen.launchers import DEFAULT, LauncherSpec, Runtime
+from submitgen.lint.detector import Verdict
 from submitgen.lint.payload import PayloadEstimate
 from submitgen.options import Compress, Mode, Target
 from submitgen.problems import Problem
@@ -134,6 +135,7 @@ class Verified:
     rendered: Rendered
     checks: tuple[str, ...]
     payload: PayloadEstimate
+    kernelguard: Verdict  # KernelGuard's verdict on the file (its version None: not installed)
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,7 @@ class BuildResult:
     plan: PlanCheck
     payload: PayloadEstimate
     checks: tuple[str, ...]
+    kernelguard: Verdict
     warnings: tuple[str, ...] = field(default=())
     submit: str = ""  # the popcorn-cli line that submits the file ("" for a file never to submit)
 

@@ -1,8 +1,9 @@
 """Stage 5: the checks a rendered file must pass before it is written. One lint run covers the
-leaderboard's rules (syntax, header, banned word, size, payload, ...); the build adds what only
-it can know: that every embedded blob decodes back to the very code object it checked. The payload
-cap holds for a file of the leaderboard's arch; a file for another arch (never submitted) is only
-told its figure (summary.payload_note)."""
+leaderboard's rules (syntax, header, banned word, size, payload, KernelGuard's verdict, ...), and a
+build refuses what lint only warns about as a reviewer's policy (decoded code, a queue of its own);
+the build adds what only it can know: that every embedded blob decodes back to the very code
+object it checked. The payload cap holds for a file of the leaderboard's arch; a file for another
+arch (never submitted) is only told its figure (summary.payload_note)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,9 @@ def verify(p: Prepared, rendered: Rendered, images: Sequence[bytes]) -> Verified
     _check_round_trip(rendered.text, images)
     checks.append("blob round trip")
     named = {rule for rule, _, _ in _RULE_CHECKS} | {"payload"} | allowed
-    others = [f for f in report.findings if f.rule not in named]
+    # a reviewer's policy only warns in lint, but a build does not emit what reviewers disqualify
+    policy = tuple(f for f in report.warnings if f.source == "policy")
+    others = [f for f in report.findings + policy if f.rule not in named]
     if others:
         f = others[0]
         raise ValidationError(f"rendered submission fails lint: line {f.line}: {f.rule}: {f.message}")
@@ -63,4 +66,4 @@ def verify(p: Prepared, rendered: Rendered, images: Sequence[bytes]) -> Verified
             f"estimated dispatch payload {payload.chars} chars exceeds the {payload.limit}-char limit "
             f"({-payload.headroom} over); embed fewer or smaller kernels"
         )
-    return Verified(rendered, tuple(checks), payload)
+    return Verified(rendered, tuple(checks), payload, report.kernelguard)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import HIP_ARGS
+from conftest import HIP_ARGS, kernelguard_line
 
 from submitgen.cli import cli
 from submitgen.errors import ContainerError, SourceCodingError
@@ -36,14 +36,18 @@ def _utf7_file(tmp_path: Path) -> tuple[Path, bytes]:
     return path, raw
 
 
-def test_utf7_file_hiding_exec_is_refused_by_lint_inspect_diff_and_test(tmp_path: Path):
+def test_utf7_file_hiding_exec_is_refused_by_inspect_diff_and_test_and_lint_warns(tmp_path: Path):
+    """popcorn-cli sends the file (it is UTF-8) and the leaderboard runs it: hidden code is a
+    reviewer's policy, so lint warns; inspect, diff and test never read or run such a file."""
     path, raw = _utf7_file(tmp_path)
     assert "exec" in compile(raw, "f", "exec").co_names  # what Python would run
     assert "exec" not in compile(raw.decode("utf-8"), "f", "exec").co_names  # what a reader sees
     result = run("lint", str(path))
-    assert result.exit_code == 1
-    assert result.output.splitlines() == [
-        f"{path}:2: coding: {UTF7} (fix: save the file as UTF-8 and remove the coding line)"]
+    assert result.exit_code == 0
+    assert result.output.splitlines()[:2] == [
+        f"{path}:2: warning: coding [reviewer policy]: {UTF7}: the leaderboard runs it, and reviewers "
+        "disqualify hidden code (fix: save the file as UTF-8 and remove the coding line)",
+        kernelguard_line(path)]
     for args in (("inspect", str(path)), ("diff", str(path), str(path)), ("test", str(path))):
         result = run(*args)
         assert result.exit_code != 0, args
@@ -71,10 +75,10 @@ def test_multibyte_coding_that_swallows_an_ascii_byte_is_refused(tmp_path: Path)
     result = run("lint", str(path))
     assert result.exit_code == 1
     assert result.output.splitlines()[0] == (
-        f"{path}:2: coding: the coding declaration 'shift_jis' on line 2 makes Python read other code "
-        "than the file shows: it decodes some ASCII bytes as parts of other characters, so what reads "
-        "as code, a comment or a string is not what runs (fix: save the file as UTF-8 and remove the "
-        "coding line)")
+        f"{path}:2: coding [popcorn-cli]: the coding declaration 'shift_jis' on line 2 makes Python read "
+        "other code than the file shows: it decodes some ASCII bytes as parts of other characters, so what "
+        "reads as code, a comment or a string is not what runs; and popcorn-cli, which reads a submission "
+        "as UTF-8, refuses it (fix: save the file as UTF-8 and remove the coding line)")
 
 
 def test_codings_python_refuses():
@@ -103,10 +107,12 @@ def test_bom_file_is_valid_python_for_inspect_and_lint(tmp_path: Path, compile_c
     result = run("lint", str(path))
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == (
-        f"{path}:1: warning: header: the file starts with a UTF-8 BOM: Python skips it, but popcorn-cli "
+        f"{path}:1: warning: header [popcorn-cli]: the file starts with a UTF-8 BOM: Python skips it, but "
+        f"popcorn-cli "
         "and the server read the first line as the BOM and then '#!POPCORN ...', not as a directive "
         "(fix: save the file without the BOM (or pass --leaderboard and --gpu to popcorn-cli))")
-    assert result.output.splitlines()[1].startswith(f"{path}: lint passed; estimated payload ")
+    assert result.output.splitlines()[1] == kernelguard_line(path)
+    assert result.output.splitlines()[2].startswith(f"{path}: lint passed; estimated payload ")
 
 
 def test_latin1_coding_line_is_read_as_latin1(tmp_path: Path, compile_co):
@@ -116,12 +122,11 @@ def test_latin1_coding_line_is_read_as_latin1(tmp_path: Path, compile_co):
     path = _blob_file(tmp_path / "latin1.py", co, prefix)
     assert decode_python(path.read_bytes()).text.splitlines()[3] == "NAME = 'caf\u00e9'"
     result = run("lint", str(path))
-    assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0] == (
-        f"{path}:4: warning: coding: the file is iso-8859-1 (line 2) and not valid UTF-8 (byte 0xe9 "
+    assert result.exit_code == 1, result.output  # popcorn-cli refuses it: the leaderboard never sees it
+    assert result.output.splitlines() == [
+        f"{path}:4: coding [popcorn-cli]: the file is iso-8859-1 (line 2) and not valid UTF-8 (byte 0xe9 "
         "here): Python reads it, but popcorn-cli reads a submission as UTF-8 and refuses it (fix: save "
-        "the file as UTF-8 and remove the coding line)")
-    assert result.output.splitlines()[1].startswith(f"{path}: lint passed; estimated payload ")
+        "the file as UTF-8 and remove the coding line)", kernelguard_line(path)]
     result = run("inspect", str(path))
     assert result.exit_code == 0, result.output
     assert "many_args" in result.output

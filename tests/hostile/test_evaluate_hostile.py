@@ -148,7 +148,8 @@ def test_inputs_changed_by_custom_kernel_fail_where_the_evaluator_does_not_clone
             "uncloned, so its reference would read the changed tensors): write results into a fresh tensor "
             "instead") in text
     assert report.lint_warnings == (
-        f"{sub}:10: warning: input-write: custom_kernel() writes into its input 'a' (calls the in-place "
+        f"{sub}:10: warning: input-write [eval.py]: custom_kernel() writes into its input 'a' (calls the "
+        f"in-place "
         "zero_() on it): this leaderboard's evaluator passes the inputs without cloning them, and its "
         "reference then reads the changed tensors (fix: write results into a fresh tensor "
         "(torch.empty_like) and leave the inputs as they are)",)

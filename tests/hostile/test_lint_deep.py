@@ -29,7 +29,8 @@ def _lint(body: str):
 ], ids=["3000-term-concat", "5000-deep-unary"])
 def test_deep_expressions_are_read_with_a_warning(body):
     report = _lint(body)
-    assert report.errors == ()
+    # KernelGuard's own parse gives up at the default recursion limit: kernelbot refuses the file
+    assert [(f.rule, f.source) for f in report.errors] == [("kernelguard", "kernelguard")]
     [w] = report.warnings
     assert (w.rule, w.line, w.message) == (NESTING[0], 1, NESTING[2])
 
@@ -37,7 +38,7 @@ def test_deep_expressions_are_read_with_a_warning(body):
 def test_deep_chain_still_gets_its_rules_checked():
     body = "import base64\ns = base64.b64decode(b'eD0x')\nexec(s + " + " + ".join(['"a"'] * 3000) + ")\n"
     report = _lint(body)
-    assert [(f.rule, f.line) for f in report.errors] == [("exec-decoded", 5)]
+    assert [(f.rule, f.line) for f in report.warnings if f.rule != "nesting"] == [("exec-decoded", 5)]
 
 
 def test_1100_elifs_bind_custom_kernel_in_the_last():
@@ -45,24 +46,27 @@ def test_1100_elifs_bind_custom_kernel_in_the_last():
         f"elif x == {i}:\n    y = {i}\n" for i in range(1, 1101)
     )
     body += "else:\n    def custom_kernel(data):\n        return data\n"
-    assert lint_report(HEADER + body).errors == ()
+    # lint's own rules find custom_kernel; KernelGuard's walk of 1,100 nested ifs passes its recursion
+    # limit, and kernelbot refuses a file whose pre-check fails
+    assert [(f.rule, f.source) for f in lint_report(HEADER + body).errors] == [("kernelguard", "kernelguard")]
 
 
 def test_990_long_attribute_chain_in_a_sink():
     chain = "a" + ".b" * 990
     report = _lint(f"exec({chain})\n")
-    [f] = report.errors
-    assert (f.rule, f.line) == ("exec-dynamic", 3)
+    [f] = report.warnings
+    assert (f.rule, f.line, f.source) == ("exec-dynamic", 3, "policy")
     assert f.message == ("exec() of a computed argument: the checker cannot tell it from decoded code, and "
                          "kernelguard records it as DYNAMIC_EXECUTION")
     report = _lint(f"x = {chain}.c.d\n{chain}(x)\n")
-    assert report.errors == ()
+    assert [f.rule for f in report.errors] == ["kernelguard"]  # its parse's recursion limit: refused
 
 
 def test_past_the_parsers_bound_is_a_finding():
-    [f] = _lint("x = " + "-" * 200_000 + "1\n").errors
+    f, guard = _lint("x = " + "-" * 200_000 + "1\n").errors
+    assert guard.rule == "kernelguard"
     assert f.render("sub.py") == (
-        "sub.py:1: syntax: the file nests expressions or blocks too deeply for Python's parser "
+        "sub.py:1: syntax [eval.py]: the file nests expressions or blocks too deeply for Python's parser "
         "(MemoryError: the parser ran out of room) (fix: split the deep "
         "expression into several statements)")
 
@@ -75,7 +79,7 @@ def test_taint_propagation_is_linear():
     start = time.process_time()
     report = _lint(body)
     spent = time.process_time() - start
-    assert [f.line for f in report.failed("exec-decoded")] == [12_005]
+    assert [f.line for f in report.warnings if f.rule == "exec-decoded"] == [12_005]
     assert spent < 20, f"lint of {len(body):,} bytes took {spent:.1f} s of CPU"
 
 
@@ -91,7 +95,7 @@ def test_non_regular_files_are_refused(tmp_path: Path):
 
 
 def _built_lines(report) -> list[int]:
-    return [f.line for f in report.failed("banned-word")]
+    return [f.line for f in report.warnings if f.rule == "banned-word"]
 
 
 def test_folding_follows_12000_names_without_recursion():
@@ -109,7 +113,7 @@ def test_folding_a_3000_term_chain_of_chr():
     body = "x = " + " + ".join(["'a'"] * 3000) + " + chr(83) + 'tream'\n"
     report = _lint(body)
     assert _built_lines(report) == [3]
-    assert [w.rule for w in report.warnings] == ["nesting"]
+    assert [w.rule for w in report.warnings] == ["nesting", "banned-word"]
 
 
 @pytest.mark.parametrize("expr", [

@@ -51,7 +51,7 @@ def test_each_kind_of_visible_write_is_warned():
     assert (
         report.warnings[0]
         .render("sub.py")
-        .startswith("sub.py:8: warning: input-write: custom_kernel() writes")
+        .startswith("sub.py:8: warning: input-write [eval.py]: custom_kernel() writes")
     )
 
 
