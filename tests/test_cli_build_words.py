@@ -99,7 +99,7 @@ def test_test_says_why_it_did_not_run_a_file(here):
         f"Error: {bad}: 1 lint failure(s): not run, because it fails lint (the leaderboard would refuse it); "
         "pass --no-lint to run it anyway for a local experiment")
     r = run("lint", str(bad), "--leaderboard", "amd-mxfp4-mm")
-    assert r.exit_code == 1 and r.output.startswith(f"{bad}:3: banned-word: 'Stream' at column 5")
+    assert r.exit_code == 1 and r.output.startswith(f"{bad}:3: banned-word [kernelbot]: 'Stream' at column 5")
 
 
 # --------------------------------------------------------------------------- the rebuild line

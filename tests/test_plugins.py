@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import kernelguard_line
 
 from submitgen.cli import cli
 from submitgen.problems import registry
@@ -89,7 +90,7 @@ def test_the_plugin_builds_lints_tests_and_benches(built):
     assert "kernels=toy_mul" in text and "return torch.mul(a, b)" in text
     r = run("lint", str(out))
     assert r.exit_code == 0, r.output
-    assert r.output.startswith(f"{out}: lint passed; estimated payload ")
+    assert r.output.startswith(f"{kernelguard_line(out)}\n{out}: lint passed; estimated payload ")
     assert "for example-toy-mul (problem files ≈2,000" in r.output
     r = run("test", str(out), "--shapes", "all")
     assert r.exit_code == 0, r.output
@@ -118,7 +119,7 @@ def test_docs_example_lints_in_a_fresh_process_that_loads_the_plugin(installed, 
     r = subprocess.run([sys.executable, "-m", "submitgen", "lint", str(out)], capture_output=True, text=True,
                        env=env, timeout=300, stdin=subprocess.DEVNULL)
     assert (r.returncode, r.stderr) == (0, ""), r.stdout + r.stderr
-    assert r.stdout.startswith(f"{out}: lint passed; estimated payload ")
+    assert r.stdout.startswith(f"{kernelguard_line(out)}\n{out}: lint passed; estimated payload ")
     assert "for example-toy-mul (problem files ≈2,000 + submission" in r.stdout
 
 
@@ -216,7 +217,7 @@ def test_a_broken_plugin_is_one_warning_and_the_other_problems_work(broken):
     _, message = broken
     r = CliRunner().invoke(cli, ["lint", str(GOLDEN)])
     assert r.exit_code == 0, r.output
-    assert r.stdout.startswith(f"{GOLDEN}: lint passed; ")
+    assert r.stdout.startswith(f"{kernelguard_line(GOLDEN)}\n{GOLDEN}: lint passed; ")
     assert r.stderr == f"Warning: {message}; not loaded (submitgen problems lists the problems)\n"
     assert registry.problem_names()[:3] == ("mxfp4-mm", "mixed-mla", "moe-mxfp4")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import kernelguard_line
 
 from submitgen.cli import cli
 from submitgen.problems.folder import _sg_key, _sg_leaves, leaf_names, payload_baseline
@@ -199,16 +200,17 @@ def test_a_new_rounds_folder_builds_lints_and_reaches_its_eval_py(tmp_path):
     assert "def _sg_fallback(data: input_t) -> output_t:" in text
     r = run("lint", out)
     warning = (
-        f"{out}:1: warning: header: leaderboard '{BOARD}' is not one submitgen knows (a new round's?); "
-        "the server decides whether it exists (fix: check the name, or pass --problem with its problem "
-        "folder; known: "
+        f"{out}:1: warning: header [kernelbot]: leaderboard '{BOARD}' is not one submitgen knows (a new "
+        "round's?); the server decides whether it exists (fix: check the name, or pass --problem with its "
+        "problem folder; known: "
     )
     assert r.exit_code == 0 and r.output.startswith(warning), r.output
     r = run("lint", out, "--problem", folder)
     base = payload_baseline(folder)
     assert r.exit_code == 0, r.output
     assert re.fullmatch(
-        rf"{re.escape(str(out))}: lint passed; estimated payload [\d,]+ of 65,535 chars for "
+        rf"{re.escape(kernelguard_line(out))}\n{re.escape(str(out))}: lint passed; estimated payload "
+        rf"[\d,]+ of 65,535 chars for "
         rf"{BOARD} \(problem files ≈{base:,} \+ submission [\d,]+; .*\)\n",
         r.output,
     ), r.output

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import toy_problem
 from click.testing import CliRunner
+from conftest import kernelguard_line
 
 from submitgen.cli import cli
 from submitgen.errors import ProblemError
@@ -58,7 +59,7 @@ def test_toy_lints(built):
     out, _ = built
     result = run("lint", str(out))
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"{out}: lint passed; estimated payload ")
+    assert result.output.startswith(f"{kernelguard_line(out)}\n{out}: lint passed; estimated payload ")
     assert "for amd-toy-add (problem files ≈2,000" in result.output
 
 
