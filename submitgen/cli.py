@@ -533,7 +533,7 @@ def _run_options(fn):
                       "e.g. an --launcher aql build); the failed rules are printed first as warnings.")(fn)
     return click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
                         help="CPU seconds one shape's process may use (a loaded machine does not count "
-                        "against it), or wall seconds in which it waits using under 1% of a CPU (the "
+                        "against it), or wall seconds in which it waits, asleep (the "
                         "import: at least 300); with --reference-kernels, the whole eval.py run (default: "
                         "task.yml's limit).")(fn)
 

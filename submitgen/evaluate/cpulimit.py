@@ -4,7 +4,8 @@ The limit counts the worker's CPU time (its threads, and the children it waited 
 time: on a loaded machine other processes take the cores, the shape gets a share of them, and its
 wall time grows with the load while its CPU time does not. A worker that waits instead of
 computing (a sleep, a deadlock, a GPU kernel that never ends) uses no CPU time, so it has a wall
-limit too: the same number of seconds in which it used under :data:`IDLE_SHARE` of one core.
+limit too: the same number of seconds in which none of its threads was runnable (sampled at each
+look, every half second). A starved thread is runnable, so the load counts against neither.
 Where the CPU time cannot be read (no ``/proc``), the limit is wall time."""
 
 from __future__ import annotations
@@ -12,9 +13,6 @@ from __future__ import annotations
 import os
 import time
 
-IDLE_SHARE = 0.01
-"""A worker that used less than this share of one core over ``limit_s`` seconds of wall time is
-waiting, not computing (a loaded machine still gives a runnable process far more)."""
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -28,27 +26,33 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def runnable(pid: int) -> bool:
+    """Whether a thread of ``pid`` is running or waiting for a CPU (state R): computing, however
+    loaded the machine. False when every thread sleeps or waits on I/O."""
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"R":
+                    return True
+    except (OSError, IndexError):
+        return True  # unreadable (gone, or no /proc): not counted as waiting
+    return False
+
+
 class Budget:
-    """``limit_s`` seconds of ``pid``'s CPU time from now, or as many seconds of wall time in which it
-    used under :data:`IDLE_SHARE` of a core. :meth:`over` says which ran out (None: neither)."""
+    """``limit_s`` seconds of ``pid``'s CPU time from now, or as many seconds of wall time in which
+    none of its threads was runnable (it slept or waited). :meth:`over` says which ran out."""
 
     def __init__(self, pid: int, limit_s: float) -> None:
         self.pid, self.limit_s = pid, limit_s
         self.cpu0 = cpu_seconds(pid)
-        self.wall0 = time.monotonic()
+        self.wall0 = self.last = time.monotonic()
+        self.waited = 0.0
         self.reason: str | None = None
-        self.resume()
 
     def resume(self) -> None:
-        """Start the wall window again (after time this process spent, the worker waiting on it)."""
-        self.window = (time.monotonic(), cpu_seconds(self.pid))
-
-    def used(self) -> float:
-        """CPU seconds used since the start (wall seconds where CPU time is unreadable)."""
-        now = cpu_seconds(self.pid)
-        if now is None or self.cpu0 is None:
-            return time.monotonic() - self.wall0
-        return now - self.cpu0
+        """Leave the time since the last look uncounted (this process worked, the worker waited on it)."""
+        self.last = time.monotonic()
 
     def over(self) -> str | None:
         """Why the budget ran out (kept in :attr:`reason`), or None."""
@@ -56,15 +60,15 @@ class Budget:
         return self.reason
 
     def _over(self) -> str | None:
-        now_cpu, (start, start_cpu) = cpu_seconds(self.pid), self.window
-        if now_cpu is None or self.cpu0 is None or start_cpu is None:
-            over = time.monotonic() - self.wall0 >= self.limit_s
-            return f"timed out after {self.limit_s:g} s" if over else None
-        if now_cpu - self.cpu0 >= self.limit_s:
+        now = time.monotonic()
+        if not runnable(self.pid):
+            self.waited += now - self.last
+        self.last = now
+        used = cpu_seconds(self.pid)
+        if used is None or self.cpu0 is None:
+            return f"timed out after {self.limit_s:g} s" if now - self.wall0 >= self.limit_s else None
+        if used - self.cpu0 >= self.limit_s:
             return f"timed out after {self.limit_s:g} s of CPU time"
-        if time.monotonic() - start >= self.limit_s:
-            if now_cpu - start_cpu < IDLE_SHARE * self.limit_s:
-                return (f"timed out after {self.limit_s:g} s of wall time in which it used under "
-                        f"{IDLE_SHARE:.0%} of a CPU (waiting, not computing)")
-            self.resume()
+        if self.waited >= self.limit_s:
+            return f"timed out after {self.limit_s:g} s of wall time waiting (asleep, not computing)"
         return None
