@@ -26,9 +26,16 @@ class Rate:
     measured: str
 
 
+_MEASURED = "2-core x86, 2026-12-07"
+# Fitted to `submitgen test` of each default gfx950 build beside two busy loops (load 11 to 14), its
+# test shapes: CPU = 10 s (the imports and the compile pass: most of mxfp4-mm's 11.8 s) + rate x the
+# inputs' GB; peak = 0.8 GB (both processes' imports) + rate x the largest shape's GB. The runs:
+# benchmarks/results/cpu-2026-12-07-test-load/.
 RATES: Mapping[str, Rate] = {
-    # submitgen test of the default gfx950 build beside two busy loops, 2-core x86, 2026-12-07
-    # (benchmarks/results/newcomer-2026-12-07.md)
+    "amd-mxfp4-mm": Rate(cpu_s_per_gb=23.0, cpu_s_base=10.0, peak_per_gb=1.1, peak_base_gb=0.8,
+                         measured=f"11.8 s of CPU and 0.85 GB, {_MEASURED}"),
+    "amd-mixed-mla": Rate(cpu_s_per_gb=24.6, cpu_s_base=10.0, peak_per_gb=2.4, peak_base_gb=0.8,
+                          measured=f"144 s of CPU and 11.0 GB, {_MEASURED}"),
 }
 
 
@@ -54,6 +61,6 @@ def estimate_line(problem: Any, specs: Sequence[Mapping[str, Any]]) -> str | Non
     cpu = rate.cpu_s_base + rate.cpu_s_per_gb * sum(sizes)
     peak = rate.peak_base_gb + rate.peak_per_gb * max(sizes)
     return (f"expected without a GPU: about {_time(cpu)} of CPU time and {peak:.1f} GB of memory at the "
-            f"peak, from the shapes' input sizes ({sum(sizes):.2f} GB in all) at the rates of the default "
-            f"build ({rate.measured}); on a loaded machine the wall time grows, the CPU time and the "
-            "--timeout limit (CPU seconds) do not")
+            f"peak, from the shapes' input sizes ({sum(sizes):.2f} GB in all; the default build's test "
+            f"shapes took {rate.measured}); a loaded machine stretches the wall time, not the CPU time that "
+            "--timeout limits")
