@@ -36,6 +36,8 @@ RATES: Mapping[str, Rate] = {
                          measured=f"11.8 s of CPU and 0.85 GB, {_MEASURED}"),
     "amd-mixed-mla": Rate(cpu_s_per_gb=24.6, cpu_s_base=10.0, peak_per_gb=2.4, peak_base_gb=0.8,
                           measured=f"144 s of CPU and 11.0 GB, {_MEASURED}"),
+    "amd-moe-mxfp4": Rate(cpu_s_per_gb=71.7, cpu_s_base=10.0, peak_per_gb=1.9, peak_base_gb=0.8,
+                          measured=f"461 s of CPU and 7.3 GB, {_MEASURED}"),
 }
 
 
