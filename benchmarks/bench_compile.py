@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from submitgen.toolchain import compile_sources  # noqa: E402
+from submitgen.toolchain.compile import compile_sources  # noqa: E402
 from submitgen.toolchain.triton import TritonSpec, compile_triton  # noqa: E402
 
 KERNEL = r"""

@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from submitgen.problems import get_problem  # noqa: E402
-from submitgen.toolchain import compile_cuda  # noqa: E402
+from submitgen.toolchain.cuda import compile_cuda  # noqa: E402
 
 PROJECTS = {"mxfp4-mm": "hip_mxfp4_mm", "mixed-mla": "hip_mixed_mla"}
 

@@ -160,14 +160,15 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...],
 def toolchain_cmd(as_json: bool, compiler: str | None, arches: tuple[str, ...]) -> None:
     """List the compilers found, in the order they are preferred, with their versions and the
     arches each can build (probed by compiling a tiny kernel)."""
-    from submitgen import toolchain
+    from submitgen.toolchain.cache import cache_dir
+    from submitgen.toolchain.discovery import KNOWN_ARCHES, describe, describe_extras, discover, format_table
 
-    found = toolchain.discover(compiler=compiler, arches=arches or toolchain.KNOWN_ARCHES)
+    found = discover(compiler=compiler, arches=arches or KNOWN_ARCHES)
     if as_json:
-        emit_json({"cache_dir": str(toolchain.cache_dir()), "toolchains": toolchain.describe(found),
-                   **toolchain.describe_extras()})
+        emit_json({"cache_dir": str(cache_dir()), "toolchains": describe(found),
+                   **describe_extras()})
     else:
-        click.echo(toolchain.format_table(found, arches or toolchain.KNOWN_ARCHES))
+        click.echo(format_table(found, arches or KNOWN_ARCHES))
 
 
 class _SplitExtraFlags(click.Command):
@@ -203,7 +204,8 @@ def compile_cmd(ctx: click.Context, sources: tuple[str, ...], arch: str, output:
     """Compile HIP (.hip .cpp .cu), OpenCL C (.cl) or AMDGPU assembly (.s) sources into one
     code object. Flags after `--` are passed to the compiler."""
     from submitgen.files import check_output, file_path, write_output
-    from submitgen.toolchain import CompileOptions, compile_sources
+    from submitgen.toolchain.compile import compile_sources
+    from submitgen.toolchain.options import CompileOptions
 
     paths = [Path(s) for s in sources]
     out = file_path(output if output is not None else Path(sources[0]).stem + ".co", "kernel.co")

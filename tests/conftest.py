@@ -24,7 +24,7 @@ def _zig(*args: str, cwd: Path) -> None:
 def compile_co(tmp_path_factory):
     """compile_co(source_text, arch="gfx950", name="k.hip", flags=()) -> bytes of a linked ET_DYN
     code object."""
-    from submitgen.toolchain import compile_sources
+    from submitgen.toolchain.compile import compile_sources
 
     cache: dict[tuple, bytes] = {}
     cache_root = tmp_path_factory.mktemp("compile-cache")

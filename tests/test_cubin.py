@@ -20,7 +20,7 @@ from submitgen.errors import CodeObjectError, ValidationError
 from submitgen.project.launches import CheckedLaunch, check_launch, kernel_layout
 from submitgen.readers.cuda.cubin import EM_CUDA, MAX_SHARED_BYTES, read_cubin
 from submitgen.runtime.pack import SgPlanError, sg_pack
-from submitgen.toolchain import find_nvcc
+from submitgen.toolchain.cuda import find_nvcc
 
 NVCC = find_nvcc()
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc not found")

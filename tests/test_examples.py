@@ -14,7 +14,7 @@ from submitgen.problems import get_problem
 from submitgen.readers.amd import read_code_object
 from submitgen.readers.containers import load_code_objects
 from submitgen.render import provenance
-from submitgen.toolchain import compile_sources
+from submitgen.toolchain.compile import compile_sources
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from submitgen import toolchain
 from submitgen.problems import get_problem
 from submitgen.readers.amd import read_code_object
 from submitgen.rules import BANNED_WORD
+from submitgen.toolchain.compile import compile_sources
+from submitgen.toolchain.cuda import compile_cuda, find_nvcc
 
 REPO = Path(__file__).resolve().parent.parent
 KERNELS = REPO / "examples"
@@ -52,7 +53,7 @@ def code_objects():
 
     def get(problem: str, arch: str) -> bytes:
         if (problem, arch) not in cache:
-            result = toolchain.compile_sources(_sources(PROJECTS[problem][0]), arch=arch)
+            result = compile_sources(_sources(PROJECTS[problem][0]), arch=arch)
             cache[(problem, arch)] = result.code_object
         return cache[(problem, arch)]
 
@@ -201,12 +202,12 @@ def test_no_banned_word_under_kernels():
 
 @pytest.mark.slow
 @pytest.mark.skipif(
-    toolchain.find_nvcc() is None, reason="nvcc (CUDA toolkit) is not installed on this machine"
+    find_nvcc() is None, reason="nvcc (CUDA toolkit) is not installed on this machine"
 )
 @pytest.mark.parametrize("problem", sorted(PROJECTS))
 def test_kernels_compile_with_nvcc(problem):
     kernel_dir, names = PROJECTS[problem]
-    cubin = toolchain.compile_cuda(_sources(kernel_dir), arch="sm_90")
+    cubin = compile_cuda(_sources(kernel_dir), arch="sm_90")
     elf = ELFFile(io.BytesIO(cubin))
     symbols = {s.name for s in elf.get_section_by_name(".symtab").iter_symbols()}
     for name in names:

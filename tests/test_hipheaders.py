@@ -12,7 +12,8 @@ from elftools.elf.elffile import ELFFile
 
 from submitgen.errors import MissingHeaderError
 from submitgen.readers.amd import read_code_object
-from submitgen.toolchain import compile_sources, hipheaders
+from submitgen.toolchain import hipheaders
+from submitgen.toolchain.compile import compile_sources
 
 HH = hipheaders.find_hip_headers()
 needs_extra = pytest.mark.skipif(

@@ -20,6 +20,9 @@ from submitgen.errors import CompileError, ToolchainError
 from submitgen.readers.amd import read_code_object
 from submitgen.resources import device_include_dir
 from submitgen.toolchain import discovery
+from submitgen.toolchain.compile import compile_sources
+from submitgen.toolchain.cuda import compile_cuda, find_nvcc
+from submitgen.toolchain.discovery import describe_extras, discover, format_table, select_toolchain
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -159,7 +162,7 @@ def test_discovery_order_with_fake_rocm_and_path_clang(tmp_path, monkeypatch):
     monkeypatch.setattr(discovery, "ROCM_DEFAULT", tmp_path / "no-rocm")
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
 
-    found = toolchain.discover(arches=("gfx950",))
+    found = discover(arches=("gfx950",))
     assert [t.origin for t in found] == ["rocm", "path", "bundled"]
     rocm_tc, path_tc, bundled = found
     assert rocm_tc.hip == (str(rocm / "llvm" / "bin" / "clang"),) and not rocm_tc.bare
@@ -168,11 +171,11 @@ def test_discovery_order_with_fake_rocm_and_path_clang(tmp_path, monkeypatch):
     assert "unsupported" in dict(path_tc.probe_errors)["gfx950"]
     assert bundled.bare and bundled.arches == ("gfx950",)
     # the first that can build the arch wins; an explicit compiler comes before everything
-    assert toolchain.select_toolchain("gfx950").origin == "rocm"
+    assert select_toolchain("gfx950").origin == "rocm"
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "nothing"))
-    assert toolchain.select_toolchain("gfx950").origin == "bundled"  # the old PATH clang is skipped
+    assert select_toolchain("gfx950").origin == "bundled"  # the old PATH clang is skipped
     with pytest.raises(ToolchainError, match=r"clang version 14.0.6\) cannot build for gfx950"):
-        toolchain.select_toolchain("gfx950", compiler=str(bindir / "clang"))
+        select_toolchain("gfx950", compiler=str(bindir / "clang"))
 
 
 def test_a_probe_that_crashed_is_not_remembered(tmp_path, _cache):
@@ -186,10 +189,10 @@ def test_a_probe_that_crashed_is_not_remembered(tmp_path, _cache):
                  f'if [ -e "{flag}" ]; then kill -SEGV $$; fi\nexec "{zig()}" clang "$@"\n')
     script(tmp_path / "bin" / "ld.lld", f'exec "{zig()}" ld.lld "$@"\n')
     with pytest.raises(ToolchainError, match=r"cannot build for gfx950: killed by signal 11$"):
-        toolchain.select_toolchain("gfx950", compiler=str(hip))
+        select_toolchain("gfx950", compiler=str(hip))
     assert not list((_cache / "tools").glob("*.json"))
     flag.unlink()
-    assert toolchain.select_toolchain("gfx950", compiler=str(hip)).arches == ("gfx950",)
+    assert select_toolchain("gfx950", compiler=str(hip)).arches == ("gfx950",)
     assert [json.loads(p.read_text())["probes"] for p in (_cache / "tools").glob("*.json")] == [
         {"gfx950": ""}]
 
@@ -217,12 +220,12 @@ def test_missing_compiler_says_how_to_get_one(tmp_path, monkeypatch):
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ToolchainError, match=r"pip install 'submitgen\[toolchain\]'.*ROCm"):
-        toolchain.compile_sources([write(tmp_path, "k.hip", HIP)])
+        compile_sources([write(tmp_path, "k.hip", HIP)])
     r = CliRunner().invoke(cli, ["compile", str(tmp_path / "k.hip"), "-o", str(tmp_path / "k.co")])
     assert r.exit_code == 1 and "Traceback" not in r.output
     assert "Error: no AMDGPU compiler found" in r.output and "submitgen[toolchain]" in r.output
     with pytest.raises(ToolchainError, match="not found"):
-        toolchain.select_toolchain("gfx950", compiler=str(tmp_path / "nope-clang"))
+        select_toolchain("gfx950", compiler=str(tmp_path / "nope-clang"))
 
 
 # ---------------------------------------------------------------------------------- compiling
@@ -238,24 +241,24 @@ def kernels_of(data: bytes, arch: str) -> list[str]:
 @pytest.mark.parametrize("arch", ["gfx950", "gfx942"])
 def test_compile_each_language_and_several_sources(tmp_path, arch):
     hip, cl, asm = write(tmp_path, "a.hip", HIP), write(tmp_path, "b.cl", CL), write(tmp_path, "c.s", ASM)
-    r = toolchain.compile_sources([hip], arch=arch)
+    r = compile_sources([hip], arch=arch)
     assert kernels_of(r.code_object, arch) == ["add_kernel"] == list(r.kernels)
     assert not r.cache_hit and r.toolchain.origin == "bundled"
     assert device_include_dir() / "submitgen" / "device.h" in r.headers
-    assert kernels_of(toolchain.compile_sources([cl], arch=arch).code_object, arch) == ["cl_scale"]
-    assert kernels_of(toolchain.compile_sources([asm], arch=arch).code_object, arch) == ["asm_kernel"]
+    assert kernels_of(compile_sources([cl], arch=arch).code_object, arch) == ["cl_scale"]
+    assert kernels_of(compile_sources([asm], arch=arch).code_object, arch) == ["asm_kernel"]
     # several sources: one module (LTO), one metadata note, every kernel in it
-    both = toolchain.compile_sources([hip, cl], arch=arch)
+    both = compile_sources([hip, cl], arch=arch)
     assert kernels_of(both.code_object, arch) == ["add_kernel", "cl_scale"]
     assert any("-plugin-opt=mcpu=" + arch in c for c in both.commands)
     with pytest.raises(CompileError, match="assembly source .* cannot be linked with other sources"):
-        toolchain.compile_sources([hip, asm], arch=arch)
+        compile_sources([hip, asm], arch=arch)
 
 
 def test_options_reach_the_compiler(tmp_path):
     src = write(tmp_path, "k.hip", '#include "extra.h"\n#ifndef SCALE\n#error SCALE missing\n#endif\n' + HIP)
     write(tmp_path / "inc", "extra.h", "#define SCALE 2\n")
-    r = toolchain.compile_sources([src], include_dirs=[tmp_path / "inc"], defines=["OTHER=1"], opt="2",
+    r = compile_sources([src], include_dirs=[tmp_path / "inc"], defines=["OTHER=1"], opt="2",
                                   code_object_version=5, extra_flags=["-ffast-math"])
     co = read_code_object(r.code_object, label="k")
     assert co.header.code_object_version == 5
@@ -263,15 +266,15 @@ def test_options_reach_the_compiler(tmp_path):
     cmd = r.commands[0]
     assert "-O2" in cmd and "-DOTHER=1" in cmd and "-ffast-math" in cmd and "-mcode-object-version=5" in cmd
     with pytest.raises(CompileError, match="code object version 3 is not supported"):
-        toolchain.compile_sources([src], code_object_version=3)
+        compile_sources([src], code_object_version=3)
     with pytest.raises(CompileError, match="unknown source type '.txt'"):
-        toolchain.compile_sources([write(tmp_path, "k.txt", "")])
+        compile_sources([write(tmp_path, "k.txt", "")])
 
 
 def test_syntax_error_reports_file_line_and_compiler_message(tmp_path):
     src = write(tmp_path, "bad.hip", HIP.replace("out[i] = a[i] + 1.0f;", "out[i] = a[i] + undefined_thing;"))
     with pytest.raises(CompileError) as e:
-        toolchain.compile_sources([src])
+        compile_sources([src])
     msg = str(e.value)
     assert f"{src}:4:" in msg and "use of undeclared identifier 'undefined_thing'" in msg
     assert "errors generated" not in msg and "Traceback" not in msg
@@ -283,10 +286,10 @@ def test_syntax_error_reports_file_line_and_compiler_message(tmp_path):
 
 def test_mfma_scale_builds_for_gfx950_and_clearly_not_for_gfx942(tmp_path):
     src = write(tmp_path, "mfma.hip", MFMA_SCALE)
-    r = toolchain.compile_sources([src], arch="gfx950", extra_flags=["-save-temps=obj"], use_cache=False)
+    r = compile_sources([src], arch="gfx950", extra_flags=["-save-temps=obj"], use_cache=False)
     assert kernels_of(r.code_object, "gfx950") == ["mxfp4_mfma"]
     with pytest.raises(CompileError) as e:
-        toolchain.compile_sources([src], arch="gfx942")
+        compile_sources([src], arch="gfx942")
     msg = str(e.value)
     assert "for gfx942 failed" in msg and "__builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4" in msg
     assert "needs target feature gfx950-insts" in msg
@@ -298,19 +301,19 @@ def test_mfma_scale_builds_for_gfx950_and_clearly_not_for_gfx942(tmp_path):
 def test_cache_hit_header_change_and_no_cache(tmp_path, _cache):
     write(tmp_path, "my.h", "#define BIAS 1.0f\n")
     src = write(tmp_path, "k.hip", '#include "my.h"\n' + HIP.replace("+ 1.0f", "+ BIAS"))
-    first = toolchain.compile_sources([src])
-    again = toolchain.compile_sources([src])
+    first = compile_sources([src])
+    again = compile_sources([src])
     assert not first.cache_hit and again.cache_hit
     assert again.code_object == first.code_object and again.sha256 == first.sha256
     assert again.commands == first.commands and again.kernels == ("add_kernel",)
     write(tmp_path, "my.h", "#define BIAS 2.0f\n")  # only the header changes
-    changed = toolchain.compile_sources([src])
+    changed = compile_sources([src])
     assert not changed.cache_hit and changed.sha256 != first.sha256
-    assert toolchain.compile_sources([src]).cache_hit
-    other_flags = toolchain.compile_sources([src], defines=["X=1"])
+    assert compile_sources([src]).cache_hit
+    other_flags = compile_sources([src], defines=["X=1"])
     assert not other_flags.cache_hit
     before = sorted(p.name for p in (_cache / "objects").iterdir())
-    fresh = toolchain.compile_sources([src], use_cache=False)
+    fresh = compile_sources([src], use_cache=False)
     assert not fresh.cache_hit and fresh.sha256 == changed.sha256
     assert sorted(p.name for p in (_cache / "objects").iterdir()) == before
     r = CliRunner().invoke(cli, ["compile", str(src), "-o", str(tmp_path / "a.co")])
@@ -322,22 +325,23 @@ def test_cache_hit_header_change_and_no_cache(tmp_path, _cache):
 
 def test_corrupt_cache_entry_is_rebuilt(tmp_path, _cache):
     src = write(tmp_path, "k.hip", HIP)
-    first = toolchain.compile_sources([src])
+    first = compile_sources([src])
     for p in (_cache / "objects").glob("*.co"):
         p.write_bytes(b"garbage")
-    again = toolchain.compile_sources([src])
+    again = compile_sources([src])
     assert not again.cache_hit and again.code_object == first.code_object
 
 
 def test_two_processes_writing_one_entry(tmp_path, _cache):
     src = write(tmp_path, "k.hip", HIP)
-    code = f"from submitgen.toolchain import compile_sources; print(compile_sources([{str(src)!r}]).sha256)"
+    code = ("from submitgen.toolchain.compile import compile_sources; "
+            f"print(compile_sources([{str(src)!r}]).sha256)")
     env = {**os.environ, "SUBMITGEN_CACHE_DIR": str(_cache), "PYTHONPATH": str(REPO)}
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
              for _ in range(2)]
     outs = [p.communicate(timeout=120)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs) and outs[0] == outs[1] and len(outs[0]) == 64
-    hit = toolchain.compile_sources([src])
+    hit = compile_sources([src])
     assert hit.cache_hit and hit.sha256 == outs[0]
     leftovers = [p for p in _cache.rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
@@ -348,7 +352,7 @@ def test_two_processes_writing_one_entry(tmp_path, _cache):
 
 @pytest.mark.parametrize("arch", ["gfx950", "gfx942"])
 def test_device_header_builds_with_bundled_clang(tmp_path, arch):
-    r = toolchain.compile_sources(
+    r = compile_sources(
         [write(tmp_path, "all.hip", DEVICE_H_ALL)], arch=arch, extra_flags=["-Werror", "-Wall"]
     )
     co = read_code_object(r.code_object, label="all")
@@ -360,9 +364,9 @@ def test_device_header_builds_with_bundled_clang(tmp_path, arch):
         co.header.code_object_version < 6
 
 
-@pytest.mark.skipif(toolchain.find_nvcc() is None, reason="nvcc not installed")
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc not installed")
 def test_device_header_builds_with_nvcc(tmp_path):
-    cubin = toolchain.compile_cuda([write(tmp_path, "all.cu", DEVICE_H_ALL)], arch="sm_90")
+    cubin = compile_cuda([write(tmp_path, "all.cu", DEVICE_H_ALL)], arch="sm_90")
     assert cubin[:4] == b"\x7fELF" and b"all_kernel" in cubin and b"lb_kernel" in cubin
 
 
@@ -464,7 +468,7 @@ def test_cli_toolchain_table_and_json():
     bundled = [t for t in data["toolchains"] if t["origin"] == "bundled"][0]
     assert bundled["arches"] == ["gfx942", "gfx950"] and bundled["version"].startswith("clang version")
     assert bundled["linker"][-1] == "ld.lld"
-    extras = toolchain.describe_extras()
+    extras = describe_extras()
     assert data["triton"] == extras["triton"] and data["hipheaders"] == extras["hipheaders"]
     if extras["triton"]:
         assert f"triton: {extras['triton']['version']} (gfx950, gfx942, sm_90)" in text
@@ -477,7 +481,7 @@ def test_toolchain_table_names_missing_extras(monkeypatch):
 
     monkeypatch.setattr(hipheaders, "find_hip_headers", lambda: None)
     monkeypatch.setattr(triton.importlib.util, "find_spec", lambda name: None)
-    lines = toolchain.format_table(()).splitlines()
+    lines = format_table(()).splitlines()
     assert lines == ["no AMDGPU compiler found; " + toolchain.discovery.INSTALL_HINT,
                      "triton: not installed (pip install 'submitgen[triton]')",
                      "HIP headers without ROCm: not installed (pip install 'submitgen[hipheaders]')"]

@@ -31,9 +31,9 @@ class AmdBackend:
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
-        from submitgen import toolchain
+        from submitgen.toolchain.compile import compile_sources
 
-        result = toolchain.compile_sources(sources, arch=arch, compiler=compiler, use_cache=use_cache)
+        result = compile_sources(sources, arch=arch, compiler=compiler, use_cache=use_cache)
         # the model the toolchain's read-back made, if it keeps one: the build need not parse again
         return Image(result.code_object, label, getattr(result, "parsed", None), result.source_sha256)
 

@@ -30,9 +30,9 @@ class CudaBackend:
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
-        from submitgen import toolchain
+        from submitgen.toolchain.cuda import compile_cuda
 
-        return Image(toolchain.compile_cuda(sources, arch=arch), label)
+        return Image(compile_cuda(sources, arch=arch), label)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
         from submitgen.readers.containers import (

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from submitgen.cli import cli
-from submitgen.toolchain import find_nvcc
+from submitgen.toolchain.cuda import find_nvcc
 
 NVCC = find_nvcc()
 SRC = r"""

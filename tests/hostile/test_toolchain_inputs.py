@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from submitgen import toolchain
 from submitgen.cli import cli
 from submitgen.errors import CompileError, ToolchainError
 from submitgen.toolchain import discovery
+from submitgen.toolchain.compile import compile_sources
 from submitgen.toolchain.process import run_tool
 
 KERNEL = """\
@@ -48,7 +48,7 @@ def test_include_of_a_device_file_is_refused_before_compiling(tmp_path, target, 
     src = tmp_path / "k.hip"
     src.write_text(f'#include "{target}"\n' + kernel())
     with pytest.raises(CompileError) as e:
-        toolchain.compile_sources([src])
+        compile_sources([src])
     assert str(e.value) == (f"{src} includes '{target}': header {target}: not a regular file ({kind}); "
                             "sources and headers must be regular files")
 
@@ -57,14 +57,14 @@ def test_include_of_dev_stdin_and_of_a_fifo_in_a_header_is_refused(tmp_path):
     src = tmp_path / "k.hip"
     src.write_text('#include "/dev/stdin"\n' + kernel())
     with pytest.raises(CompileError, match=r"includes '/dev/stdin': header /dev/stdin: not a regular file"):
-        toolchain.compile_sources([src])
+        compile_sources([src])
     os.mkfifo(tmp_path / "pipe.h")
     (tmp_path / "inc").mkdir()
     (tmp_path / "inc" / "outer.h").write_text('#pragma once\n#include "../pipe.h"\n')
     src.write_text('#include "inc/outer.h"\n' + kernel())
     t0 = time.monotonic()
     with pytest.raises(CompileError) as e:
-        toolchain.compile_sources([src])
+        compile_sources([src])
     assert time.monotonic() - t0 < 60  # a hang catcher only: an opened FIFO blocks for ever
     assert str(e.value) == (
         f"{tmp_path / 'inc' / 'outer.h'} includes '../pipe.h': header {tmp_path / 'pipe.h'}: "
@@ -76,7 +76,7 @@ def test_a_fifo_or_device_as_the_source_is_refused(tmp_path):
     fifo = tmp_path / "k.hip"
     os.mkfifo(fifo)
     with pytest.raises(CompileError, match=r"k.hip: not a regular file \(a FIFO\)"):
-        toolchain.compile_sources([fifo])
+        compile_sources([fifo])
     r = CliRunner().invoke(cli, ["compile", str(fifo), "-o", str(tmp_path / "k.co")])
     assert r.exit_code == 1 and r.output.startswith(f"Error: source {fifo}: not a regular file (a FIFO)")
     assert not (tmp_path / "k.co").exists()
@@ -105,13 +105,13 @@ def test_editing_a_source_during_the_compile_never_poisons_the_cache(tmp_path):
     (tmp_path / "b.txt").write_text(b)
     cc = _editing_compiler(tmp_path, f'cp "{tmp_path / "b.txt"}" "{src}"')
     src.write_text(a)
-    first = toolchain.compile_sources([src], compiler=cc)
+    first = compile_sources([src], compiler=cc)
     assert first.kernels == ("k_a",) and not first.cache_hit  # compiled from the bytes read at the start
     assert src.read_text() == b
-    second = toolchain.compile_sources([src], compiler=cc)
+    second = compile_sources([src], compiler=cc)
     assert second.kernels == ("k_b",) and not second.cache_hit
     src.write_text(a)
-    third = toolchain.compile_sources([src], compiler=cc)
+    third = compile_sources([src], compiler=cc)
     assert third.cache_hit and third.kernels == ("k_a",) and third.code_object == first.code_object
 
 
@@ -120,15 +120,15 @@ def test_editing_a_header_during_the_compile_is_not_cached(tmp_path):
     src = tmp_path / "k.hip"
     src.write_text('#include "v.h"\n' + kernel(value="V"))
     cc = _editing_compiler(tmp_path, f'sleep 0.05; echo "#define V 2.0f" > "{tmp_path / "v.h"}"')
-    first = toolchain.compile_sources([src], compiler=cc)
+    first = compile_sources([src], compiler=cc)
     assert not first.cache_hit
     assert (
         first.cache_warning
         == f"header {tmp_path / 'v.h'} changed during the compile; the object was not cached"
     )
-    again = toolchain.compile_sources([src], compiler=cc)
+    again = compile_sources([src], compiler=cc)
     assert not again.cache_hit and again.cache_warning is None
-    assert toolchain.compile_sources([src], compiler=cc).cache_hit
+    assert compile_sources([src], compiler=cc).cache_hit
 
 
 def test_an_unusable_cache_folder_compiles_uncached(tmp_path, monkeypatch):
@@ -137,7 +137,7 @@ def test_an_unusable_cache_folder_compiles_uncached(tmp_path, monkeypatch):
     monkeypatch.setenv("SUBMITGEN_CACHE_DIR", str(blocker / "cache"))
     src = tmp_path / "k.hip"
     src.write_text(kernel())
-    r = toolchain.compile_sources([src])
+    r = compile_sources([src])
     assert r.kernels == ("k_a",) and not r.cache_hit
     assert r.cache_warning and r.cache_warning.startswith(f"cache folder {blocker / 'cache'}")
     assert r.cache_warning.endswith("is not writable (Not a directory); compiled without caching")
@@ -152,7 +152,7 @@ def test_a_device_file_included_through_a_macro_is_refused_after_the_compile(tmp
     src = tmp_path / "k.hip"
     src.write_text('#define DEVICE "/dev/zero"\n#include DEVICE\n' + kernel())
     with pytest.raises(CompileError) as e:
-        toolchain.compile_sources([src])
+        compile_sources([src])
     assert str(e.value) == (f"{src}: the compile read /dev/zero, which is not a regular file; sources and "
                             "headers must be regular files")
 
@@ -163,7 +163,7 @@ def test_a_fifo_included_through_a_macro_ends_at_the_time_limit(tmp_path):
     src.write_text('#define PIPE "pipe.h"\n#include PIPE\n' + kernel())
     t0 = time.monotonic()
     with pytest.raises(ToolchainError) as e:
-        toolchain.compile_sources([src], timeout=3)
+        compile_sources([src], timeout=3)
     assert time.monotonic() - t0 < 60
     assert str(e.value) == (
         f"compiling {src} for gfx950 ran past its time limit of 3 s and was stopped (does a "
