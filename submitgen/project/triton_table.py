@@ -34,18 +34,11 @@ def specs_from_launch(table: object, folder: Path) -> tuple[TritonSpec, ...]:
             raise PlanError(f"{where}: must be a dict, got {type(entry).__name__}")
         unknown = [k for k in entry if k not in _KEYS]
         missing = [k for k in _REQUIRED if k not in entry]
-        if unknown or missing:
-            raise PlanError(
-                f"{where}: "
-                + "; ".join(
-                    (
-                        [f"unknown key(s) {', '.join(map(repr, unknown))} (expected {', '.join(_KEYS)})"]
-                        if unknown
-                        else []
-                    )
-                    + ([f"missing {', '.join(missing)}"] if missing else [])
-                )
-            )
+        problems = [f"unknown key(s) {', '.join(map(repr, unknown))} (expected {', '.join(_KEYS)})"
+                    ] if unknown else []
+        problems += [f"missing {', '.join(missing)}"] if missing else []
+        if problems:
+            raise PlanError(f"{where}: {'; '.join(problems)}")
         if not isinstance(entry.get("plan", {}), Mapping):
             raise PlanError(f"{where}: 'plan' must be a dict of values the plan reads, got "
                             f"{type(entry['plan']).__name__}")
