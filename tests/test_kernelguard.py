@@ -96,7 +96,7 @@ def test_lint_json_gives_each_findings_source_and_kernelguards_verdict(tmp_path)
         ("exec-decoded", "policy", "warning")]
     assert doc["kernelguard"] == {
         "version": VERSION, "installed": True, "classification": "hacked", "should_filter": True,
-        "filter_reason": "high_critical", "failure": None, "matched_patterns": [
+        "filter_reason": "high_critical", "failure": None, "timed_out": False, "matched_patterns": [
             {"pattern": "OBFUSCATED_EXEC", "severity": "critical",
              "evidence": "exec() with encoded/decoded payload (hides exploit code)"}]}
 
@@ -138,6 +138,23 @@ def test_a_file_kernelguard_fails_on_is_refused_as_kernelbot_refuses_it():
     assert f.message.startswith(f"KernelGuard {VERSION} fails on this file (RecursionError: ")
     assert f.message.endswith("): kernelbot refuses a file whose pre-check fails")
     assert [w.rule for w in report.warnings] == ["nesting"]
+
+
+def test_kernelguard_past_its_cpu_time_here_is_a_warning_that_its_verdict_is_unknown(tmp_path):
+    """A 30,000-character name: KernelGuard's main-alias regex is quadratic in it (tens of seconds),
+    past lint's 2 s for it; the verdict is unknown, not a refusal."""
+    path = tmp_path / "long.py"
+    path.write_text(HEADER + "x" * 30_000 + " = 1\n" + KERNEL)
+    result = _lint(path)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[:2] == [
+        f"{path}:1: warning: kernelguard [KernelGuard]: KernelGuard {VERSION} did not finish within 2 s of "
+        f"CPU "
+        "here, so its verdict is unknown; kernelbot gives it 30 s and refuses the file when it runs out "
+        "(fix: "
+        "keep runs of letters and digits short (long identifiers, hex or base64 text without breaks): "
+        "KernelGuard's time grows with their square)",
+        f"{path}: KernelGuard {VERSION}: not finished within 2 s of CPU, so its verdict is unknown"]
 
 
 # ---- popcorn-cli's header parse: lines end at \n only (issue 47, issue 48 item 3) ----

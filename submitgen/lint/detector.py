@@ -8,15 +8,17 @@ error too. Not installed: no finding, and the verdict says so.
 
 KernelGuard is not linear in its input: a regex of its (``(\w+)\s*=\s*sys\.modules...``) is
 quadratic in a run of word characters (a 20,000-character identifier or hex string took 10 s of
-CPU, 2026-12-07), and kernelbot stops it after 30 s and refuses the file. So a text of more than
-IN_PROCESS_CHARS characters is checked in a forked child under CPU_SECONDS of CPU time (and a wall
-limit), which ends as kernelbot's timeout does: a failed pre-check. A shorter text, whose cost is
+CPU, 2026-12-07; a 1 MB file of short lines 29 s), and kernelbot stops it after 30 s and refuses
+the file. So a text of more than IN_PROCESS_CHARS characters is checked in a forked child under
+CPU_SECONDS of CPU time (and a wall limit), far below kernelbot's 30 s so that lint stays within its
+own bounds: past it the verdict is unknown, a warning that says so. A shorter text, whose cost is
 bounded by its size, is checked in this process."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import json
+import math
 import os
 import resource
 import select
@@ -35,10 +37,10 @@ INSTALL = "pip install 'submitgen[kernelguard]'"
 IN_PROCESS_CHARS = 4096
 """Texts up to this many characters are checked in this process (at most ~0.1 s of KernelGuard's
 quadratic path); longer ones in a forked child under CPU_SECONDS."""
-CPU_SECONDS = 30
-"""KernelGuard's CPU time on one file: kernelbot's own timeout for it (KERNELGUARD_TIMEOUT_SEC's
-default, 30 s of wall time on its machine)."""
-WALL_SECONDS = 4 * CPU_SECONDS
+CPU_SECONDS = 2
+"""KernelGuard's CPU time on one file here (each default build takes 0.5 s). kernelbot's own timeout
+for it is 30 s of wall time on its machine (KERNELGUARD_TIMEOUT_SEC's default)."""
+WALL_SECONDS = 30
 """The child's wall-time limit, for a machine busy enough that its CPU time lags."""
 
 
@@ -54,7 +56,8 @@ class Match:
 @dataclass(frozen=True)
 class Verdict:
     """KernelGuard's verdict on one file. ``version`` None: not installed (nothing else is set);
-    ``failure``: what KernelGuard raised, where it gave no verdict."""
+    ``failure``: what KernelGuard raised, where it gave no verdict; ``timed_out``: it did not finish
+    within CPU_SECONDS here (no verdict, and none known)."""
 
     version: str | None
     classification: str | None = None
@@ -62,6 +65,7 @@ class Verdict:
     filter_reason: str | None = None
     matches: tuple[Match, ...] = ()
     failure: str | None = None
+    timed_out: bool = False
 
     def summary(self) -> str:
         """One line: ``KernelGuard 0.3.2: valid``, what it filtered, or that it did not run."""
@@ -70,6 +74,8 @@ class Verdict:
         head = f"KernelGuard {self.version}"
         if self.failure is not None:
             return f"{head}: failed on this file ({self.failure}), so kernelbot's pre-check would refuse it"
+        if self.timed_out:
+            return f"{head}: not finished within {CPU_SECONDS} s of CPU, so its verdict is unknown"
         names = ", ".join(m.pattern for m in self.matches)
         if self.should_filter:
             reason = f" ({self.filter_reason})" if self.filter_reason else ""
@@ -77,6 +83,12 @@ class Verdict:
         return f"{head}: {self.classification}" + (f" (not filtered: {names})" if names else "")
 
     def findings(self) -> tuple[LintFinding, ...]:
+        if self.timed_out:
+            return (LintFinding(
+                "kernelguard", 1, f"KernelGuard {self.version} did not finish within {CPU_SECONDS} s of CPU "
+                "here, so its verdict is unknown; kernelbot gives it 30 s and refuses the file when it runs "
+                "out", "keep runs of letters and digits short (long identifiers, hex or base64 text without "
+                "breaks): KernelGuard's time grows with their square", WARNING, source="kernelguard"),)
         if self.failure is not None:
             return (LintFinding(
                 "kernelguard", 1, f"KernelGuard {self.version} fails on this file ({self.failure}): "
@@ -94,7 +106,7 @@ class Verdict:
     def as_json(self) -> dict[str, Any]:
         return {"version": self.version, "installed": self.version is not None,
                 "classification": self.classification, "should_filter": self.should_filter,
-                "filter_reason": self.filter_reason, "failure": self.failure,
+                "filter_reason": self.filter_reason, "failure": self.failure, "timed_out": self.timed_out,
                 "matched_patterns": [{"pattern": m.pattern, "severity": m.severity, "evidence": m.evidence}
                                      for m in self.matches]}
 
@@ -116,6 +128,9 @@ def _text(value: object) -> str:
     return text if len(text) <= _CHARS else text[:_CHARS] + "..."
 
 
+_TIMED_OUT = "timed out"
+
+
 def _analyze(kernelguard: Any, text: str) -> dict[str, Any] | str:
     """KernelGuard's result on ``text``, or what it raised."""
     try:
@@ -135,7 +150,7 @@ def _child(kernelguard: Any, text: str, fd: int, parent: int) -> None:
     die_with_parent(parent)
     used = resource.getrusage(resource.RUSAGE_SELF)
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    limit = int(used.ru_utime + used.ru_stime) + 1 + CPU_SECONDS
+    limit = math.ceil(used.ru_utime + used.ru_stime) + CPU_SECONDS
     soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
     signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # past the limit the child ends: kernelbot's timeout
@@ -176,8 +191,7 @@ def _analyze_in_child(kernelguard: Any, text: str) -> dict[str, Any] | str:
         result = json.loads(b"".join(chunks))
         return result if isinstance(result, (dict, str)) else "no verdict"
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
-        return (f"it did not finish within {CPU_SECONDS} s of CPU time; kernelbot stops it after "
-                f"{CPU_SECONDS} s")
+        return _TIMED_OUT
     return f"its process ended with status {status}"
 
 
@@ -192,6 +206,8 @@ def run(text: str) -> Verdict:
     version = _version()
     small = len(text) <= IN_PROCESS_CHARS
     result = _analyze(kernelguard, text) if small else _analyze_in_child(kernelguard, text)
+    if result is _TIMED_OUT:
+        return Verdict(version, timed_out=True)
     if isinstance(result, str):
         return Verdict(version, failure=_text(result))
     matches = tuple(Match(_text(m.get("pattern")), _text(m.get("severity")), _text(m.get("evidence")))
