@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -32,13 +33,8 @@ def _alive(pid: int) -> bool:
 
 def _owner_pid(name: str, prefix: str) -> int | None:
     """The pid in a temp name made by this module (``<prefix><pid>.`` or ``<prefix><pid>-``)."""
-    rest = name[len(prefix):]
-    digits = ""
-    for ch in rest:
-        if not ch.isdigit():
-            break
-        digits += ch
-    return int(digits) if digits and rest[len(digits):len(digits) + 1] in (".", "-") else None
+    m = re.match(r"([0-9]+)[.-]", name[len(prefix):])
+    return int(m.group(1)) if m else None
 
 
 def clean_stale(folder: Path, prefix: str, *, dirs: bool = False) -> list[Path]:
