@@ -1,6 +1,6 @@
 """``submitgen diff``'s model: the fields it compares (``FIELDS``), the ``--fail-on`` rules, and the
-frozen results (``Side``, ``FieldChange``, ``KernelDiff``, ``DiffResult``) that ``diff.py`` builds
-and ``difftext.py`` renders."""
+frozen results (``Side``, ``FieldChange``, ``KernelDiff``, ``DiffResult``) that ``compare.py`` builds
+and ``text.py`` renders."""
 
 from __future__ import annotations
 

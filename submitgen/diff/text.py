@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from submitgen import textfmt
@@ -20,10 +19,7 @@ JSON_FORMAT_VERSION = 1
 _MOVED_RUN = 4  # this many consecutive args moved by the same offset collapse into one line
 
 
-@cache
-def _lw() -> int:
-    """Width of the label column: the longest field label plus 2."""
-    return max(len(f[1]) for f in FIELDS) + 2
+_LW = max(len(f[1]) for f in FIELDS) + 2  # the label column: the longest field label plus 2
 
 
 def fmt_arg(a: KernelArg | None) -> str:
@@ -49,9 +45,9 @@ def _val(v: Any, key: str) -> str:
 def _labelled(label: str, body: str) -> list[str]:
     """``label`` in the label column and ``body`` after it; a label too long for the column gets
     a line of its own, so that it never runs into the values."""
-    if len(label) < _lw():
-        return [fit_middle(f"  {label:<{_lw()}}{body}", WIDTH)]
-    return [fit_middle(f"  {label}", WIDTH), fit_middle(f"  {'':<{_lw()}}{body}", WIDTH)]
+    if len(label) < _LW:
+        return [fit_middle(f"  {label:<{_LW}}{body}", WIDTH)]
+    return [fit_middle(f"  {label}", WIDTH), fit_middle(f"  {'':<{_LW}}{body}", WIDTH)]
 
 
 def _field_lines(f: FieldChange, kd: KernelDiff) -> list[str]:
@@ -73,10 +69,10 @@ def _field_lines(f: FieldChange, kd: KernelDiff) -> list[str]:
             notes.append("cannot launch: " + "; ".join(occ.problems))
         elif occ is not None:
             notes.append(f"limited by {', '.join(occ.limited_by)}")
-    line = f"  {f.label:<{_lw()}}{body}"
+    line = f"  {f.label:<{_LW}}{body}"
     if not notes:
         return [fit_middle(line, WIDTH)]
-    indent = _lw() + 2 + 32
+    indent = _LW + 2 + 32
     line = f"{line:<{indent - 2}}  {'; '.join(notes)}"
     return textwrap.wrap(line, WIDTH, subsequent_indent=" " * indent, drop_whitespace=True)
 
@@ -122,7 +118,7 @@ def _arg_lines(args: tuple[ArgChange, ...]) -> list[str]:
             lines += _labelled(
                 f"arg {c.index}" + (f" {ref.name}" if ref is not None and ref.name else ""), first
             )
-            lines += [fit_middle(f"  {'':<{_lw()}}{extra}", WIDTH) for extra in more]
+            lines += [fit_middle(f"  {'':<{_LW}}{extra}", WIDTH) for extra in more]
     return lines
 
 
@@ -189,7 +185,7 @@ def _kernel_lines(kd: KernelDiff, show_all: bool) -> list[str]:
     if kd.args:
         lines += _arg_lines(kd.args)
     elif show_all:
-        lines.append(f"  {'explicit args':<{_lw()}}unchanged")
+        lines.append(f"  {'explicit args':<{_LW}}unchanged")
     return lines
 
 
