@@ -1,17 +1,20 @@
 """Run the default amd-moe-mxfp4 Triton project on the CPU with Triton's interpreter, through its own
-launch plan, on one shape given as JSON (and optional overrides of the plan's TRITON entries, as
-a second JSON argument); print one JSON line comparing it with the reference. The kernels are
+launch plan, on each case of a JSON list of ``[shape, overrides of the plan's TRITON entries]``;
+print one JSON line: for each case, its comparison with the reference (or the traceback it
+raised). The cases share one process: torch, Triton and the kernels are imported once. The kernels are
 imported and launched by `submitgen test --interpret`'s machinery (submitgen/evaluate/interpret.py);
 the plan is loaded here as a plain module, so that the overrides can change it.
 
 Triton reads TRITON_INTERPRET when it is imported (its own library functions are decorated then),
-so this runs in a process of its own: ``TRITON_INTERPRET=1 python tests/moe_interpret.py '{...}'``."""
+so this runs in a process of its own:
+``TRITON_INTERPRET=1 python tests/moe_interpret.py '[[{...}, {...}], ...]'``."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import sys
+import traceback
 
 import torch
 
@@ -64,5 +67,15 @@ def main(spec: dict, overrides: dict | None = None) -> dict:
     }
 
 
+def each(cases: list) -> list[dict]:
+    out = []
+    for spec, overrides in cases:
+        try:
+            out.append(main(spec, overrides))
+        except Exception:
+            out.append({"error": traceback.format_exc()})
+    return out
+
+
 if __name__ == "__main__":
-    print(json.dumps(main(json.loads(sys.argv[1]), json.loads(sys.argv[2]) if len(sys.argv) > 2 else None)))
+    print(json.dumps(each(json.loads(sys.argv[1]))))

@@ -164,6 +164,21 @@ def test_an_instruction_over_a_symbol_is_not_guessed():
 
 @needs_llvm_22
 @pytest.mark.slow
+def test_gfx950_s_table_is_what_llvm_22_says():
+    """Re-derive gfx950's entry (the home arch; ~20 s) and compare it, the layout and the LLVM
+    version with the committed table; the whole table is the heavy test below."""
+    tool = gfx9_derive.find_llvm_mc()
+    assert tool is not None
+    committed = json.loads(gfx9_derive.TABLE.read_text())
+    assert gfx9_derive.llvm_version(tool) == committed["llvm"]
+    derived = json.loads(json.dumps(gfx9_derive.derive_processor(tool, "gfx950")))
+    assert derived == committed["processors"]["gfx950"]
+    layout = json.loads(json.dumps(gfx9_derive.derive(tool, processors=())["layout"]))
+    assert layout == committed["layout"]
+
+
+@needs_llvm_22
+@pytest.mark.heavy
 def test_the_table_is_what_llvm_22_says():
     """Re-derive the whole table (~1 min) and compare it with the committed one."""
     tool = gfx9_derive.find_llvm_mc()

@@ -1,6 +1,6 @@
 """The default amd-moe-mxfp4 Triton project run on the CPU by Triton's interpreter
-(tests/moe_interpret.py, a process of its own), through its own launch plan, against the
-reference: bit-identical."""
+(tests/moe_interpret.py, one process of its own for all the cases of this module), through its
+own launch plan, against the reference: bit-identical."""
 
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ HERE = Path(__file__).resolve().parent
 SM_90_PATH = {"A_BF16": True, "gate_up_s": {"plan": {"target": 10**5}}, "down_s": {"plan": {"target": 10**5}}}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("h", "d", "routed", "top_k", "bs", "overrides", "tiles"),
+KERNEL_CASES = dict(zip(
+    ["small-tiles-split-k", "large-tiles", "bf16-activations-split-k", "small-tiles-by-slot",
+     "large-tiles-work-list-order", "scales-ahead-split-k", "scales-ahead-pairs", "route-scan-steps"],
     [
         (256, 256, 8, 2, 8, {}, "s"),
         (256, 512, 4, 2, 40, {}, "l"),
@@ -53,11 +53,7 @@ SM_90_PATH = {"A_BF16": True, "gate_up_s": {"plan": {"target": 10**5}}, "down_s"
         # ids loaded in the step before: a wrong look-ahead drops or repeats slots
         (256, 256, 8, 2, 40, {"route": {"constexprs": {"BLOCK": 32}}}, "s"),
     ],
-    ids=["small-tiles-split-k", "large-tiles", "bf16-activations-split-k", "small-tiles-by-slot",
-         "large-tiles-work-list-order", "scales-ahead-split-k", "scales-ahead-pairs", "route-scan-steps"],
-)
-def test_interpreted_kernels_match_the_reference_exactly(h, d, routed, top_k, bs, overrides, tiles):
-    _interpret_and_compare(h, d, routed, top_k, bs, overrides, tiles, seed=17)
+))
 
 
 # stage 2 on two stage-1 tiles at a time (PAIRS, the sm_90 "l" entries' way); seed 5 routes 22, 22,
@@ -67,45 +63,45 @@ PAIRS_AT_16 = {"gate_up_l": {"constexprs": {"EVEN": True, "A2_TILES": True, "BM"
                "down_l": {"constexprs": {"PAIRS": True, "A2_TILES": True, "BM": 32}}}
 
 
+PAIRS_CASES = {
+    "work-list-order": PAIRS_AT_16,
+    "bf16-activations": {**SM_90_PATH, **PAIRS_AT_16},
+    "by-slot": {"gate_up_l": {"constexprs": {"EVEN": True, "BM": 16}},
+                "down_l": {"constexprs": {"PAIRS": True, "BM": 32}}},
+}
+
+
+def _spec(h, d, routed, top_k, bs, seed):
+    return {"dhidden": h, "dexpert": d, "nroutedexperts": routed, "nexpertspertoken": top_k,
+            "nsharedexperts": 1, "bs": bs, "seed": seed}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "overrides",
-    [PAIRS_AT_16, {**SM_90_PATH, **PAIRS_AT_16},
-     {"gate_up_l": {"constexprs": {"EVEN": True, "BM": 16}},
-      "down_l": {"constexprs": {"PAIRS": True, "BM": 32}}}],
-    ids=["work-list-order", "bf16-activations", "by-slot"],
-)
-def test_interpreted_stage_2_on_pairs_of_stage_1_tiles_matches_the_reference_exactly(overrides):
-    _interpret_and_compare(256, 512, 4, 2, 40, overrides, "l", seed=5)
-
-
-def _interpret_and_compare(h, d, routed, top_k, bs, overrides, tiles, seed):
-    spec = {
-        "dhidden": h,
-        "dexpert": d,
-        "nroutedexperts": routed,
-        "nexpertspertoken": top_k,
-        "nsharedexperts": 1,
-        "bs": bs,
-        "seed": seed,
-    }
+def test_interpreted_kernels_match_the_reference_exactly():
+    """Every case above in one interpreter process (one test, not a parametrized one: pytest-xdist
+    would run a shared fixture once in each of its workers); a failure names its cases."""
+    cases = {name: (_spec(h, d, routed, top_k, bs, seed=17), overrides, tiles)
+             for name, (h, d, routed, top_k, bs, overrides, tiles) in KERNEL_CASES.items()}
+    cases |= {f"pairs-{name}": (_spec(256, 512, 4, 2, 40, seed=5), overrides, "l")
+              for name, overrides in PAIRS_CASES.items()}
     env = dict(os.environ, TRITON_INTERPRET="1", OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent), env.get("PYTHONPATH")) if p)
     r = subprocess.run(
-        [sys.executable, str(HERE / "moe_interpret.py"), json.dumps(spec), json.dumps(overrides)],
+        [sys.executable, str(HERE / "moe_interpret.py"), json.dumps([c[:2] for c in cases.values()])],
         capture_output=True,
         text=True,
         env=env,
-        timeout=600,
+        timeout=1800,
     )
     assert r.returncode == 0, r.stderr[-3000:]
-    result = json.loads(r.stdout.strip().splitlines()[-1])
-    assert result == {
-        "launches": ["route", f"gate_up_{tiles}", f"down_{tiles}", "to_bf16"],
-        "equal": True,
-        "max_abs_err": 0.0,
-        "inputs_unchanged": True,
-    }
+    results = dict(zip(cases, json.loads(r.stdout.strip().splitlines()[-1]), strict=True))
+    def exact(tiles: str) -> dict:
+        return {"launches": ["route", f"gate_up_{tiles}", f"down_{tiles}", "to_bf16"], "equal": True,
+                "max_abs_err": 0.0, "inputs_unchanged": True}
+
+    wrong = {name: result.get("error", result) for name, result in results.items()
+             if result != exact(cases[name][2])}
+    assert not wrong, wrong
 
 
 def _launch_module():

@@ -162,7 +162,8 @@ def test_fallback_passes_bs64_kv8192(fallback, record_property):
     _run_config(2, fallback, record_property)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_fallback_passes_bs256_kv8192(fallback, record_property):
-    """The largest config: 2M KV tokens, 4.2 GB of inputs, ~5 GB peak on CPU."""
+    """The largest config: 2M KV tokens, 4.2 GB of inputs, ~5 GB peak on CPU (heavy: bs=64 kv=8192
+    above already runs the fallback over many chunks of KV rows, on a quarter of the tokens)."""
     _run_config(3, fallback, record_property, vs_fp8=False)

@@ -1157,6 +1157,11 @@ CATEGORIES: dict[str, Callable[[Seeds, int, random.Random, str], Case]] = {
 # Cases per category, and the command each case runs: a cycle, with `build --co` every BUILD_EVERY-th.
 COUNTS = {"meta": 6500, "elf": 8000, "bundle": 4500, "pyliteral": 1500, "bomb": 36, "storage": 16,
           "bounds": 20}
+# The suite's fixed sample: the first cases of each category, a fifth of the large ones and every
+# bomb, storage and bounds case (each case draws its mutations from a generator seeded by its own
+# name, so the first N are as random as any N, and they hold every step of each command cycle and
+# of build --co). `SUBMITGEN_FUZZ_CASES=all` runs all of COUNTS.
+SAMPLE = {"meta": 1300, "elf": 1600, "bundle": 900, "pyliteral": 300, "bomb": 36, "storage": 16, "bounds": 20}
 BUILD_EVERY = {"meta": 80, "elf": 150, "bundle": 100, "pyliteral": 60, "bomb": 6, "storage": 1,
                "bounds": 10**9}
 _CYCLE = {

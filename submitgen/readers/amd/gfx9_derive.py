@@ -371,13 +371,14 @@ SAME_ENCODINGS = {"gfx940": "gfx942", "gfx941": "gfx942"}
 OLDER_LLVM_MC = ("llvm-mc-20", "llvm-mc-19")  # LLVMs that still know SAME_ENCODINGS' processors
 
 
-def derive(tool: str) -> dict[str, object]:
-    """The whole table: the layout, then each processor's opcodes (processors with the same
-    table share one entry, named by ``alias``; a processor this LLVM does not know takes the
-    entry of the one ``SAME_ENCODINGS`` names, where this LLVM knows that one)."""
+def derive(tool: str, processors: tuple[str, ...] = PROCESSORS) -> dict[str, object]:
+    """The table (of ``processors``, all by default): the layout, then each processor's opcodes
+    (processors with the same table share one entry, named by ``alias``; a processor this LLVM
+    does not know takes the entry of the one ``SAME_ENCODINGS`` names, where this LLVM knows that
+    one)."""
     procs: dict[str, object] = {}
     seen: dict[str, str] = {}
-    for p in PROCESSORS:
+    for p in processors:
         if not recognized(tool, p):
             continue  # no table here (SAME_ENCODINGS below, or the decoder leaves it to llvm-objdump)
         t = derive_processor(tool, p)
