@@ -4,7 +4,8 @@ literals or escaped comments. Each case builds a real code object whose kernel c
 (a compiled kernel with a placeholder name of the same byte length, the name then written over
 it in the string tables and the msgpack metadata), checks that the file holds no call the
 template did not write, that the provenance line reads the name back exactly, and that the file,
-run against the stand-in HIP runtime, asks for exactly that symbol."""
+run against the stand-in HIP runtime, asks for exactly that symbol (four names, one of each kind of
+escape: RUN)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,12 @@ NAMES = {
     "non-ascii": "noyau_\u00e9t\u00e9_\u03bb_\U0001f600",
     "triple-quote": 'k"""; import os; """',
 }
+
+
+# the names the file is also run with against the stand-in runtime (a process each, torch
+# imported): a quote, a backslash, a line break and non-ASCII, one of each way a literal is
+# escaped; every name is built and read back from the file's literals and provenance
+RUN = {"injection", "backslash", "newline", "non-ascii"}
 
 
 def named(name: str) -> str:
@@ -131,8 +138,9 @@ def test_a_hostile_kernel_name_stays_data(case, placeholder_co, clean, fakehip, 
     assert tables["_SG_KERNEL_IMAGE"] == {name: (0, name)} and list(tables["_SG_KERNELS"]) == [name]
     prov = provenance.read(text)
     assert prov is not None and prov.line == 3 and prov.kernels == (name,)
-    got = [c for c in run_dry(sub, fakehip, tmp_path) if c["call"] == "hipModuleGetFunction"]
-    assert [(c["name"], c["found"]) for c in got] == [(name, True)]
+    if case in RUN:
+        got = [c for c in run_dry(sub, fakehip, tmp_path) if c["call"] == "hipModuleGetFunction"]
+        assert [(c["name"], c["found"]) for c in got] == [(name, True)]
 
 
 @pytest.mark.slow
