@@ -5,6 +5,7 @@ gfx950/gfx942 output built by the product's own path."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,27 @@ def _zig(*args: str, cwd: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "ziglang", *args], cwd=cwd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{r.stderr}")
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``submitgen ARGS`` in this process, through click's runner (no interpreter of its own, no
+    torch import: ~2-5 s of CPU less than ``python -m submitgen``), as a CompletedProcess: the exit
+    status, stdout and stderr. For tests that need no fresh process (not budgets, signals or
+    imports); an exception other than the CLI's exit is raised here, as the traceback it would be."""
+    from click.testing import CliRunner
+
+    from submitgen.cli import cli
+
+    before = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        r = CliRunner().invoke(cli, list(args), prog_name="submitgen")
+    finally:
+        os.chdir(before)
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return subprocess.CompletedProcess(["submitgen", *args], r.exit_code, r.stdout, r.stderr)
 
 
 @pytest.fixture(scope="session")

@@ -7,10 +7,10 @@ build summary shows."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from elfedit import kernel_edit, with_metadata
 
 SRC = r"""
@@ -39,8 +39,7 @@ def plan(data):
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "submitgen", *args], capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+    return run_cli(*args)  # in-process (conftest.run_cli)
 
 
 def _target(spelling: str):

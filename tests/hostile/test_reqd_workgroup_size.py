@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import compile_opencl
+from conftest import compile_opencl, run_cli
 
 SRC = """
 __attribute__((reqd_work_group_size(64, 2, 1)))
@@ -33,8 +32,7 @@ def plan(data):
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "submitgen", *args], capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+    return run_cli(*args)  # in-process (conftest.run_cli)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from submitgen.textfmt import cut, lines, printable, wrap
 
@@ -45,8 +46,7 @@ def named() -> str:
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "submitgen", *args], capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL, cwd=cwd)
+    return run_cli(*args, cwd=cwd)  # in-process (conftest.run_cli)
 
 
 def assert_escaped(text: str) -> None:
