@@ -71,9 +71,8 @@ def test_unknown_leaderboard_and_gpu_are_warnings_not_refusals():
         "the server decides whether it exists (fix: check the name, or pass --problem with its problem "
         "folder; known: amd-mxfp4-mm, amd-mixed-mla, amd-moe-mxfp4, amd-identity, amd-fp8-mm, "
         "amd-mixture-of-experts, amd-mla-decode, amd-all2all, amd-gemm-rs, amd-ag-gemm)",
-        "sub.py:2: warning: header [kernelbot]: GPU 'MI455X' is not one this tool knows: known AMD GPUs are "
-        "MI300, "
-        "MI300x8, MI355X (fix: use MI300 or MI300x8 or MI355X)"]
+        "sub.py:2: warning: header [kernelbot]: GPU 'MI455X' is not one this tool knows: the GPUs it knows "
+        "are MI300, MI300x8, MI355X (fix: use MI300 or MI300x8 or MI355X)"]
     # a GPU the known leaderboard does not run on stays a refusal
     assert lines(HEADER.replace("MI355X", "MI300") + BODY)[:1] == [
         "sub.py:2: header [kernelbot]: GPU 'MI300' is not one this tool knows: leaderboard 'amd-mxfp4-mm' "

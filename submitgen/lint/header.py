@@ -218,7 +218,7 @@ def _check_gpus(header: Header, target: str | None, known: dict[str, tuple[str, 
             near = [g for g in allowed if g.lower() == gpu.lower()]
             fix = f"write '{near[0]}' (exact case)" if near else f"use {' or '.join(allowed)}"
             where = f"leaderboard {target!r} runs on {', '.join(allowed)}" if target else \
-                f"known AMD GPUs are {', '.join(known_gpus())}"
+                f"the GPUs it knows are {', '.join(known_gpus())}"
             found.append(LintFinding("header", header.gpus_line or 1,
                                      f"GPU {gpu!r} is not one this tool knows: {where}", fix,
                                      ERROR if target or near else WARNING, source="kernelbot"))
