@@ -88,10 +88,8 @@ class Kernel(KernelMeta):
             return None
         return max(0, kd.vgpr_alloc - kd.accum_offset)
 
-    def to_json(self, demangled: str, args_mark: str | None = None) -> dict[str, Any]:
-        """The kernel's JSON (docs/inspect-json.md). With ``args_mark``, "args" is that string
-        where ``args_json_key`` names the list (the caller puts the list's text there, encoded
-        once per equal list), instead of a dict per argument."""
+    def to_json(self, demangled: str) -> dict[str, Any]:
+        """The kernel's JSON (docs/inspect-json.md)."""
         d: dict[str, Any] = {}
         for key in _META_JSON_KEYS:
             v = getattr(self, key)
@@ -101,8 +99,7 @@ class Kernel(KernelMeta):
         if self.max_num_workgroups is not None:
             for axis, v in zip("xyz", self.max_num_workgroups):
                 d[f"max_num_workgroups_{axis}"] = v
-        marked = args_mark is not None and self.args_json_key() is not None
-        d["args"] = args_mark if marked else self.args_json()
+        d["args"] = [_arg_json(a) for a in self.args]
         _unknown(d, self.unknown)
         d["demangled_name"] = demangled
         d["explicit_args_size"] = self.explicit_args_size
@@ -112,18 +109,6 @@ class Kernel(KernelMeta):
         d["function_address"] = self.function_address
         d["descriptor"] = _descriptor_json(self.descriptor) if self.descriptor else None
         return d
-
-    def args_json(self) -> list[dict[str, Any]]:
-        """What ``to_json`` gives as "args": a dict per argument (fresh copies)."""
-        return [_arg_json(a) for a in self.args]
-
-    def args_json_key(self) -> tuple[int, ...] | None:
-        """What ``to_json``'s "args" list is made from: the ids of the argument objects (kernels
-        sharing them, alive, have equal lists); None where a key of the metadata submitgen does
-        not model, named "args", takes the list's place."""
-        if any(textfmt.json_key(raw) == "args" for raw in self.unknown):
-            return None
-        return tuple(map(id, self.args))
 
     def text_lines(self) -> list[str]:
         lines = textfmt.wrap(f"symbol {self.symbol}   language {self.language or '-'}   "
