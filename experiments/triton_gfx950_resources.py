@@ -4,7 +4,7 @@ installed Triton (statically: no MI355X is needed, or was used).
 
     python experiments/triton_gfx950_resources.py
 
-Occupancy is submitgen's (submitgen.hardware.processors.occupancy) at the plan's block (num_warps x 64) and
+Occupancy is submitgen's (submitgen.readers.amd.processors.occupancy) at the plan's block (num_warps x 64) and
 dynamic LDS (Triton's ``shared``); the matrix instructions are counted in the assembly Triton
 emitted for the object (``asm["amdgcn"]``), per mnemonic.
 """
@@ -21,8 +21,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # _common lives in benchma
 
 from _common import load_module as _module  # noqa: E402
 
-from submitgen.hardware import processors  # noqa: E402
-from submitgen.readers.amd import read_code_object  # noqa: E402
+from submitgen.readers.amd import processors, read_code_object  # noqa: E402
 
 PROJECTS = (
     ROOT / "kernels" / "mxfp4_mm",

@@ -15,12 +15,12 @@ import click
 from submitgen import __version__
 from submitgen.backends import BACKENDS
 from submitgen.errors import SubmitgenError
-from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
 from submitgen.launchers import DEFAULT as DEFAULT_LAUNCHER
 from submitgen.launchers import REGISTRY as LAUNCHERS
 from submitgen.options import Compress, Mode, Target
 from submitgen.problems.cli_param import PROBLEM_NAME
-from submitgen.processes.budgets import enforced, own_process
+from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
+from submitgen.system import enforced, own_process
 from submitgen.textfmt import printable
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -313,8 +313,8 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
             use_cache=not no_cache, force=force,
         ))
     if as_json:
-        from submitgen.jsonout import dumps, envelope
         from submitgen.pipeline.summary import build_json
+        from submitgen.textfmt import dumps, envelope
 
         click.echo(dumps(envelope("build", True, build_json(result))))
     else:
@@ -329,7 +329,7 @@ def _json_errors(command: str, as_json: bool):
     except SubmitgenError as e:
         if not as_json:
             raise
-        from submitgen.jsonout import dumps, error_envelope
+        from submitgen.textfmt import dumps, error_envelope
 
         click.echo(dumps(error_envelope(command, str(e))))
         raise SystemExit(1) from None
@@ -412,7 +412,7 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
                 click.echo(line, err=True)
             raise SubmitgenError(_lint_failed_text(e)) from None
     if json_fields is not None:
-        from submitgen.jsonout import dumps, envelope
+        from submitgen.textfmt import dumps, envelope
 
         fields = json_fields(report, require_kernel)
         click.echo(dumps(envelope(command, fields["exit_code"] == 0, fields)))
@@ -513,7 +513,7 @@ def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
     with _json_errors("lint", as_json), enforced("lint", (file,)):
         report = lint_file_report(file, problem=problem)
     if as_json:
-        from submitgen.jsonout import dumps, envelope, lint_fields
+        from submitgen.textfmt import dumps, envelope, lint_fields
 
         click.echo(dumps(envelope("lint", report.passed, lint_fields(file, report.payload.problem, report))))
         raise SystemExit(0 if report.passed else 1)

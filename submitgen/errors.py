@@ -111,6 +111,6 @@ class LauncherError(SubmitgenError):
     date) or a second launcher of one name."""
 
 
-# budgets (submitgen/processes/budgets.py)
+# budgets (submitgen/system.py)
 class BudgetError(SubmitgenError):
     """A command went past its CPU-time or memory budget (docs/limits.md)."""

@@ -160,3 +160,29 @@ def write_output(path: Path, data: bytes | str, inputs: Sequence[Path] = (), *, 
         write_atomic(path, data, before_replace)
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+_PKG = Path(__file__).resolve().parent
+
+
+def data_dir(name: str) -> Path:
+    """The shipped folder ``name`` (``templates`` or ``kernels``)."""
+    for candidate in (_PKG / "_data" / name, _PKG.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"submitgen's {name}/ folder is missing (looked in {_PKG / '_data'} and {_PKG.parent})"
+    )
+
+
+def templates_dir() -> Path:
+    return data_dir("templates")
+
+
+def kernels_dir() -> Path:
+    return data_dir("kernels")
+
+
+def device_include_dir() -> Path:
+    """Folder holding ``submitgen/device.h``, the portability header for HIP, bundled clang and CUDA."""
+    return kernels_dir() / "include"

@@ -19,8 +19,8 @@ import traceback
 import torch
 
 from submitgen.evaluate.interpret import byte_view, kernel_modules, launch_all
+from submitgen.files import kernels_dir
 from submitgen.problems import moe_mxfp4 as moe
-from submitgen.resources import kernels_dir
 
 PROJECT = kernels_dir() / "moe_mxfp4"
 

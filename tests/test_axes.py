@@ -15,6 +15,7 @@ import submitgen.backends
 from submitgen.backends import BACKENDS, Image, Runtime, TritonTarget, by_machine
 from submitgen.cli import cli
 from submitgen.errors import TritonCompileError
+from submitgen.files import templates_dir
 from submitgen.launchers.builtin import CTYPES
 from submitgen.options import Target
 from submitgen.pipeline import BuildOptions, build_inputs, prepare
@@ -23,7 +24,6 @@ from submitgen.pipeline.frontends import front_ends
 from submitgen.readers.amd import EM_AMDGPU
 from submitgen.readers.containers import LoadedCodeObject, load_code_objects
 from submitgen.readers.cuda.cubin import EM_CUDA
-from submitgen.resources import templates_dir
 from submitgen.toolchain import triton
 
 PACKAGE = Path(__file__).resolve().parent.parent / "submitgen"
@@ -55,7 +55,7 @@ class _ToyBackend:
     e_machine = 0x4242
     image_kind = "toybin"
     runtime = Runtime("toy", "Toy runtime")
-    triton_arches = MappingProxyType({"toy1": TritonTarget("toy", 1, 16)})
+    triton_arches = MappingProxyType({"toy1": TritonTarget("toy", 1, 16, "toybin")})
 
     def __init__(self) -> None:
         self.read_images: list[str] = []
@@ -77,14 +77,15 @@ def _toy_elf() -> bytes:
 
 
 def test_a_new_target_is_read_and_built_for_through_its_backend(monkeypatch):
-    """A backend added to BACKENDS is all the container reader and Triton need of a target."""
+    """A backend added to BACKENDS is found by its objects' machine; Triton needs its row in
+    toolchain/triton.py's TARGETS (the compiler's own table), the containers its reader."""
     toy = _ToyBackend()
     monkeypatch.setattr(submitgen.backends, "BACKENDS", MappingProxyType({**BACKENDS, "toy": toy}))
     assert by_machine(0x4242) is toy and by_machine(EM_CUDA) is BACKENDS[Target.CUDA]
     assert by_machine(7) is BACKENDS[Target.AMD]  # any other machine: the default target's reader
     (found,) = load_code_objects(_toy_elf(), arch="toy1")
-    assert isinstance(found, LoadedCodeObject) and found.read() == "the toy reader's model"
-    assert toy.read_images == ["<bytes>"]
+    assert isinstance(found, LoadedCodeObject) and found.data == _toy_elf()
+    monkeypatch.setattr(triton, "TARGETS", {**triton.TARGETS, **toy.triton_arches})
     assert triton.arches()["toy1"] == ("toy", 1, 16, "toybin")
     with pytest.raises(TritonCompileError) as e:
         triton.compile_triton_many((), "gfx90a")
@@ -97,9 +98,10 @@ TARGET_OWNED = (
     "options.py",  # the Target enum
     "backends/",  # the targets themselves
     "readers/amd/", "readers/cuda/",  # each target's reader
-    "hardware/",  # the AMD processors' facts (the AMD backend and reader read them)
-    # the targets' compilers: clang/ROCm (AMD) and nvcc (CUDA)
-    "toolchain/compile.py", "toolchain/discovery.py", "toolchain/hipheaders.py", "toolchain/cuda.py",
+    # the targets' compilers: clang/ROCm (AMD), nvcc (CUDA), and Triton's table of the arches it
+    # builds for
+    "toolchain/triton.py", "toolchain/compile.py", "toolchain/discovery.py", "toolchain/hipheaders.py",
+    "toolchain/cuda.py",
     "launchers/builtin.py",  # the AMD-only launchers (cpp, aql) name the target they run on
     "evaluate/results.py",  # the runtime a submission says it ran on ("hip", "cuda"), in test's report
 )

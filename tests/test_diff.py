@@ -14,8 +14,7 @@ from click.testing import CliRunner
 
 from submitgen.cli import cli
 from submitgen.diff.compare import diff_sides, load_side, plan_blocks
-from submitgen.hardware import processors
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd import processors, read_code_object
 
 # NACC independent accumulators stay live across the loop: more of them, more VGPRs.
 ACC = r"""

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from ruffclean import order_problems, ruff_problems
 
+from submitgen.inspection.launchtable import TRITON_SCRATCH_NAMES, read_launch_table
 from submitgen.options import Compress
 from submitgen.pipeline import BuildOptions, build
-from submitgen.readers.launchtable import TRITON_SCRATCH_NAMES, read_launch_table
 from submitgen.render import embed
 
 TESTS = Path(__file__).resolve().parent

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from submitgen.files import kernels_dir
 from submitgen.problems import moe_mxfp4 as moe
-from submitgen.resources import kernels_dir
 
 pytest.importorskip("triton")
 

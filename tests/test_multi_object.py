@@ -18,13 +18,13 @@ from conftest import build_stub
 
 from submitgen.backends.amd import HIP
 from submitgen.backends.cuda import CUDA
-from submitgen.joined import split_joined
 from submitgen.launchers.builtin import CTYPES
 from submitgen.options import Compress
 from submitgen.pipeline import BuildOptions, build
 from submitgen.problems import get_problem
 from submitgen.project.launches import kernel_layout
 from submitgen.readers.containers import load_code_objects
+from submitgen.readers.joined import split_joined
 from submitgen.render import provenance
 from submitgen.render.embed import embed_images
 from submitgen.render.template import KernelEntry, Pasted, RenderContext, render

@@ -14,8 +14,8 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from submitgen.errors import SubmitgenError
-from submitgen.hardware import processors
 from submitgen.inspection.report import Inspected, render_text, to_json
+from submitgen.readers.amd import processors
 from submitgen.readers.containers import load_code_objects
 
 N = int(os.environ.get("SUBMITGEN_MUTATIONS", "2500"))

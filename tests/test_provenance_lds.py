@@ -15,9 +15,9 @@ from mixed_project import mixed_project
 from ruffclean import order_problems, ruff_problems
 
 from submitgen.cli import cli
-from submitgen.hardware import processors
 from submitgen.inspection.report import exit_status, inspect_sources
 from submitgen.pipeline import BuildOptions, build
+from submitgen.readers.amd import processors
 from submitgen.render import provenance
 from submitgen.render.provenance import format_line, lds_item, parse_lds
 

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from submitgen import toolchain
 from submitgen.cli import cli
 from submitgen.errors import CompileError, ToolchainError
+from submitgen.files import device_include_dir
 from submitgen.readers.amd import read_code_object
-from submitgen.resources import device_include_dir
 from submitgen.toolchain import discovery
 from submitgen.toolchain.compile import compile_sources
 from submitgen.toolchain.cuda import compile_cuda, find_nvcc
@@ -201,8 +201,8 @@ def test_a_child_of_a_budgeted_command_gets_the_limits_from_before_it(monkeypatc
     """The budget bounds submitgen's own process; a compiler it starts gets the old limits back."""
     import resource
 
-    from submitgen.processes import budgets
-    from submitgen.toolchain.process import run_tool
+    from submitgen import system as budgets
+    from submitgen.system import run_tool
 
     monkeypatch.setattr(budgets, "_owned", True)
     monkeypatch.setenv("SUBMITGEN_TEST_BUDGET_MB", "8192")

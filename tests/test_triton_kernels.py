@@ -24,10 +24,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from submitgen.hardware import processors
 from submitgen.problems import get_problem
 from submitgen.project.load import _for_arch
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd import processors, read_code_object
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = {

@@ -8,9 +8,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from submitgen.backends.base import Image, Runtime, TritonTarget
+from submitgen import toolchain
+from submitgen.backends.base import Image, Runtime
 from submitgen.errors import ValidationError
 from submitgen.options import Target
+from submitgen.readers.amd import parse_header, read_code_object
+from submitgen.readers.amd.model import Kernel
+from submitgen.readers.amd.processors import occupancy
+from submitgen.readers.containers import load_code_objects
+from submitgen.toolchain.triton import TARGETS, TritonTarget
 
 if TYPE_CHECKING:
     from submitgen.readers.base import HeaderInfo, KernelInfo, ObjectInfo
@@ -27,7 +33,7 @@ class AmdBackend:
     image_kind = "hsaco"
     e_machine = 224  # EM_AMDGPU (readers/amd/header.py; tests/test_build_stages.py checks they agree)
     triton_arches: Mapping[str, TritonTarget] = MappingProxyType(
-        {arch: TritonTarget("hip", arch, 64) for arch in arches})
+        {arch: TARGETS[arch] for arch in arches})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
@@ -38,21 +44,15 @@ class AmdBackend:
         return Image(result.code_object, label, getattr(result, "parsed", None), result.source_sha256)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
-        from submitgen.readers.containers import load_code_objects
-
         found = load_code_objects(Path(path), arch=arch)
         if len(found) > 1:
             raise ValidationError(f"{path} holds {len(found)} code objects for {arch}; pass one")
         return Image(found[0].data, str(path))
 
     def read_header(self, data: bytes, source: str) -> HeaderInfo:
-        from submitgen.readers.amd import parse_header
-
         return parse_header(data, source)
 
     def read(self, image: Image) -> ObjectInfo:
-        from submitgen.readers.amd import read_code_object
-
         if image.parsed is not None:
             return image.parsed
         return read_code_object(image.data, label=image.label)
@@ -67,9 +67,6 @@ class AmdBackend:
 
     def occupancy_text(self, code_object: ObjectInfo, kernel: KernelInfo, block: int,
                        dynamic_lds: int) -> str:
-        from submitgen.hardware.processors import occupancy
-        from submitgen.readers.amd.model import Kernel
-
         if not isinstance(kernel, Kernel):
             raise ValidationError(f"{code_object.label}: kernel {kernel.name!r} is not an AMD code object's")
         o = occupancy(kernel, code_object.processor, block, dynamic_lds=dynamic_lds)

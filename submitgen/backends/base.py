@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from submitgen.options import Target
+from submitgen.toolchain.triton import TritonTarget
 
 if TYPE_CHECKING:
     from submitgen.readers.base import HeaderInfo, KernelInfo, ObjectInfo
@@ -34,16 +35,6 @@ class Runtime(str):
 
     def __repr__(self) -> str:
         return f"Runtime({str(self)!r}, {self.label!r}, {self.after_load!r})"
-
-
-@dataclass(frozen=True)
-class TritonTarget:
-    """What Triton's ``GPUTarget`` takes for one arch of a backend: Triton's backend name, its arch
-    (a name or a number) and the wave size."""
-
-    backend: str  # "hip", "cuda"
-    arch: str | int  # "gfx950", 90
-    warp_size: int
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from submitgen.backends.base import Image, Runtime, TritonTarget
+from submitgen import toolchain
+from submitgen.backends.base import Image, Runtime
 from submitgen.errors import ValidationError
 from submitgen.options import Target
+from submitgen.readers.containers import (
+    read_input,  # the one bounded reader: a FIFO or device is refused
+)
+from submitgen.readers.cuda.cubin import CubinObject, parse_cubin_header, read_cubin
+from submitgen.toolchain.triton import TARGETS, TritonTarget
 
 if TYPE_CHECKING:
     from submitgen.readers.base import HeaderInfo, KernelInfo, ObjectInfo
@@ -26,7 +32,7 @@ class CudaBackend:
     runtime = CUDA
     image_kind = "cubin"
     e_machine = 190  # EM_CUDA (readers/cuda/cubin.py; tests/test_build_stages.py checks they agree)
-    triton_arches: Mapping[str, TritonTarget] = MappingProxyType({"sm_90": TritonTarget("cuda", 90, 32)})
+    triton_arches: Mapping[str, TritonTarget] = MappingProxyType({"sm_90": TARGETS["sm_90"]})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
@@ -35,25 +41,15 @@ class CudaBackend:
         return Image(compile_cuda(sources, arch=arch), label)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
-        from submitgen.readers.containers import (
-            read_input,  # the one bounded reader: a FIFO or device is refused
-        )
-
         return Image(read_input(path), str(path))
 
     def read_header(self, data: bytes, source: str) -> HeaderInfo:
-        from submitgen.readers.cuda.cubin import parse_cubin_header
-
         return parse_cubin_header(data, source)
 
     def read(self, image: Image) -> ObjectInfo:
-        from submitgen.readers.cuda.cubin import read_cubin
-
         return read_cubin(image.data, label=image.label)
 
     def lds_limit(self, code_object: ObjectInfo) -> int:
-        from submitgen.readers.cuda.cubin import CubinObject
-
         if not isinstance(code_object, CubinObject):
             raise ValidationError(f"{code_object.label}: not a cubin; the cuda target reads only cubins")
         return code_object.max_shared_bytes

@@ -28,14 +28,14 @@ from submitgen.diff.pairing import KernelPair, pair_args, pair_kernels
 from submitgen.diff.plan_blocks import plan_blocks
 from submitgen.diff.text import arg_label, fmt_arg
 from submitgen.errors import CodeObjectError, ContainerError, DiffError
-from submitgen.hardware import processors
-from submitgen.hardware.occupancy import required_block
-from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
+from submitgen.inspection.launchtable import Launch, object_indices, read_launch_table, with_arg_names
+from submitgen.readers.amd import processors
+from submitgen.readers.amd.occupancy import required_block
+from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
 from submitgen.readers.base import KernelInfo as Kernel
 from submitgen.readers.base import ObjectInfo as CodeObject
 from submitgen.readers.containers import load_code_objects, read_input
 from submitgen.readers.demangle import demangle_many
-from submitgen.readers.launchtable import Launch, object_indices, read_launch_table, with_arg_names
 from submitgen.readers.pysource import decode_python
 from submitgen.render import provenance
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from submitgen.diff.pairing import ArgChange
-from submitgen.hardware import processors
+from submitgen.inspection.launchtable import Launch
+from submitgen.readers.amd import processors
 from submitgen.readers.base import KernelInfo as Kernel
 from submitgen.readers.base import ObjectInfo as CodeObject
 from submitgen.readers.containers import LoadedCodeObject
-from submitgen.readers.launchtable import Launch
 
 FAIL_ON_RULES = ("spills", "scratch", "occupancy", "lds", "args")
 

@@ -53,6 +53,7 @@ from submitgen.evaluate.fmt import (
     test_verdict,
 )
 from submitgen.evaluate.group import signals_end_the_run
+from submitgen.evaluate.interpret import TIMEOUT_S
 from submitgen.evaluate.layout import lay_out
 from submitgen.evaluate.process import IMPORT_TIMEOUT_S, PASSIVE_THREADS, RunState, compile_pass, run_worker
 from submitgen.evaluate.results import (
@@ -72,6 +73,9 @@ from submitgen.evaluate.shapes import combine_seed, parse_shape, select_shapes
 from submitgen.evaluate.stoprule import WALL_S, StopRule, rule_for, warmup_rule
 from submitgen.files import private_dir
 from submitgen.lint import resolve_leaderboard
+from submitgen.problems import get_problem
+from submitgen.problems.registry import import_root
+from submitgen.project.load import load_project
 
 R = TypeVar("R")
 
@@ -83,7 +87,7 @@ __all__ = [
     "BenchResult",
     "EvaluateError",
     "LintFailed",
-    "Prepared",
+    "PreparedFile",
     "Shape",
     "ShapeResult",
     "TestReport",
@@ -111,14 +115,14 @@ DEFAULT_FLUSH_MIB = 16000 * 1024 * 1024 * 4 // 2**20
 
 
 @dataclass(frozen=True)
-class Prepared:
+class PreparedFile:
     path: str
     text: str
     problem: Any  # submitgen.problems.ProblemSpec
     lint_warnings: tuple[str, ...] = ()
 
 
-def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) -> Prepared:
+def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) -> PreparedFile:
     """Read the file, resolve its problem (header or ``problem``), lint it (LintFailed on any
     failed rule) and load the local problem (EvaluateError when submitgen has none for it). Before
     anything imports torch here, OpenMP's threads are made to sleep while they wait
@@ -127,7 +131,7 @@ def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) 
 
     if "torch" not in sys.modules:
         os.environ.setdefault(*PASSIVE_THREADS)
-    from submitgen.evaluate.refkernels import read_and_lint
+    from submitgen.evaluate.refkernels import read_and_lint  # lazy: refkernels imports this package
 
     text, name, warnings = read_and_lint(str(path), problem, lint)
     if name is None:
@@ -138,13 +142,12 @@ def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) 
         raise EvaluateError(f"leaderboard {name!r} is not one submitgen knows, so the built-in harness has "
                             "no problem to test against; pass --problem with its problem folder (its eval.py "
                             "runs) or --reference-kernels DIR") from None
-    from submitgen.problems import get_problem
 
     try:
         prob = get_problem(name)
     except ProblemError as e:
         raise EvaluateError(f"leaderboard {name!r} has no local problem to test against ({e})") from None
-    return Prepared(str(path), text, prob, warnings)
+    return PreparedFile(str(path), text, prob, warnings)
 
 
 def check_timeout(timeout_s: float) -> float:
@@ -181,14 +184,12 @@ STAND_IN_LIBRARIES = ("SUBMITGEN_HIP_LIBRARY", "SUBMITGEN_CUDA_LIBRARY", "SUBMIT
 """Variables naming a stand-in GPU library: with one set, an emitted file makes a dry run."""
 
 
-def _execute(prep: Prepared, mode: str, shapes: Sequence[Shape], options: dict[str, Any], timeout_s: float,
+def _execute(prep: PreparedFile, mode: str, shapes: Sequence[Shape], options: dict[str, Any], timeout_s: float,
              on_result: Callable[[int, dict[str, Any], Path], None], tmp: Path, state: RunState,
              compile_first: bool = True) -> None:
     """Lay out the run folder, run the compile pass (unless ``compile_first`` is false: test
     --interpret's driver is no submission), then all ``shapes``, starting a new worker after one
     dies, until every shape has a result."""
-    from submitgen.problems.registry import import_root
-
     root = import_root(prep.problem)
     lay_out(tmp / "run", prep.text, prep.problem, root)
     if compile_first:
@@ -221,7 +222,7 @@ def _backend_of(state: RunState, tmp: Path, interpreted: bool = False) -> Execut
     )
 
 
-def plan_line(mode: str, prep: Prepared, shapes: Sequence[Shape], *, rule: StopRule | None = None,
+def plan_line(mode: str, prep: PreparedFile, shapes: Sequence[Shape], *, rule: StopRule | None = None,
               force: bool = False) -> str:
     """What ``test``/``bench`` is about to run, said before it starts."""
     import torch
@@ -251,7 +252,7 @@ def _number(ev: Mapping[str, Any], key: str) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: dict[str, Any],
+def _run_shapes(prep: PreparedFile, kind: str, selected: Sequence[Shape], options: dict[str, Any],
                 timeout_s: float, result: Callable[..., R], missing: Callable[[Shape], R],
                 report: Callable[[tuple[R, ...], Execution], Any],
                 progress: Callable[[R, int, int], None] | None,
@@ -293,16 +294,13 @@ def _run_shapes(prep: Prepared, kind: str, selected: Sequence[Shape], options: d
 
 def _prepare_interpret(root: str | Path, problem: str | None, shapes: str | None,
                        custom: Sequence[Mapping[str, Any] | str], seed: int | None
-                       ) -> tuple[Prepared, list[Shape], str]:
+                       ) -> tuple[PreparedFile, list[Shape], str]:
     """``test --interpret ROOT``: the driver as the file to run, the shapes, what will run."""
-    from submitgen.evaluate import interpret
-
     root = Path(root)
     if not root.is_dir():
         raise EvaluateError(f"--interpret {root}: not a folder (name a Triton kernel project: launch.py "
                             "and its kernels)")
     prob = interpret.project_problem(root, problem)
-    from submitgen.project.load import load_project
 
     if not load_project(root, arch=prob.arch).triton:  # the plan's checks and TRITON's, before any run
         raise EvaluateError(f"kernel project {root} has no TRITON kernels: --interpret runs Triton kernels "
@@ -321,7 +319,7 @@ def _prepare_interpret(root: str | Path, problem: str | None, shapes: str | None
             "CPU, every program instance in Python")
     line += (f": {expected} for this default project (2-core machine, 2026-12-02)" if expected else
              ": seconds to minutes a shape")
-    prep = Prepared(str(root), interpret.driver_source(root.resolve(), prob.arch), prob)
+    prep = PreparedFile(str(root), interpret.driver_source(root.resolve(), prob.arch), prob)
     return prep, selected, line
 
 
@@ -337,8 +335,6 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
     under Triton's interpreter (:mod:`.interpret`; ``shapes`` None: its default shapes, and
     ``timeout_s`` None: ``interpret.TIMEOUT_S`` a shape)."""
     if interpret:
-        from submitgen.evaluate.interpret import TIMEOUT_S
-
         timeout_s = check_timeout(TIMEOUT_S if timeout_s is None else timeout_s)
         prep, selected, line = _prepare_interpret(path, problem, shapes, custom, seed)
         line += f"; at most {timeout_s:g} s a shape (--timeout)"
@@ -380,7 +376,7 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
                        interpreted=interpret)
 
 
-def _refuse_untimed_fallback(prep: Prepared) -> None:
+def _refuse_untimed_fallback(prep: PreparedFile) -> None:
     """EvaluateError, before anything runs, for a submitgen file on a machine without a GPU (and no
     stand-in library): it would run its pure-torch fallback, which bench does not time there."""
     from submitgen.render import provenance

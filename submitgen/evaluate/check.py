@@ -18,7 +18,7 @@ from typing import Any
 MAX_OUTPUT_DIMS = 16
 
 
-class OutputError(Exception):
+class UnreadableOutput(Exception):
     """The worker's description of an output does not match the bytes it wrote (internal to this
     module: it becomes the shape's error text)."""
 
@@ -28,14 +28,14 @@ def _dtype(name: Any):
 
     value = getattr(torch, name, None) if isinstance(name, str) and name.isidentifier() else None
     if not isinstance(value, torch.dtype):
-        raise OutputError(f"the worker named an unknown output dtype {name!r}")
+        raise UnreadableOutput(f"the worker named an unknown output dtype {name!r}")
     return value
 
 
 def _shape(value: Any) -> tuple[int, ...]:
     if (not isinstance(value, list) or len(value) > MAX_OUTPUT_DIMS
             or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in value)):
-        raise OutputError(f"the worker described the output shape as {value!r}")
+        raise UnreadableOutput(f"the worker described the output shape as {value!r}")
     return tuple(value)
 
 
@@ -52,22 +52,22 @@ def read_output(described: Any, path: Path, limit: int | None = None) -> Any:
     import torch
 
     if not isinstance(described, Mapping):
-        raise OutputError(f"the worker described the output as {described!r}")
+        raise UnreadableOutput(f"the worker described the output as {described!r}")
     if "type" in described:
         return _NotATensor(str(described["type"])[:100])
     dtype, shape = _dtype(described.get("dtype")), _shape(described.get("shape"))
     itemsize = torch.empty((), dtype=dtype).element_size()
     want = math.prod(shape) * itemsize
     if limit is not None and want > limit:
-        raise OutputError(f"the worker describes a {dtype} {list(shape)} output of {want:,} bytes, more than "
+        raise UnreadableOutput(f"the worker describes a {dtype} {list(shape)} output of {want:,} bytes, more than "
                           f"the {limit:,} read back for the problem's output of {limit // WIDEST:,} elements "
                           f"({WIDEST} bytes each, the widest dtype): not read")
     try:
         size = os.stat(path).st_size
     except OSError:
-        raise OutputError("the worker wrote no output file") from None
+        raise UnreadableOutput("the worker wrote no output file") from None
     if size != want:
-        raise OutputError(f"the output file holds {size:,} bytes, {dtype} {list(shape)} needs {want:,}")
+        raise UnreadableOutput(f"the output file holds {size:,} bytes, {dtype} {list(shape)} needs {want:,}")
     raw = torch.from_file(str(path), shared=False, size=size, dtype=torch.uint8) if size else \
         torch.empty(0, dtype=torch.uint8)
     return raw.view(dtype).reshape(shape)
@@ -93,13 +93,13 @@ def device() -> str:
 def judge(problem: Any, spec: Mapping[str, Any], output: Any, data: Any = None, expected: Any = None) -> Any:
     """The problem's check of ``output`` against the reference of ``data`` (freshly generated
     inputs when None; ``expected``: that reference, when already computed)."""
-    from submitgen.problems.compare import CheckResult
-
     if data is None:
         data = problem.generate_input(dict(spec), device=device())
     if expected is None:
         expected = problem.reference(data).cpu()
     if isinstance(output, _NotATensor):
+        from submitgen.problems.compare import CheckResult  # lazy: compare imports torch
+
         total = expected.numel()
         return CheckResult(False, math.nan, math.nan, total, total, 1.0,
                            f"custom_kernel returned {output.type_name}, not a tensor of shape "
@@ -206,7 +206,7 @@ class Assessor:
         try:
             limit, expected = self.output_limit(spec, data)
             output = read_output(ev.get("output"), out, limit)
-        except OutputError as e:
+        except UnreadableOutput as e:
             return Assessment(None, f"the worker's output cannot be read back: {e}", tuple(mutated))
         except Exception as e:  # noqa: BLE001 - the reference failed: the shape fails, named
             return Assessment(None, f"checking the output failed: {type(e).__name__}: {e}", tuple(mutated))

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from submitgen.processes.budgets import release_in_child
+from submitgen.system import release_in_child
 
 WATCHDOG_SOURCE = (
     "import os, signal, sys\n"

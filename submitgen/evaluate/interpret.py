@@ -24,6 +24,9 @@ from types import ModuleType
 from typing import Any
 
 from submitgen.errors import EvaluateError
+from submitgen.evaluate.shapes import select_shapes
+from submitgen.problems.registry import get_problem, problems
+from submitgen.project.load import load_plan_module, load_project
 
 BACKEND = "triton-interpreter"
 """The driver's ``SUBMITGEN_BACKEND``."""
@@ -121,7 +124,6 @@ def exact_low_precision_dot() -> bool:
 def custom_kernel_for(root: str, arch: str) -> Callable[[Any], Any]:
     """``custom_kernel(data)`` of the driver: the project's plan, then its launches interpreted
     (with :func:`exact_low_precision_dot`)."""
-    from submitgen.project.load import load_plan_module, load_project
 
     project = load_project(Path(root), arch=arch)
     if not project.triton:
@@ -197,8 +199,6 @@ def default_shapes(problem: Any, seed: int | None) -> tuple[list[Any], str]:
     """The shapes ``test --interpret`` runs without ``--shapes``/``--shape``, and what they are: the
     problem's small shapes (:data:`SMALL_SHAPES`), else its smallest test shape (fewest input
     elements)."""
-    from submitgen.evaluate.shapes import select_shapes
-
     small = SMALL_SHAPES.get(problem.leaderboard)
     if small:
         return (select_shapes(problem, custom=small, seed=seed),
@@ -210,8 +210,6 @@ def default_shapes(problem: Any, seed: int | None) -> tuple[list[Any], str]:
 def project_problem(root: Path, problem: str | None) -> Any:
     """The problem of ``test --interpret ROOT``: ``problem``, else the problem whose default kernel
     project ROOT is."""
-    from submitgen.problems.registry import get_problem, problems
-
     if problem is not None:
         return get_problem(problem)
     mine = [p for p in problems() if p.kernel_project is not None

@@ -49,7 +49,7 @@ def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str,
         TIMED_AFTER_KEY,
         TIMED_BEFORE_KEY,
         Assessment,
-        OutputError,
+        UnreadableOutput,
         device,
         read_output,
     )
@@ -105,7 +105,7 @@ def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str,
                 limit, expected = assessor.output_limit(call_spec, data)
                 output = read_output(desc.get("output"), Path(recheck_path(str(out), j)), limit)
                 result = assessor.fields_of(call_spec, output, data, expected)
-            except OutputError as e:
+            except UnreadableOutput as e:
                 message = f"{where}: the worker's output cannot be read back: {e}"
                 continue
             except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: the shape fails, named

@@ -34,7 +34,7 @@ from submitgen.evaluate import check_timeout, group
 from submitgen.evaluate.group import signals_end_the_run
 from submitgen.evaluate.popcorn import PopcornResult, key_of, read_result
 from submitgen.evaluate.reftask import MODES, RefTask, cases_text, read_bytes, read_task
-from submitgen.processes.lifetime import die_with_parent
+from submitgen.system import die_with_parent
 
 REFERENCE_UNAVAILABLE_EXIT = 3
 """Exit code of ``test``/``bench --reference-kernels`` when the problem's reference cannot run on

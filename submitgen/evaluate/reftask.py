@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.errors import EvaluateError
+from submitgen.system import Refused, read_regular
 
 SUBMISSION = "@SUBMISSION@"
 MODES = ("test", "benchmark", "leaderboard")
@@ -84,9 +85,7 @@ def cases_text(cases: Sequence[Case]) -> str:
 
 def read_bytes(path: Path, what: str) -> bytes:
     """A regular file of at most MAX_FILE_BYTES; EvaluateError naming ``what`` otherwise (the one
-    bounded reader, :func:`submitgen.readers.regular.read_regular`)."""
-    from submitgen.readers.regular import Refused, read_regular
-
+    bounded reader, :func:`submitgen.system.read_regular`)."""
     try:
         return read_regular(path, MAX_FILE_BYTES)
     except Refused as r:

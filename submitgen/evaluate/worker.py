@@ -90,6 +90,7 @@ from submitgen.evaluate.digest import make_fingerprint  # noqa: E402
 from submitgen.evaluate.readback import make_regions  # noqa: E402
 from submitgen.evaluate.stoprule import stats  # noqa: E402
 from submitgen.evaluate.timing import FlushDoesNotFit, make_timer  # noqa: E402
+from submitgen.problems.registry import load  # noqa: E402
 
 
 def clone_data(data: Any) -> Any:
@@ -334,7 +335,6 @@ def main(config_path: str) -> int:
         cfg = json.load(f)
     emit = _Pipe(int(os.environ["SUBMITGEN_RESULT_FD"])).emitter()
 
-    from submitgen.problems.registry import load
 
     problem = load(cfg["problem_module"], cfg["problem"], cfg.get("problem_root"))
     gpu = bool(torch.cuda.is_available())

@@ -13,11 +13,11 @@ from typing import Any
 
 from submitgen import textfmt
 from submitgen.errors import CodeObjectError
-from submitgen.hardware import processors
-from submitgen.hardware.occupancy import required_block
+from submitgen.inspection.launchtable import with_arg_names
 from submitgen.inspection.source import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
-from submitgen.processes.collector import no_cyclic_gc
 from submitgen.readers import elf
+from submitgen.readers.amd import processors
+from submitgen.readers.amd.occupancy import required_block
 from submitgen.readers.base import Finding, KernelInfo, ObjectInfo
 from submitgen.readers.containers import LoadedCodeObject, load_code_objects
 from submitgen.readers.demangle import demangle_many
@@ -30,7 +30,7 @@ from submitgen.readers.disasm import (
     find_disassembler,
     instruction_mixes,
 )
-from submitgen.readers.launchtable import with_arg_names
+from submitgen.system import no_cyclic_gc
 
 WIDTH = textfmt.WIDTH
 JSON_FORMAT_VERSION = 1

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.errors import ContainerError
+from submitgen.inspection.launchtable import Launch, read_launch_table
+from submitgen.lint import read_header
 from submitgen.readers.containers import read_input
-from submitgen.readers.launchtable import Launch, read_launch_table
 from submitgen.readers.pysource import decode_python
+from submitgen.render import provenance
 from submitgen.render.provenance import field_items, parse_lds
 
 MAX_SIDECAR_BYTES = 1 << 20
@@ -77,8 +79,6 @@ class SubmissionInfo:
 def submission_info(path: str | os.PathLike[str] | bytes, sha256: str) -> SubmissionInfo | None:
     if isinstance(path, (bytes, bytearray, memoryview)):
         return None
-    from submitgen.lint import read_header
-    from submitgen.render import provenance
 
     try:
         text = decode_python(read_input(path), str(path)).text

@@ -106,9 +106,10 @@ from submitgen.lint.kernel import binds_custom_kernel, input_write_findings
 from submitgen.lint.parse import Parsed, parse
 from submitgen.lint.payload import PayloadEstimate, estimate_payload
 from submitgen.lint.text import check_banned_word, check_built_words, check_hsa_queue
-from submitgen.processes.collector import no_cyclic_gc
+from submitgen.problems.registry import leaderboards
 from submitgen.readers.pycoding import decode_python
 from submitgen.rules import PAYLOAD_LIMIT
+from submitgen.system import Refused, no_cyclic_gc, read_regular
 
 __all__ = [
     "BANNED_WORD",
@@ -140,7 +141,7 @@ READ_LIMIT = SIZE_LIMIT
 """The most bytes lint reads of a file: the leaderboard's cap on a submission, which is what a real
 input needs (inspect reads a .py up to the same bound, readers/containers.MAX_PY_FILE_SIZE). The
 costliest file under it (500,000 one-name lines) takes about 0.9 GB and 12 s of CPU to parse,
-within lint's budget (submitgen/processes/budgets.py); a 4 MB file took past it."""
+within lint's budget (submitgen/system.py); a 4 MB file took past it."""
 
 
 @dataclass(frozen=True)
@@ -184,8 +185,6 @@ def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]
 
 
 def _clones_inputs(leaderboard: str | None) -> bool:
-    from submitgen.problems.registry import leaderboards
-
     row = leaderboards(load=False).get(leaderboard) if leaderboard else None
     return True if row is None else row.clones_inputs
 
@@ -248,9 +247,7 @@ def lint_text(text: str, *, path: str = "<text>", problem: str | None = None,
 def _read_bytes(path: str | Path) -> bytes:
     """The bytes of a submission file; LintError when it cannot be read, is not a regular file (a
     FIFO or a device would block or never end) or is larger than READ_LIMIT (the one bounded
-    reader, :func:`submitgen.readers.regular.read_regular`)."""
-    from submitgen.readers.regular import Refused, read_regular
-
+    reader, :func:`submitgen.system.read_regular`)."""
     p = Path(path)
     head = f"cannot read submission {str(p)!r}"
     try:

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 
 from submitgen.lint.findings import WARNING, LintFinding
-from submitgen.processes.budgets import memory_budget_hit
+from submitgen.system import memory_budget_hit
 
 RECURSION_LIMIT = 60_000
 """The recursion limit while parsing: deeper than the parser itself goes (about 6,000 levels of

@@ -10,6 +10,7 @@ import hashlib
 from pathlib import Path
 
 from submitgen.errors import ContainerError, OutputError
+from submitgen.lint import read_header
 from submitgen.readers.containers import read_input
 from submitgen.render import provenance
 
@@ -23,8 +24,6 @@ def _what(leaderboard: str | None) -> str:
 def refusal(path: Path, text: str | None, leaderboard: str) -> str | None:
     """Why the build must not replace ``path`` (whose content is ``text``; None: not UTF-8 text),
     for a build for ``leaderboard``; None when it may."""
-    from submitgen.lint import read_header
-
     if text is None:
         return f"-o {path}: exists and is not a text file submitgen wrote; refusing to overwrite it: {_FORCE}"
     theirs = read_header(text).leaderboard

@@ -12,6 +12,7 @@ from submitgen.errors import OptionError
 from submitgen.files import check_output
 from submitgen.launchers import LauncherSpec, get_launcher, is_default
 from submitgen.options import Compress, Mode, Target, parse
+from submitgen.pipeline.frontends import front_ends
 from submitgen.pipeline.guard import check_overwrite
 from submitgen.pipeline.values import BuildOptions, Prepared
 from submitgen.problems import Problem, get_problem
@@ -123,6 +124,4 @@ def rebuild_flags(opts: BuildOptions, *, target: Target, arch: str, compress: Co
 def build_inputs(p: Prepared) -> tuple[Path, ...]:
     """Every file the build reads (launch.py, then each front end's inputs): the output may be none
     of them."""
-    from submitgen.pipeline.frontends import front_ends
-
     return (p.project.plan_path, *(path for fe in front_ends() for path in fe.inputs(p)))

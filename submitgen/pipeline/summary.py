@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from submitgen import textfmt
 from submitgen.launchers import LauncherSpec
 from submitgen.project.launches import AqlLayout
+from submitgen.textfmt import payload_json
 
 if TYPE_CHECKING:
     from submitgen.lint.payload import PayloadEstimate
@@ -119,8 +120,6 @@ def format_summary(r: BuildResult) -> str:
 
 def build_json(r: BuildResult) -> dict[str, Any]:
     """``build --json``'s fields (docs/json.md) for a build.BuildResult: the same facts as the text."""
-    from submitgen.jsonout import payload_json
-
     return {
         "output": str(r.output), "problem": r.problem.name, "leaderboard": r.problem.leaderboard,
         "gpu": r.problem.gpu, "target": r.target_id, "size": r.size,

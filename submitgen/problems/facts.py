@@ -130,7 +130,7 @@ def _facts(module: str, path: Path, helpers: dict[str, ast.FunctionDef],
 def static_problems() -> tuple[ProblemFacts, ...] | None:
     """The facts of every built-in problem module, in the registry's order, or None when one of them
     cannot be read without importing it."""
-    from submitgen.problems.registry import REGISTRY
+    from submitgen.problems.registry import REGISTRY  # lazy: the registry imports this module
 
     try:
         helpers, defaults = _spec_source()

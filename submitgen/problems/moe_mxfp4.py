@@ -23,6 +23,7 @@ import torch
 from submitgen.errors import ProblemError
 from submitgen.problems import mxfp4
 from submitgen.problems.compare import Tolerance
+from submitgen.problems.moe_mxfp4_ref import reference as run
 from submitgen.problems.spec import mi355x_problem
 
 NAME = "moe-mxfp4"
@@ -269,8 +270,6 @@ def meta_input(spec: Mapping[str, Any]) -> tuple[Any, ...]:
 def reference(data: Any, **options: Any) -> torch.Tensor:
     """The leaderboard's ``fused_moe`` pipeline on the CPU (or any device); see
     :func:`submitgen.problems.moe_mxfp4_ref.reference` for the options."""
-    from submitgen.problems.moe_mxfp4_ref import reference as run
-
     return run(data, **options)
 
 

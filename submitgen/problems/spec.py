@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from submitgen.errors import ProblemError
+from submitgen.files import kernels_dir
 from submitgen.problems.compare import CheckResult, Tolerance, compare
 
 LEAVES_FUNCTION = "_sg_leaves"
@@ -202,8 +203,6 @@ def mi355x_problem(ns: Mapping[str, Any], *, kernel: str, tolerance: Tolerance, 
     binds NAME, LEADERBOARD, SPEC_KEYS, TESTS, BENCHMARKS, TASK_SOURCE, ``_sg_leaves``, ``_sg_key``,
     ``shape_label``, ``generate_input``, ``meta_input``, ``reference`` and optionally ``output_meta``;
     its fallback is ``submitgen.problems.fallbacks.<kernel>`` and its kernels ``kernels/<kernel>``."""
-    from submitgen.resources import kernels_dir
-
     return ProblemSpec(
         name=ns["NAME"], leaderboard=ns["LEADERBOARD"], gpu="MI355X", arch="gfx950",
         spec_keys=ns["SPEC_KEYS"], tests=frozen_specs(ns["TESTS"]), benchmarks=frozen_specs(ns["BENCHMARKS"]),

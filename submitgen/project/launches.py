@@ -13,7 +13,6 @@ from types import ModuleType
 from typing import Any
 
 from submitgen.errors import ValidationError
-from submitgen.hardware.processors import MAX_GLOBAL_X, MAX_GRID_X, MAX_GRID_YZ, MAX_WORKGROUP_SIZE
 from submitgen.project.form import (
     check_launch_form,
     check_output_tensor,
@@ -22,8 +21,22 @@ from submitgen.project.form import (
     check_writes_output,
 )
 from submitgen.project.param_kinds import TritonParams
-from submitgen.render.context import AqlEntry
+from submitgen.readers.amd.processors import MAX_GLOBAL_X, MAX_GRID_X, MAX_GRID_YZ, MAX_WORKGROUP_SIZE
 from submitgen.runtime.pack import SG_SLOT_OUT, SgLaunchDefaults, SgPlanError, sg_apply_defaults, sg_pack
+
+
+@dataclass(frozen=True)
+class AqlEntry:
+    """What ``--launcher aql`` needs of one kernel beyond :class:`KernelEntry`: the whole kernarg
+    segment and the hidden arguments at their metadata offsets."""
+
+    name: str
+    symbol: str  # NAME.kd
+    kernarg_segment_size: int
+    kernarg_segment_align: int
+    group_segment_fixed_size: int
+    private_segment_fixed_size: int
+    hidden: tuple[tuple[int, int, str], ...]  # (offset, size, value_kind)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ from typing import Any
 
 from submitgen.errors import CompileError, PlanError
 from submitgen.project.plan_view import assignment, named_strings, plan_view
+from submitgen.project.triton_table import specs_from_launch
 from submitgen.rules import BANNED_RE
+from submitgen.toolchain.inputs import read_input
 
 DEVICE_SUFFIXES = (".hip", ".cu", ".cpp", ".cl", ".s")
 ALLOWED_IMPORTS = frozenset({"torch", "ctypes", "math"})
@@ -63,8 +65,6 @@ class KernelProject:
 
 
 def _read(path: Path, what: str) -> bytes:
-    from submitgen.toolchain.inputs import read_input
-
     try:
         return read_input(path, what)
     except CompileError as e:
@@ -316,7 +316,6 @@ def _triton(tree: ast.Module, root: Path, plan_path: Path, arch: str | None
     found = _literal(tree, "TRITON", plan_path)
     if found is None:
         return (), None, False
-    from submitgen.project.triton_table import specs_from_launch
 
     _check_triton_bound_once(tree, plan_path)
     table = _for_arch(found[1], arch, plan_path)

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.errors import PlanError, SubmitgenError
-from submitgen.processes.budgets import release_in_child
-from submitgen.processes.lifetime import die_with_parent
+from submitgen.system import die_with_parent, release_in_child
 
 DEFAULT_TIMEOUT_S = 60.0
 _HEADER = struct.Struct("<Q")  # the pickled result's length, ahead of it on the pipe

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from submitgen.errors import CodeObjectError
 
 if TYPE_CHECKING:
-    from submitgen.hardware.processors import Processor
+    from submitgen.readers.amd.processors import Processor
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from submitgen import rules
-from submitgen.backends import Backend, Image, by_machine
 from submitgen.errors import CodeObjectError, ContainerError
-from submitgen.hardware import processors
-from submitgen.joined import split_joined
 from submitgen.readers import elf
+from submitgen.readers.amd import processors
+from submitgen.readers.amd.header import parse_header
+from submitgen.readers.amd.reader import read_code_object
 from submitgen.readers.base import ObjectInfo
+from submitgen.readers.cuda.cubin import EM_CUDA, parse_cubin_header, read_cubin
+from submitgen.readers.joined import split_joined
 from submitgen.readers.pysource import (
     BUNDLE_MAGIC,
     CCOB_MAGIC,
@@ -32,24 +34,25 @@ from submitgen.readers.pysource import (
     is_container,
     python_literals,
 )
-from submitgen.readers.regular import Refused, read_regular
+from submitgen.system import Refused, read_regular
 
 ELF_MAGIC = elf.ELF_MAGIC
 MAX_FILE_SIZE = 256 * 1024 * 1024
 # A .py is a leaderboard submission, capped at 1 MB (rules.py): inspect and diff read one up to that,
 # as lint does (lint.READ_LIMIT), and read no larger file of another name as Python. The costliest
-# source under it to parse takes ~0.9 GB, within the budgets (submitgen/processes/budgets.py).
+# source under it to parse takes ~0.9 GB, within the budgets (submitgen/system.py).
 MAX_PY_FILE_SIZE = rules.SIZE_LIMIT
 # All blobs of one .py together: a 1 MB file holds at most ~750 KB of base64 payload, which real
 # code objects (lzma, zlib: 3-6x) decode to a few MB; each blob alone is bounded by pysource.
 MAX_TOTAL_DECODED = 64 * 1024 * 1024
 
 
-def _reader(data: bytes) -> Backend:
-    """The backend whose reader reads ``data``, by its ELF ``e_machine`` (submitgen/backends/); an
-    object of any other machine is read by the default target's, which names the machine it
-    expected."""
-    return by_machine(elf.e_machine(data))
+def read_object(data: bytes, label: str) -> ObjectInfo:
+    """The AMD code object or NVIDIA cubin ``data`` is, by its ELF ``e_machine``; an object of any
+    other machine is read by the AMD reader, which names the machine it expected."""
+    if elf.e_machine(data) == EM_CUDA:
+        return read_cubin(data, label=label)
+    return read_code_object(data, label=label)
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ class LoadedCodeObject:
 
     def read(self) -> ObjectInfo:
         """The AMD code object or NVIDIA cubin these bytes are (both give ``kernelinfo``'s interface)."""
-        return _reader(self.data).read(Image(self.data, self.provenance))
+        return read_object(self.data, self.provenance)
 
 
 # --------------------------------------------------------------------------- arch matching
@@ -244,7 +247,8 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict[str, Any]) 
             return [obj for image in joined for obj in _from_bytes(image, path, arch, base)]
         if arch is not None:
             try:
-                proc = _reader(data).read_header(data, label).processor
+                cuda = elf.e_machine(data) == EM_CUDA
+                proc = (parse_cubin_header if cuda else parse_header)(data, label).processor
             except CodeObjectError:
                 proc = None  # read() reports the header problem itself
             if proc is not None and not arch_matches(proc, arch):
@@ -260,7 +264,7 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict[str, Any]) 
 
 def read_input(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` (checked before reading), through
-    the one bounded reader (:func:`submitgen.readers.regular.read_regular`)."""
+    the one bounded reader (:func:`submitgen.system.read_regular`)."""
     limit = MAX_FILE_SIZE if limit is None else limit
     try:
         return read_regular(path, limit)

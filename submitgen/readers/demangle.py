@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from submitgen.processes.budgets import release_in_child
+from submitgen.system import release_in_child
 
 _KNOWN: dict[str, str] = {}
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from submitgen.errors import SubmitgenError
 from submitgen.files import private_dir
 from submitgen.readers import elf
-from submitgen.toolchain.process import run_tool
+from submitgen.system import run_tool
 
 MIN_LLVM_MAJOR = 20  # the first LLVM with gfx950
 OBJDUMP_ENV = "SUBMITGEN_OBJDUMP"
@@ -236,7 +236,7 @@ def instruction_mixes(jobs: Sequence[Job], tool: Disassembler, workers: int | No
 def decoded_mixes(jobs: Sequence[Job]) -> list[dict[str, InstructionMix] | None]:
     """The mix of each job's symbols that have a code range, by ``gfx9_decode``; None for a job
     it is not sure of (llvm-objdump then lists the object)."""
-    from submitgen.readers.amd import gfx9_decode  # numpy: 0.1 s of import that --no-disasm does not pay
+    from submitgen.readers.amd import gfx9_decode  # lazy: numpy, 0.1 s that --no-disasm does not pay
 
     items = []
     for j in jobs:

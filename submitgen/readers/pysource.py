@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from submitgen.errors import ContainerError
-from submitgen.processes.budgets import memory_budget_hit
 from submitgen.readers.elf import ELF_MAGIC
 from submitgen.readers.pycoding import PythonText, decode_python
+from submitgen.system import memory_budget_hit
 
 __all__ = ["PythonText", "decode_python"]  # re-exported: the .py readers decode with it
 

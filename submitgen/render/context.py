@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from submitgen.errors import RenderError
 from submitgen.launchers import LauncherSpec, Runtime
 from submitgen.options import Compress
+from submitgen.project.launches import AqlEntry
 from submitgen.render.embed import Blob
 from submitgen.runtime.pack import SgLaunchDefaults
 
@@ -29,20 +30,6 @@ class KernelEntry:
     # a kernel whose plan says everything itself
     defaults: SgLaunchDefaults | None = None
     dynamic_shared: int = 0  # the most dynamic shared memory (LDS) any launch of it asks for
-
-
-@dataclass(frozen=True)
-class AqlEntry:
-    """What ``--launcher aql`` needs of one kernel beyond :class:`KernelEntry`: the whole kernarg
-    segment and the hidden arguments at their metadata offsets."""
-
-    name: str
-    symbol: str  # NAME.kd
-    kernarg_segment_size: int
-    kernarg_segment_align: int
-    group_segment_fixed_size: int
-    private_segment_fixed_size: int
-    hidden: tuple[tuple[int, int, str], ...]  # (offset, size, value_kind)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from submitgen.errors import RenderError
-from submitgen.joined import join_images
 from submitgen.options import Compress
+from submitgen.readers.joined import join_images
 from submitgen.rules import BANNED_RE
 
 BANNED = BANNED_RE

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import jinja2
 
 from submitgen.errors import RenderError
+from submitgen.files import templates_dir
 from submitgen.render.context import AqlEntry, KernelEntry, Pasted, RenderContext
 from submitgen.render.hoist import assemble
-from submitgen.resources import templates_dir
+from submitgen.files import templates_dir
 from submitgen.runtime import frozen, pack
 from submitgen.textfmt import py_string
 

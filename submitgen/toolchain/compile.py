@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.errors import CompileError
-from submitgen.files import private_dir
-from submitgen.resources import device_include_dir
+from submitgen.files import device_include_dir, private_dir
+from submitgen.readers.amd import read_code_object
+from submitgen.system import run_tool
 from submitgen.toolchain import cache, hipheaders
 from submitgen.toolchain.diagnostics import compile_failure, unmap_paths
 from submitgen.toolchain.discovery import Toolchain, select_toolchain
 from submitgen.toolchain.inputs import check_includes, file_sha, read_input
 from submitgen.toolchain.options import CompileOptions, source_kind
-from submitgen.toolchain.process import run_tool
 
 
 @dataclass(frozen=True)
@@ -334,8 +334,6 @@ def check_code_object(data: bytes, arch: str, *, label: str = "<compiled>") -> t
 
 def read_back(data: bytes, arch: str, *, label: str = "<compiled>") -> Any:
     """:func:`check_code_object`, returning the reader's model (the build reuses it: one parse)."""
-    from submitgen.readers.amd import read_code_object
-
     co = read_code_object(data, label=label)
     if co.header.processor != arch:
         raise CompileError(f"{label}: the code object is for {co.header.processor}, expected {arch}")

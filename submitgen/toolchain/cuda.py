@@ -10,13 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from submitgen.errors import CompileError, ToolchainError
-from submitgen.files import private_dir
-from submitgen.resources import device_include_dir
+from submitgen.files import device_include_dir, private_dir
+from submitgen.system import run_tool
 from submitgen.toolchain.diagnostics import compile_failure
 from submitgen.toolchain.discovery import is_executable
 from submitgen.toolchain.inputs import check_includes, read_input
 from submitgen.toolchain.options import CompileOptions
-from submitgen.toolchain.process import run_tool
 
 
 def find_nvcc() -> Path | None:

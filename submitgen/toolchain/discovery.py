@@ -22,10 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from submitgen.errors import ToolchainError
+from submitgen.errors import ToolchainError, TritonMissingError
 from submitgen.files import private_dir
+from submitgen.system import INSTALL_HINT, run_tool
+from submitgen.toolchain import hipheaders, triton
 from submitgen.toolchain.cache import CACHE_FORMAT, cache_dir, write_cache_file
-from submitgen.toolchain.process import INSTALL_HINT, run_tool
 
 KNOWN_ARCHES: tuple[str, ...] = ("gfx942", "gfx950")
 ROCM_DEFAULT = Path("/opt/rocm")
@@ -273,9 +274,6 @@ def describe(found: Sequence[Toolchain]) -> list[dict]:
 def describe_extras() -> dict:
     """The optional front ends: Triton (``[triton]``) and HIP headers without ROCm (``[hipheaders]``);
     None for one not installed."""
-    from submitgen.errors import TritonMissingError
-    from submitgen.toolchain import hipheaders, triton
-
     try:
         version, where = triton.triton_version()
         tri: dict | None = {"version": version, "path": where, "arches": list(triton.arches())}

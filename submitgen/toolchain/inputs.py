@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from submitgen.errors import CompileError
-from submitgen.readers.regular import Refused, read_regular
+from submitgen.system import Refused, read_regular
 
 MAX_SOURCE_BYTES = 64 << 20  # a source or header larger than this is not a kernel source
 _MAX_SCANNED_FILES = 512
@@ -19,7 +19,7 @@ _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include(?:_next)?[ \t]*([<"])([^>"\r\n
 
 def read_input(path: Path, what: str = "source") -> bytes:
     """The bytes of one regular file, at most MAX_SOURCE_BYTES (checked before reading), through
-    the one bounded reader (:func:`submitgen.readers.regular.read_regular`)."""
+    the one bounded reader (:func:`submitgen.system.read_regular`)."""
     try:
         return read_regular(path, MAX_SOURCE_BYTES)
     except Refused as r:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from submitgen.errors import CompileError
-from submitgen.toolchain.process import DEFAULT_TIMEOUT_S
+from submitgen.system import DEFAULT_TIMEOUT_S
 
 HIP_SUFFIXES = (".hip", ".cpp", ".cu", ".cc", ".cxx")
 CL_SUFFIXES = (".cl",)

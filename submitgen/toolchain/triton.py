@@ -25,14 +25,15 @@ import re
 import sys
 import types
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from submitgen.errors import TritonCompileError, TritonMissingError
 from submitgen.files import private_dir
+from submitgen.system import DEFAULT_TIMEOUT_S
 from submitgen.toolchain import cache
-from submitgen.toolchain.process import DEFAULT_TIMEOUT_S
 
 INSTALL_HINT = "pip install 'submitgen[triton]'"
 _CACHE_FORMAT = "triton-1"
@@ -43,13 +44,29 @@ _UNKEYED_ENV = ("TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OV
 DEFAULT_ENV = {"TRITON_DISABLE_LINE_INFO": "1"}
 
 
-def arches() -> dict[str, tuple[str, str | int, int, str]]:
-    """arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it, as each
-    backend declares them (``Backend.triton_arches``, ``image_kind``), in the backends' order."""
-    from submitgen.backends import BACKENDS  # noqa: PLC0415
+@dataclass(frozen=True)
+class TritonTarget:
+    """What Triton's ``GPUTarget`` takes for one arch: Triton's backend name, its arch (a name or a
+    number) and the wave size; and the image it produces (a backend's ``image_kind``)."""
 
-    return {arch: (t.backend, t.arch, t.warp_size, b.image_kind)
-            for b in BACKENDS.values() for arch, t in b.triton_arches.items()}
+    backend: str  # "hip", "cuda"
+    arch: str | int  # "gfx950", 90
+    warp_size: int
+    image_kind: str
+
+
+TARGETS: Mapping[str, TritonTarget] = MappingProxyType({
+    "gfx950": TritonTarget("hip", "gfx950", 64, "hsaco"),
+    "gfx942": TritonTarget("hip", "gfx942", 64, "hsaco"),
+    "sm_90": TritonTarget("cuda", 90, 32, "cubin"),
+})
+"""The arches Triton builds for, in the backends' order; each backend's ``triton_arches`` are its
+rows (a new target adds its rows here)."""
+
+
+def arches() -> dict[str, tuple[str, str | int, int, str]]:
+    """arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it."""
+    return {arch: (t.backend, t.arch, t.warp_size, t.image_kind) for arch, t in TARGETS.items()}
 
 
 def triton_env() -> dict[str, str]:
@@ -154,7 +171,7 @@ def compile_triton_many(specs: Sequence[TritonSpec], arch: str, *, cache: bool =
     found: list[TritonArtifact | None] = [_lookup(k, s) if cache else None for k, s in zip(keys, specs)]
     todo = [i for i, art in enumerate(found) if art is None]
     if todo:
-        from submitgen.toolchain.triton_worker import compile_in_child  # noqa: PLC0415
+        from submitgen.toolchain.triton_worker import compile_in_child  # lazy: the worker imports this module
 
         for i, art in zip(todo, compile_in_child([specs[i] for i in todo], arch, version, timeout)):
             found[i] = art
@@ -368,7 +385,7 @@ def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
         profile_scratch=int(getattr(md, "profile_scratch_size", 0)), triton_version=version,
     )
     if kind == "hsaco":
-        from submitgen.toolchain.compile import check_code_object  # noqa: PLC0415
+        from submitgen.toolchain.compile import check_code_object  # lazy: compile imports this module
 
         names = check_code_object(art.image, arch, label=f"{spec.source.name}:{spec.kernel}")
         if art.symbol not in names:

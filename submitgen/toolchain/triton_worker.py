@@ -18,7 +18,7 @@ from pathlib import Path
 import msgpack
 
 from submitgen.errors import SubmitgenError, TritonCompileError, TritonMissingError
-from submitgen.toolchain.process import run_tool
+from submitgen.system import run_tool
 from submitgen.toolchain.triton import TritonArtifact, TritonSpec, triton_env
 
 _FIELDS = ("image", "kind", "symbol", "shared", "num_warps", "warp_size", "global_scratch", "profile_scratch",
@@ -84,7 +84,7 @@ def _write(path: Path, results: list[dict]) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    from submitgen.toolchain.triton import compile_here  # noqa: PLC0415
+    from submitgen.toolchain.triton import compile_here  # lazy: triton imports this module
 
     request, result = Path(argv[0]), Path(argv[1])
     job = pickle.loads(request.read_bytes())  # written by our own parent process

@@ -1,4 +1,4 @@
-"""Each command's budget (submitgen/processes/budgets.py) is what BENCHMARKS.md's table states, and it is
+"""Each command's budget (submitgen/system.py) is what BENCHMARKS.md's table states, and it is
 enforced at run time: past it, one ``Error:`` line names the bound, its value and what was being
 read (issue 26 item 10). The tiny budgets come from SUBMITGEN_TEST_BUDGET_MB / _S (tests only)."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.processes.budgets import BUDGETS
+from submitgen.system import BUDGETS
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = sorted(p for p in (REPO / "tests" / "corpus").rglob("*") if p.suffix in (".co", ".hsaco"))
@@ -161,7 +161,7 @@ def test_the_time_budget_is_per_input_and_the_error_names_a_few(tmp_path):
     from inputs several times over a budget of 0 (stop 33's CI: 70,000-line files against 1 s per
     input passed or not by the machine's speed)."""
     probe = ("import resource\n"
-             "from submitgen.processes import budgets\n"
+             "from submitgen import system as budgets\n"
              "budgets.own_process()\n"
              "for n in (1, 3):\n"
              "    u = resource.getrusage(resource.RUSAGE_SELF)\n"
@@ -195,7 +195,7 @@ def test_the_memory_bound_met_in_an_import_or_an_mmap_is_the_budget():
     met it so once its file read no longer allocated the whole read bound first)."""
     import errno
 
-    from submitgen.processes.budgets import out_of_memory
+    from submitgen.system import out_of_memory
 
     dl = ImportError("/usr/lib/python3.11/lib-dynload/_csv.cpython-311-x86_64-linux-gnu.so: "
                      "failed to map segment from shared object")

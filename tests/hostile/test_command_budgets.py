@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.processes.budgets import BUDGETS
+from submitgen.system import BUDGETS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,9 +41,9 @@ def test_build_past_its_budget_names_the_bound_and_writes_nothing(tmp_path, env,
 CHILD_LIMITS = """
 import os, resource, subprocess, sys
 from pathlib import Path
-from submitgen.processes import budgets
+from submitgen import system as budgets
 from submitgen.evaluate import group
-from submitgen.processes.lifetime import die_with_parent
+from submitgen.system import die_with_parent
 from submitgen.project.run import run_plan
 
 SHOW = ("import resource; "

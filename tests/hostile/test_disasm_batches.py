@@ -122,7 +122,7 @@ def test_the_fast_read_agrees_with_the_full_parse_on_the_corpus(path, tmp_path):
 
 def test_a_tool_s_output_can_go_to_a_file(tmp_path):
     """The disassembler's listing goes through a file, not a pipe (``run_tool(stdout_to=...)``)."""
-    from submitgen.toolchain.process import run_tool
+    from submitgen.system import run_tool
 
     out = tmp_path / "listing.txt"
     r = run_tool(["sh", "-c", "echo listing; echo warning >&2"], timeout=60, stdout_to=out)

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from submitgen.readers.regular import Refused, read_regular
+from submitgen.system import Refused, read_regular
 
 
 def test_a_file_reads_whole(tmp_path):

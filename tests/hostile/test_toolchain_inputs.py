@@ -13,9 +13,10 @@ from click.testing import CliRunner
 
 from submitgen.cli import cli
 from submitgen.errors import CompileError, ToolchainError
+from submitgen.system import run_tool
 from submitgen.toolchain import discovery
 from submitgen.toolchain.compile import compile_sources
-from submitgen.toolchain.process import run_tool
+from submitgen.system import run_tool
 
 KERNEL = """\
 #include <submitgen/device.h>

@@ -10,7 +10,6 @@ Modules: ``header`` (ELF header, ``e_flags``), ``metadata`` (the msgpack note ->
 ``descriptor`` (the 64-byte ``NAME.kd``), ``checks`` (cross-checks -> findings), ``model``
 (``Kernel``, ``CodeObject``), ``reader`` (bytes -> ``CodeObject``). Sources: docs/readers.md."""
 
-from submitgen.hardware.processors import MACH_NAMES
 from submitgen.readers.amd.checks import EXPLICIT_VALUE_KINDS
 from submitgen.readers.amd.descriptor import (
     KD_SIZE,
@@ -28,6 +27,7 @@ from submitgen.readers.amd.metadata import (
     parse_metadata,
 )
 from submitgen.readers.amd.model import CodeObject, Kernel, KernelArg
+from submitgen.readers.amd.processors import MACH_NAMES
 from submitgen.readers.amd.reader import read_code_object
 from submitgen.readers.base import Finding, KernelLookup
 from submitgen.readers.demangle import demangle, demangle_many

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from submitgen.hardware import processors
+from submitgen.readers.amd import processors
 from submitgen.readers.amd.descriptor import (
     KCP_FLAT_SCRATCH_INIT,
     KCP_PRIVATE_SEGMENT_BUFFER,

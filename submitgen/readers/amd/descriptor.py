@@ -9,7 +9,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from submitgen.hardware import processors
+from submitgen.readers.amd import processors
 
 KD_SIZE = 64
 _KD = struct.Struct("<IIIIq20sIIIHHI")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from submitgen.errors import CodeObjectError
-from submitgen.hardware import processors
 from submitgen.readers import elf
+from submitgen.readers.amd import processors
 
 EM_AMDGPU = 224
 ELFOSABI_AMDGPU_HSA = 64

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from submitgen import textfmt
-from submitgen.hardware import processors
+from submitgen.readers.amd import processors
 from submitgen.readers.amd.descriptor import KernelDescriptor
 from submitgen.readers.amd.header import ElfHeader
 from submitgen.readers.amd.metadata import ArgMeta, KernelMeta, Metadata

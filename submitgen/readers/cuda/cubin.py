@@ -28,8 +28,8 @@ from typing import Any
 
 from submitgen import textfmt
 from submitgen.errors import CodeObjectError
-from submitgen.hardware.processors import MAX_WORKGROUP_SIZE
 from submitgen.readers import elf
+from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
 from submitgen.readers.base import Finding, KernelLookup, check_arg_extent
 from submitgen.readers.cuda import nvinfo
 from submitgen.readers.cuda.model import CudaKernel, CudaParam

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from submitgen.errors import UnknownTargetError
-from submitgen.hardware.occupancy import KernelResources, Occupancy, OccupancyLimit, occupancy
+from submitgen.readers.amd.occupancy import KernelResources, Occupancy, OccupancyLimit, occupancy
 
 MAX_WORKGROUP_SIZE = 1024  # threads per workgroup on every AMD processor (and every CUDA SM)
 # Grid limits of a kernel launch (hipModuleLaunchKernel; docs/launch-limits.md): blocks in x, in y

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from submitgen.errors import SubmitgenError
 
 if TYPE_CHECKING:
-    from submitgen.hardware.processors import Processor
+    from submitgen.readers.amd.processors import Processor
 
 
 class KernelResources(Protocol):
@@ -171,7 +171,7 @@ def occupancy(
     """Waves per SIMD for ``kernel`` launched with ``block_size`` threads (default: the block its
     ``.reqd_workgroup_size`` fixes, else its ``max_flat_workgroup_size`` capped at the target's
     1024) and ``dynamic_lds`` extra LDS bytes."""
-    from submitgen.hardware.processors import get_processor  # noqa: PLC0415  (processors imports this module)
+    from submitgen.readers.amd.processors import get_processor  # lazy: processors imports this module
 
     t = get_processor(target) if isinstance(target, str) else target
     if block_size is None:

@@ -1,1 +1,0 @@
-"""Processor facts (``processors``) and occupancy, per GPU target."""
