@@ -1,10 +1,11 @@
 """The one way to register problems, launchers, backends and front ends.
 
 A :class:`Registry` maps names to entries. Its built-ins are ``(name, "module[:attr]")`` pairs, the
-form an installed package's entry point takes, and both are loaded by :meth:`Registry._load_one` on
+form an installed package's entry point takes, and both are imported and checked the same way on
 first use: the built-ins in their order, then (for a registry with an entry point ``group``) the
 plug-ins, sorted by name. Any module may also call :meth:`Registry.register`. A plug-in that fails to
-load is kept as a :class:`BrokenPlugin` naming the reason; every other entry works.
+load is kept as a :class:`BrokenPlugin` naming the reason (a built-in's failure propagates: it is
+submitgen's own); every other entry works.
 
 This module imports nothing of submitgen but the errors, so every layer may use it.
 """
@@ -134,7 +135,8 @@ class Registry(Mapping[str, T], Generic[T]):
         if not self.builtins_loaded:
             self.builtins_loaded = True
             for name, value in self.builtins:
-                self.register(name, self._load_one(name, value), Origin("built in", _module(value)))
+                found = getattr(importlib.import_module(_module(value)), value.partition(":")[2] or self.attr)
+                self.register(name, self._check(name, found, value), Origin("built in", _module(value)))
         if self.group is None:
             return
         found = importlib.metadata.entry_points(group=self.group)

@@ -14,17 +14,16 @@ process carries on with the remaining shapes. Every process of the run dies with
 
 For each shape (``test``): the inputs are generated with the shape's seed (combined with ``--seed``
 by eval.py's Cantor pairing), and ``custom_kernel`` is called on a clone (or, where the problem's
-evaluator does not clone, on the inputs themselves). The worker sends the inputs' fingerprint
-(:mod:`.digest`) before the call and after it, and writes the output's raw bytes to a file; THIS
-process regenerates the inputs, compares the fingerprints with its own (other inputs, or an input
-the kernel changed, fail the shape, named) and judges the output against the reference
-(:mod:`.check`), out of the submission's reach (docs/evaluate.md).
+evaluator does not clone, on the inputs themselves). The worker compares the inputs after the call with a
+snapshot taken before it (an input the kernel changed fails the shape, named), as eval.py checks in
+its own process, and writes the output's raw bytes to a file; THIS process regenerates the inputs
+and judges the output against the reference (:mod:`.check`). The file under test is trusted not to
+forge the worker's reports (docs/evaluate.md, "Threat model").
 
 ``bench`` times ``custom_kernel`` per shape after one untimed, checked call, until eval.py's stop
 rule (:mod:`.stoprule`) ends the timing. With ``mode`` 'leaderboard', as in the ranked run, each
-timed call gets fresh inputs (seed += 13); the worker sends each call's input fingerprint (with
-where its tensors lie) before it and writes each output, this process reads each call's inputs
-back itself after it, and judges them all (:mod:`.recheck`). With a GPU
+timed call gets fresh inputs (seed += 13); the worker writes each output and the inputs each call
+changed, and this process judges them all (:mod:`.recheck`). With a GPU
 (``torch.cuda.is_available()``, CUDA or ROCm) it runs eval.py's warm-up first (on the first timed
 shape: up to 100 calls, 0.1 s of summed time in benchmark mode, discarded), records device events
 around each call and flushes the caches before each one as eval.py does (``torch.randn`` into a
@@ -184,7 +183,8 @@ STAND_IN_LIBRARIES = ("SUBMITGEN_HIP_LIBRARY", "SUBMITGEN_CUDA_LIBRARY", "SUBMIT
 """Variables naming a stand-in GPU library: with one set, an emitted file makes a dry run."""
 
 
-def _execute(prep: PreparedFile, mode: str, shapes: Sequence[Shape], options: dict[str, Any], timeout_s: float,
+def _execute(prep: PreparedFile, mode: str, shapes: Sequence[Shape], options: dict[str, Any],
+             timeout_s: float,
              on_result: Callable[[int, dict[str, Any], Path], None], tmp: Path, state: RunState,
              compile_first: bool = True) -> None:
     """Lay out the run folder, run the compile pass (unless ``compile_first`` is false: test
@@ -283,11 +283,6 @@ def _run_shapes(prep: PreparedFile, kind: str, selected: Sequence[Shape], option
                 if pos not in done:
                     on(pos, {"event": "error", "error": state.import_error,
                              "missing": state.import_missing}, tmp, show=False)
-        if state.tampered is not None:  # a forged event may have given an earlier shape its result
-            for pos, r in done.items():
-                if r.error is None:
-                    done[pos] = result(selected[pos], Assessment(None, f"{state.tampered} during this run, "
-                                                                       "so no result of the run stands"), {})
         results = tuple(done.get(pos) or missing(s) for pos, s in enumerate(selected))
         return report(results, _backend_of(state, tmp, interpreted))
 

@@ -59,9 +59,10 @@ def read_output(described: Any, path: Path, limit: int | None = None) -> Any:
     itemsize = torch.empty((), dtype=dtype).element_size()
     want = math.prod(shape) * itemsize
     if limit is not None and want > limit:
-        raise UnreadableOutput(f"the worker describes a {dtype} {list(shape)} output of {want:,} bytes, more than "
-                          f"the {limit:,} read back for the problem's output of {limit // WIDEST:,} elements "
-                          f"({WIDEST} bytes each, the widest dtype): not read")
+        raise UnreadableOutput(f"the worker describes a {dtype} {list(shape)} output of {want:,} bytes, "
+                               f"more than the {limit:,} read back for the problem's output of "
+                               f"{limit // WIDEST:,} elements ({WIDEST} bytes each, the widest dtype): "
+                               "not read")
     try:
         size = os.stat(path).st_size
     except OSError:
@@ -131,25 +132,22 @@ class Assessment:
 
 class Assessor:
     """Judges the worker's events for one problem: the inputs are regenerated here from the
-    shape's seed, their fingerprint compared with the one the worker sent before the call and
-    the ones after it, and the output bytes checked against the reference (or, for a dry run
-    against the stand-in HIP library, only the output's form). With ``recheck`` (bench --mode
-    leaderboard) every timed call's inputs and output are judged the same way (:mod:`.recheck`)."""
+    shape's seed and the output bytes checked against the reference (or, for a dry run against the
+    stand-in HIP library, only the output's form); the inputs the worker found changed are named.
+    With ``recheck`` (bench --mode leaderboard) every timed call's output is judged the same way
+    (:mod:`.recheck`)."""
 
     def __init__(self, problem: Any, *, check_values: bool = True, recheck: bool = False) -> None:
-        from submitgen.evaluate.digest import make_fingerprint
-
         self.problem = problem
         self.check_values = check_values
         self.recheck = recheck
-        self.fingerprint = make_fingerprint()
 
     def __call__(self, spec: Mapping[str, Any], ev: Mapping[str, Any], out: Path) -> Assessment:
         first = self.first_call(spec, ev, out)
         if (not self.recheck or ev["event"] != "bench" or ev.get("skipped") is not None
                 or first.error is not None):
             return first
-        from submitgen.evaluate.recheck import recheck_timed_calls
+        from submitgen.evaluate.recheck import recheck_timed_calls  # lazy: recheck imports this module
 
         return recheck_timed_calls(self, spec, ev, out, first)
 
@@ -179,30 +177,9 @@ class Assessor:
         """The assessment of the untimed call (the only call of ``test``)."""
         if ev["event"] == "error":
             return Assessment(None, ev["error"])
-        from submitgen.evaluate import readback
-        from submitgen.evaluate.digest import changed, tensor_paths
-
-        problem = self.problem
-        data = problem.generate_input(dict(spec), device=device())
-        want = self.fingerprint(data)
-        names = tensor_paths(data, problem.leaves(data), problem.input_name)
-        before = ev.get(BEFORE_KEY)
-        if before is None:
-            return Assessment(None, "the worker sent no fingerprint of the inputs before calling "
-                                    "custom_kernel")
-        other = changed(before, want, names)
-        if other:
-            return Assessment(None, "custom_kernel was given other inputs than submitgen generates for this "
-                                    f"shape ({', '.join(other)}): something in the submission's process "
-                                    "changed how the inputs are made")
-        after = ev.get(AFTER_KEY)
-        if isinstance(after, str):
-            return Assessment(None, readback.unread(after))
-        # read here from the worker's memory; the worker's where None
-        worker_after = readback.overlaid(ev["digests"], after) if isinstance(after, list) else ev["digests"]
-        mutated = changed(worker_after, want, names)
-        if ev.get("timed_digests") is not None:
-            mutated += [m for m in changed(ev["timed_digests"], want, names) if m not in mutated]
+        data = self.problem.generate_input(dict(spec), device=device())
+        mutated = list(ev.get("mutated") or [])
+        mutated += [m for m in ev.get("timed_mutated") or [] if m not in mutated]
         try:
             limit, expected = self.output_limit(spec, data)
             output = read_output(ev.get("output"), out, limit)
@@ -214,24 +191,6 @@ class Assessor:
             return Assessment(self.fields_of(spec, output, data, expected), None, tuple(mutated))
         except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: the shape fails, named
             return Assessment(None, f"checking the output failed: {type(e).__name__}: {e}", tuple(mutated))
-
-
-AFTER_KEY = "_inputs_after"
-"""Where :mod:`.process` puts what it read itself of the inputs after the call: the SHA-256 of each
-tensor's bytes, from the worker's memory (:mod:`.readback`; None for a tensor it cannot read, a
-non-contiguous CPU one or one on another device than the CPU and CUDA, whose fingerprint is the
-worker's), or a string saying why it could not read them."""
-BEFORE_KEY = "_inputs_before"
-"""Where :mod:`.process` puts the fingerprint the worker sent before the call (it overwrites
-whatever the event carried under that key)."""
-TIMED_BEFORE_KEY = "_timed_inputs_before"
-"""Where :mod:`.process` puts the list of fingerprints the worker sent before each timed call in
-leaderboard mode (it overwrites whatever the event carried under that key)."""
-TIMED_AFTER_KEY = "_timed_inputs_after"
-"""Where :mod:`.process` puts, in leaderboard mode, what it read itself of each timed call's inputs
-after that call, as :data:`AFTER_KEY` for the untimed call: a list a call of each tensor's SHA-256
-(None for a tensor it cannot read) or a string saying why it could not read them (it overwrites
-whatever the event carried under that key)."""
 
 
 def check_fields(res: Any) -> dict[str, Any]:

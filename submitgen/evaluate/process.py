@@ -6,11 +6,7 @@ the whole process group is killed when it is done with, so a child process or th
 submission leaves behind neither keeps ``test`` waiting nor outlives it; it also dies with
 ``submitgen`` however that ends (:mod:`.group`). Every line the worker writes to the result pipe
 is validated: a malformed or impossible event (a submission can write to the pipe too) fails the
-shape and ends that worker, never ``test`` itself. The fingerprint of a shape's inputs that the
-worker sends before calling custom_kernel is kept here, one per shape, and handed to the judge
-with the shape's result (:data:`.check.BEFORE_KEY`), with what this process read back itself of
-the inputs after the call (:data:`.check.AFTER_KEY`; in leaderboard mode each timed call's too,
-read on its ``timed-done`` event: :data:`.check.TIMED_AFTER_KEY`)."""
+shape and ends that worker, never ``test`` itself."""
 
 from __future__ import annotations
 
@@ -27,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from submitgen.evaluate import cpulimit, cudaipc, digest, group, readback
-from submitgen.evaluate.check import AFTER_KEY, BEFORE_KEY, TIMED_AFTER_KEY, TIMED_BEFORE_KEY
+from submitgen.evaluate import cpulimit, group
 from submitgen.evaluate.results import Shape
 
 IMPORT_TIMEOUT_S = 300.0
@@ -39,8 +34,7 @@ _TAIL_LINES = 12
 _POLL_S = 0.5
 PIPE_LOST_EXIT = 86  # evaluate_worker.PIPE_LOST_EXIT (that module imports torch; this one must not)
 
-_EVENTS = frozenset({"ready", "import-error", "shape-start", "inputs", "timed-done", "output", "bench",
-                     "error", "done"})
+_EVENTS = frozenset({"ready", "import-error", "shape-start", "output", "bench", "error", "done"})
 
 
 class Malformed(Exception):
@@ -54,7 +48,6 @@ class RunState:
     import_error: str | None = None
     import_missing: str | None = None  # the module a failed import needed (ModuleNotFoundError)
     compile: CompilePass | None = None
-    tampered: str | None = None  # the first malformed event: every result of the run is suspect
 
 
 @dataclass
@@ -65,14 +58,7 @@ class _Worker:
     outputs: Path
     shapes: Sequence[Shape]
     reported: set[int] = field(default_factory=set)
-    inputs: dict[int, dict[str, Any]] = field(default_factory=dict)
-    regions: dict[int, list[Any]] = field(default_factory=dict)
-    ref_counters: set[str] = field(default_factory=set)  # the worker's torch files in /dev/shm
-    ack_fd: int | None = None
-    timed_inputs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # leaderboard mode
-    # leaderboard mode: the regions of the timed call running (call, regions), until its timed-done
-    timed_pending: dict[int, tuple[int, list[Any]]] = field(default_factory=dict)
-    timed_after: dict[int, list[list[str | None] | str]] = field(default_factory=dict)  # read here
+    ack_fd: int | None = None  # one byte per judged output: the worker then goes on
     current: int | None = None
     ready: bool = False
     finished: bool = False
@@ -119,29 +105,28 @@ def parse_event(line: str, count: int) -> dict[str, Any]:
         raise Malformed(f"not JSON: {line[:120]!r}") from None
     if not isinstance(ev, dict) or ev.get("event") not in _EVENTS:
         raise Malformed(f"not an event: {line[:120]!r}")
-    if "index" in ev or ev["event"] in ("shape-start", "inputs", "timed-done", "output", "bench", "error"):
+    if "index" in ev or ev["event"] in ("shape-start", "output", "bench", "error"):
         index = ev.get("index")
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count:
             raise Malformed(f"{ev['event']!r} event with index {index!r} (this worker runs {count} shapes)")
     for key in ("backend", "error", "device", "missing", "skipped"):
         if key in ev and ev[key] is not None and not isinstance(ev[key], str):
             raise Malformed(f"{ev['event']!r} event with {key} {ev[key]!r}")
-    needed = ("digests",) if ev["event"] in ("inputs", "output", "bench") else ()
-    for key in ("digests", "timed_digests"):
+    for key in ("mutated", "timed_mutated"):
         value = ev.get(key)
-        if (key in needed or value is not None) and not digest.valid(value):
+        if ((value is not None or (key == "mutated" and ev["event"] in ("output", "bench")))
+                and not _names(value)):
             raise Malformed(f"{ev['event']!r} event with {key} {str(value)[:120]!r}")
-    call = ev.get("call")
-    if (call is not None or ev["event"] == "timed-done") and (
-            ev["event"] not in ("inputs", "timed-done") or not isinstance(call, int) or isinstance(call, bool)
-            or call < 0):
-        raise Malformed(f"{ev['event']!r} event with call {str(call)[:120]!r}")
     rechecks = ev.get("rechecks")
     if rechecks is not None and (
             ev["event"] != "bench" or not isinstance(rechecks, list)
-            or not all(isinstance(r, dict) and digest.valid(r.get("digests")) for r in rechecks)):
+            or not all(isinstance(r, dict) and _names(r.get("mutated")) for r in rechecks)):
         raise Malformed(f"{ev['event']!r} event with rechecks {str(rechecks)[:120]!r}")
     return ev
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Shape]) -> _Worker:
@@ -320,89 +305,15 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
         return False
     if index != w.current:
         raise Malformed(f"a {kind!r} event for shape {index} while shape {w.current} runs")
-    if kind == "inputs" and ev.get("call") is not None:
-        timed = w.timed_inputs.setdefault(index, [])
-        if index not in w.inputs or ev["call"] != len(timed):
-            raise Malformed(f"an 'inputs' event for timed call {ev['call']} of shape {index}, "
-                            f"expected {len(timed)} after the untimed call")
-        if index in w.timed_pending:
-            raise Malformed(f"an 'inputs' event for timed call {ev['call']} of shape {index} before timed "
-                            f"call {w.timed_pending[index][0]} was done")
-        regions = _regions(w, ev, f"an 'inputs' event for timed call {ev['call']}")
-        timed.append(ev["digests"])
-        w.timed_pending[index] = (ev["call"], regions)
-        return False
-    if kind == "timed-done":
-        pending = w.timed_pending.pop(index, None)
-        if pending is None:
-            raise Malformed(f"a 'timed-done' event for timed call {ev['call']} of shape {index} with no "
-                            "timed call's inputs pending")
-        if pending[0] != ev["call"]:
-            raise Malformed(f"a 'timed-done' event for timed call {ev['call']} of shape {index} while timed "
-                            f"call {pending[0]} runs")
-        w.timed_after.setdefault(index, []).append(_read_regions(w, pending[1]))
-        _ack(w)
-        return False
-    if kind == "bench" and index in w.timed_pending:
-        raise Malformed(f"a 'bench' event for shape {index} before timed call {w.timed_pending[index][0]} "
-                        "was done")
-    if kind == "inputs":
-        if index in w.inputs:
-            raise Malformed(f"a second 'inputs' event for shape {index}")
-        regions = _regions(w, ev, "an 'inputs' event")
-        w.inputs[index] = ev["digests"]
-        w.regions[index] = regions
-        return False
-    ev[BEFORE_KEY] = w.inputs.get(index)
-    ev[AFTER_KEY] = _read_back(w, index) if kind in ("output", "bench") else None
-    if kind in ("output", "bench"):
-        _ack(w)  # read back: the worker frees its inputs before this process makes its own
-    ev[TIMED_BEFORE_KEY] = w.timed_inputs.get(index, [])
-    ev[TIMED_AFTER_KEY] = w.timed_after.get(index, [])
     if kind == "error" and not isinstance(ev.get("error"), str):
         raise Malformed("an 'error' event without an error text")
     on_result(index, ev, w.outputs / f"out-{index}.bin")
     w.reported.add(index)
     w.current = None
-    if kind in ("output", "bench"):
-        _ack(w)  # judged: the worker goes on to the next shape
-    return False
-
-
-def _regions(w: _Worker, ev: dict[str, Any], what: str) -> list[Any]:
-    """An inputs event's regions, checked (Malformed, naming ``what``, when they are not), with the
-    worker's ref-counter files they name kept for removal when the worker has ended."""
-    fault = readback.regions_fault(ev.get("regions"), len(ev["digests"]["tensors"]))
-    if fault is not None:
-        raise Malformed(f"{what} with {fault}")
-    regions: list[Any] = ev["regions"]
-    w.ref_counters |= cudaipc.ref_counter_names(regions, w.proc.pid)
-    return regions
-
-
-def _ack(w: _Worker) -> None:
-    """Tell the worker its inputs have been read back: it may free them and go on."""
-    if w.ack_fd is not None:
-        with contextlib.suppress(OSError):  # the worker may be gone: what it left is judged already
+    if kind in ("output", "bench") and w.ack_fd is not None:
+        with contextlib.suppress(OSError):  # judged: the worker goes on (it may be gone)
             os.write(w.ack_fd, b"1")
-
-
-def _read_back(w: _Worker, index: int) -> list[str | None] | str:
-    """The SHA-256 of each input tensor of shape ``index``, read here from the worker's memory after
-    the call (CPU tensors through /proc, CUDA tensors through CUDA IPC; None for a tensor the parent
-    cannot read, on another device or not contiguous on the CPU), or why it could not be."""
-    regions = w.regions.get(index)
-    if regions is None:
-        return "the worker sent no inputs event"
-    return _read_regions(w, regions)
-
-
-def _read_regions(w: _Worker, regions: list[Any]) -> list[str | None] | str:
-    """:func:`readback.read_regions` of the worker's ``regions``, or why they could not be read."""
-    try:
-        return readback.read_regions(w.proc.pid, regions)
-    except readback.ReadBackError as e:
-        return str(e)
+    return False
 
 
 def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> None:
@@ -429,7 +340,6 @@ def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> No
         except Malformed as e:
             message = (f"the result pipe carried a malformed event ({e}): something in the "
                        f"submission's process wrote to it")
-            state.tampered = state.tampered or message
             _fail_next(w, state, f"{message}\n{tail(w.log)}".rstrip(), on_result)
             return
         if stop:
@@ -449,7 +359,6 @@ def run_worker(cfg: dict[str, Any], shapes: Sequence[Shape], timeout_s: float, o
         _loop(w, state, timeout_s, on_result)
     finally:
         kill_group(w)
-        cudaipc.remove_ref_counters(w.ref_counters)
     if w.current is not None:  # the process died inside a shape
         _fail_next(w, state, _died(w, state), on_result)
     if state.import_error is not None or w.finished:

@@ -2,12 +2,9 @@
 
 eval.py's ranked run (``recheck=True``) adds 13 to the case's seed before every timed call,
 generates the inputs again and checks that call's output. Here the worker writes each timed
-call's output (``out-<i>-r<j>.bin``) and sends the fingerprint of each call's inputs before the
-call, with where their bytes lie, and after it; the parent reads each call's inputs back itself
-after the call (:mod:`.process`, :mod:`.readback`). This module, in the parent, regenerates the
-inputs of each call from the seed it computes itself, compares the fingerprint sent before the
-call and the parent's own read after it with its own, and judges every output with the problem's
-check. A file that is right on the first call and wrong afterwards fails the shape,
+call's output (``out-<i>-r<j>.bin``) and the inputs that call changed; this module, in the parent,
+regenerates the inputs of each call from the seed it computes itself and judges every output with
+the problem's check. A file that is right on the first call and wrong afterwards fails the shape,
 naming the call; one that writes into a timed call's inputs is named as modifying them."""
 
 from __future__ import annotations
@@ -15,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from submitgen.evaluate.check import Assessment, UnreadableOutput, device, read_output
 
 RECHECK_SEED_STEP = 13
 """eval.py's ranked run adds this to the case's seed before every timed call."""
@@ -35,47 +34,21 @@ def recheck_spec(spec: Mapping[str, Any], j: int) -> dict[str, Any]:
 
 
 def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str, Any], out: Path,
-                        first: Any) -> Any:
-    """``first`` (the untimed call's :class:`.check.Assessment`, without an error) with every timed
-    call judged too: call ``j``'s inputs regenerated here from its seed, their fingerprint compared
-    with the one the worker sent before that call (other inputs fail the shape) and with the
-    parent's own read of them after it (:data:`.check.TIMED_AFTER_KEY`; the worker's fingerprint
-    only for a tensor the parent cannot read, a non-contiguous CPU one or one on another device;
-    a changed input is named in ``mutated`` and, with the call, in the message; inputs that could
-    not be read back fail the shape), and its output checked. The first failing output
-    fails the shape, naming the call; the output files are removed."""
-    from submitgen.evaluate import digest, readback
-    from submitgen.evaluate.check import (
-        TIMED_AFTER_KEY,
-        TIMED_BEFORE_KEY,
-        Assessment,
-        UnreadableOutput,
-        device,
-        read_output,
-    )
-
+                        first: Assessment) -> Assessment:
+    """``first`` (the untimed call's assessment, without an error) with every timed call judged too:
+    call ``j``'s inputs regenerated here from its seed and its output checked; an input the worker
+    found changed by the call is named in ``mutated`` and, with the call, in the message. The first
+    failing output fails the shape, naming the call; the output files are removed."""
     problem = assessor.problem
     mutated = list(first.mutated)
     fields = first.fields
-
     changes: list[str] = []  # each timed call's changed inputs, named with the call
-
-    def failed(message: str) -> Any:
-        return Assessment({**(fields or {}), "passed": False, "message": message}, None, tuple(mutated))
-
     described = ev.get("rechecks")
-    before = ev.get(TIMED_BEFORE_KEY)
-    after = ev.get(TIMED_AFTER_KEY)
     runs = ev.get("runs")
-    if (not isinstance(described, list) or not isinstance(before, list) or not isinstance(after, list)
-            or not isinstance(runs, int) or not len(described) == len(before) == len(after) == runs
-            or runs < 1):
+    if not isinstance(described, list) or not isinstance(runs, int) or len(described) != runs or runs < 1:
         count = len(described) if isinstance(described, list) else "no"
-        sent = len(before) if isinstance(before, list) else "no"
-        read = len(after) if isinstance(after, list) else "no"
         return Assessment(None, f"leaderboard mode: the worker reported {runs!r} timed calls but {count} "
-                                f"outputs to check, {sent} fingerprints of their inputs and {read} of them "
-                                "read back after the call", tuple(mutated))
+                                "outputs to check", tuple(mutated))
     message: str | None = None
     try:
         for j, desc in enumerate(described):
@@ -83,25 +56,13 @@ def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str,
             where = f"timed call {j + 1} of {runs}"
             if "seed" in call_spec:
                 where += f" (seed {call_spec['seed']})"
-            data = problem.generate_input(dict(call_spec), device=device())
-            want = assessor.fingerprint(data)
-            names = digest.tensor_paths(data, problem.leaves(data), problem.input_name)
-            other = digest.changed(before[j], want, names)
-            if other:
-                return Assessment(None, f"{where}: custom_kernel was given other inputs than submitgen "
-                                        f"generates for this shape ({', '.join(other)}): something in the "
-                                        "submission's process changed how the inputs are made",
-                                  tuple(mutated))
-            read = after[j]
-            if isinstance(read, str):
-                return Assessment(None, f"{where}: {readback.unread(read)}", tuple(mutated))
-            now = digest.changed(readback.overlaid(desc["digests"], read), want, names)
-            changes += [f"{where}: input '{m}' was changed by the call (read back by submitgen)"
-                        for m in now if m not in mutated]  # the first call that changed it
+            now = desc["mutated"]
+            changes += [f"{where}: input '{m}' was changed by the call" for m in now if m not in mutated]
             mutated += [m for m in now if m not in mutated]
             if message is not None or not (fields and fields["passed"]):
                 continue
             try:
+                data = problem.generate_input(dict(call_spec), device=device())
                 limit, expected = assessor.output_limit(call_spec, data)
                 output = read_output(desc.get("output"), Path(recheck_path(str(out), j)), limit)
                 result = assessor.fields_of(call_spec, output, data, expected)
@@ -117,7 +78,8 @@ def recheck_timed_calls(assessor: Any, spec: Mapping[str, Any], ev: Mapping[str,
         for j in range(len(described)):
             Path(recheck_path(str(out), j)).unlink(missing_ok=True)
     if message is not None:
-        return failed("; ".join([message, *changes]))
+        failed = {**(fields or {}), "passed": False, "message": "; ".join([message, *changes])}
+        return Assessment(failed, None, tuple(mutated))
     if changes and fields is not None:
         fields = {**fields, "message": "; ".join([str(fields.get("message", "")), *changes])}
     return Assessment(fields, None, tuple(mutated))

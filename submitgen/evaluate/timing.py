@@ -1,17 +1,15 @@
 """The timed loop of ``submitgen bench``, run in the worker process (it imports torch).
 
 Each iteration, as eval.py's ``_run_single_benchmark``: [leaderboard mode: the shape's seed += 13,
-fresh inputs, and their fingerprint sent up before the call], synchronize, flush the caches the
+fresh inputs, and a snapshot of them before the call], synchronize, flush the caches the
 way eval.py's ``clear_l2_cache_large`` does (a fresh ``torch.randn`` tensor of ``flush_bytes``,
 62.5 GiB by default, freed again at once, so the caching allocator hands the same block back
 each time), record an event, ``custom_kernel(data)``, record an event, synchronize (host wall
 time without a GPU). The flush keeps the GPU busy long enough for the host to queue the whole
 call behind it, so launch overhead stays out of the events, as on the leaderboard. In
 leaderboard mode each output's raw bytes are written next to the first call's
-(``out-<i>-r<j>.bin``), with the fingerprint of that call's inputs after it, for the parent to
-judge, as eval.py's ranked run checks every timed call; each call's inputs event carries their
-regions, and after the call (outside the events) the loop sends ``timed-done`` and waits for the
-parent's one-byte answer, having let it read those inputs back itself. The loop stops by
+(``out-<i>-r<j>.bin``), with the inputs that call changed (compared outside the events), for the
+parent to judge, as eval.py's ranked run checks every timed call. The loop stops by
 :mod:`submitgen.evaluate.stoprule`.
 
 With ``flush_fit`` (bench's default size, no ``--flush-mib``), a flush the GPU's memory cannot hold
@@ -92,19 +90,15 @@ def fit_flush(nbytes: int, device: str, mem_info: Callable[[str], tuple[int, int
 
 
 def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mapping[str, Any],
-               write_output: Callable[[Any, str], dict[str, Any]], fingerprint: Callable[[Any], Any],
-               emit: Callable[[dict[str, Any]], None], regions: Callable[[Any], list[Any]] = lambda d: [],
-               wait_ack: Callable[[], None] = lambda: None) -> Timer:
+               write_output: Callable[[Any, str], dict[str, Any]], snapshot: Callable[[Any], list[Any]],
+               changed: Callable[[list[Any], Any], list[str]]) -> Timer:
     """``time_calls(kernel, data, spec, index, out_path, warmup=False)``: (durations in ns, for each
-    timed call in leaderboard mode ``{"output": what was written, "digests": its inputs' fingerprint
-    after the call}``, the flush: ``{"flush_mib": MiB filled before each call, "memory_mib": [free,
+    timed call in leaderboard mode ``{"output": what was written, "mutated": the inputs the call
+    changed}``, the flush: ``{"flush_mib": MiB filled before each call, "memory_mib": [free,
     total] MiB of the device when the size asked for did not fit, else None}``, None without a GPU).
     With ``warmup``, the calls of eval.py's warm-up run instead (the mode's warm-up rule, the same
-    inputs every call, nothing checked or written). In leaderboard mode each timed call's ``inputs``
-    event carries ``regions(data)`` (:func:`.readback.make_regions`'s), and after the call (its end
-    event recorded, the device synchronized, its output written) a ``timed-done`` event is sent and
-    ``wait_ack()`` blocks until the parent has read those inputs back itself: none of that is
-    between the start and end events."""
+    inputs every call, nothing checked or written). In leaderboard mode each timed call's inputs are
+    snapshot before the call and compared after it, outside the start and end events."""
     rule = StopRule.from_dict(cfg["stop"])
     warmup_rule = StopRule.from_dict(cfg["warmup"]) if cfg.get("warmup") else None
     recheck = bool(cfg.get("recheck"))
@@ -146,8 +140,7 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
             if checking:
                 data = generate(spec_of(spec, j), device=device)
                 sync()
-                emit({"event": "inputs", "index": index, "call": j, "digests": fingerprint(data),
-                      "regions": regions(data)})
+                before = snapshot(data)
             if gpu:
                 sync()
                 if flush is not None:
@@ -164,10 +157,7 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
                 duration = float_(perf_counter_ns() - t)
             if checking:
                 written.append({"output": write_output(output, path_of(out_path, j)),
-                                "digests": fingerprint(data)})
-                sync()  # the memory the parent reads is what the call's kernels left, finished
-                emit({"event": "timed-done", "index": index, "call": j})
-                wait_ack()  # the inputs stay alive until the parent has read them back
+                                "mutated": changed(before, data)})
             del output
             durations.append(duration)
             if stop(limits, durations, perf_counter() - started):

@@ -9,38 +9,22 @@ which belongs to the submission):
 - ``{"event": "ready", "gpu": bool, "device": str, "backend": str|null, "import_s": float}``
 - ``{"event": "import-error", "error": str, "missing": str|null}``
 - ``{"event": "shape-start", "index": i}``
-- ``{"event": "inputs", "index": i, "digests": FINGERPRINT, "regions": [REGION]}``: the inputs
-  custom_kernel is about to receive, sent BEFORE the call, and where each tensor's bytes lie
-  (:data:`submitgen.evaluate.readback.Region`: ``[address, nbytes]`` of a contiguous CPU tensor;
-  for a CUDA tensor, contiguous or not, its storage's CUDA IPC export by torch's ``_share_cuda_``
-  with the tensor's byte offset, shape and strides in it (:mod:`submitgen.evaluate.cudaipc`);
-  null for any other); with ``"call": j`` the inputs of timed call ``j`` (from 0) in leaderboard
-  mode, with their regions too. Before an ``output`` or ``bench`` event the worker synchronizes
-  the device; after it, it keeps those inputs alive until the parent, having read their bytes
-  itself (from ``/proc/PID/mem``, through CUDA IPC), writes one byte to ``SUBMITGEN_ACK_FD``; then
-  it frees them and waits for a second byte, written once the parent has judged the output (which
-  regenerates the inputs: the two processes never hold a shape's inputs at once)
-- ``{"event": "timed-done", "index": i, "call": j}``: in leaderboard mode, timed call ``j`` has
-  ended (after its end event, the device synchronized, its output written); the timed loop keeps
-  that call's inputs alive until the parent has read them back and written its one byte
 - ``{"event": "output", "index": i, "output": {"dtype": str, "shape": [int]} | {"type": str},
-  "seconds": float, "digests": FINGERPRINT, "backend": str|null}`` (test; digests after the call)
-- ``{"event": "bench", "index": i, "output": ..., "digests": ..., "runs": int, "mean_ns": float,
-  ..., "timed_digests": FINGERPRINT|null, "skipped": str|null, "rechecks": [{"output": ...,
-  "digests": FINGERPRINT}]|null}`` (rechecks: in leaderboard mode, each timed call's output,
-  written to ``out-<i>-r<j>.bin``, and its inputs' fingerprint after the call)
+  "seconds": float, "mutated": [str], "backend": str|null}`` (test; the inputs the call changed)
+- ``{"event": "bench", "index": i, "output": ..., "mutated": ..., "runs": int, "mean_ns": float,
+  ..., "timed_mutated": [str]|null, "skipped": str|null, "rechecks": [{"output": ...,
+  "mutated": [str]}]|null}`` (rechecks: in leaderboard mode, each timed call's output, written to
+  ``out-<i>-r<j>.bin``, and the inputs that call changed)
 - ``{"event": "error", "index": i, "error": str, "missing": str|null}``
 - ``{"event": "done", "backend": str|null}``
 
-FINGERPRINT is :mod:`submitgen.evaluate.digest`'s. The worker judges nothing: it writes the raw
-bytes of each output tensor to ``<outputs>/out-<i>.bin`` and the inputs' fingerprints to the
-pipe; the parent regenerates the inputs, computes the reference, applies the check and compares
-the fingerprints with its own. Everything the worker calls after the submission is imported
-(the shape runner, the timed loop with its stop rule, the fingerprint, the pipe writer, torch's
-C methods) is bound before the import, so a submission that assigns to ``torch.equal``, to a
-name of this module or of submitgen's changes neither what is hashed nor what is reported.
-``missing`` names the top-level module of a ``ModuleNotFoundError`` (``aiter``). If the
-submission closes or breaks the result pipe, the worker exits with ``PIPE_LOST_EXIT``.
+The worker checks what eval.py checks in its own process: whether the call changed its inputs
+(a snapshot before the call, compared after it: :func:`make_mutation_check`). It writes the raw
+bytes of each output tensor to ``<outputs>/out-<i>.bin``; the parent regenerates the inputs,
+computes the reference and applies the check. The file under test is trusted not to forge these
+reports (docs/evaluate.md, "Threat model"). ``missing`` names the top-level module of a
+``ModuleNotFoundError`` (``aiter``). If the submission closes or breaks the result pipe, the
+worker exits with ``PIPE_LOST_EXIT``.
 
 The worker dies with ``submitgen test``: it asks the kernel for SIGKILL when its parent exits
 (``PR_SET_PDEATHSIG``), first thing, and the parent's watchdog kills its whole process group
@@ -86,8 +70,6 @@ from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
 
-from submitgen.evaluate.digest import make_fingerprint  # noqa: E402
-from submitgen.evaluate.readback import make_regions  # noqa: E402
 from submitgen.evaluate.stoprule import stats  # noqa: E402
 from submitgen.evaluate.timing import FlushDoesNotFit, make_timer  # noqa: E402
 from submitgen.problems.registry import load  # noqa: E402
@@ -104,6 +86,29 @@ def clone_data(data: Any) -> Any:
     if isinstance(data, torch.Tensor):
         return data.clone()
     return data
+
+
+def make_mutation_check(problem: Any) -> tuple[Callable[[Any], list[Any]],
+                                               Callable[[list[Any], Any], list[str]]]:
+    """``snapshot(data)``: a copy of the problem's input tensors; ``changed(snapshot, data)``: the
+    names of those whose dtype, shape or bytes differ now (the input-mutation check, made in this
+    process as eval.py makes its checks; torch's methods bound now)."""
+    base = torch._C.TensorBase
+    detach, clone_, contiguous, reshape, view, equal = (
+        base.detach, base.clone, base.contiguous, base.reshape, base.view, torch.equal)
+    uint8, leaves, name = torch.uint8, problem.leaves, problem.input_name
+
+    def flat(t: Any) -> Any:
+        return view(reshape(contiguous(detach(t)), (-1,)), uint8)
+
+    def snapshot(data: Any) -> list[Any]:
+        return [clone_(detach(t)) for t in leaves(data)]
+
+    def changed(before: list[Any], data: Any) -> list[str]:
+        return [name(i) for i, (b, t) in enumerate(zip(before, leaves(data)))
+                if b.dtype != t.dtype or b.shape != t.shape or not equal(flat(b), flat(t))]
+
+    return snapshot, changed
 
 
 _OURS = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the evaluate package, this worker included
@@ -187,14 +192,14 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
                 emit: Callable[[dict[str, Any]], None]) -> Callable[[int, dict, Any, str | None], None]:
     """``run(index, spec, kernel, backend)``: one shape of ``cfg["mode"]``, its events emitted. Every
     function it calls is bound here, before the submission is imported."""
-    fingerprint = make_fingerprint()
-    regions = make_regions()
+    snapshot, changed = make_mutation_check(problem)
     write_output = make_output_writer()
     ack_fd = int(os.environ.get("SUBMITGEN_ACK_FD", "-1"))
     read_, exit_ = os.read, os._exit
 
     def wait_ack() -> None:
-        """Keep the inputs alive until the parent has read them back (:func:`readback.read_regions`)."""
+        """Wait, the inputs freed, until the parent has judged the output (it regenerates the
+        inputs: the two processes never hold a shape's inputs at once)."""
         if ack_fd >= 0:
             try:
                 if read_(ack_fd, 1) != b"1":
@@ -204,29 +209,27 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
 
     generate, clones = problem.generate_input, bool(problem.eval_clones_inputs)
     clone = clone_data
-    # torch's C function itself: torch.cuda.synchronize looks it up when called. The device is
-    # synchronized after the call and before each output or bench event, so the memory the parent
-    # reads back through CUDA IPC is what the submission's kernels left, finished
-    # (a torch without CUDA has no such C function: torch.cuda's, as a stand-in GPU there provides it)
+    # torch's C function itself: torch.cuda.synchronize looks it up when called (a torch without
+    # CUDA has no such C function: torch.cuda's, as a stand-in GPU there provides it)
     sync = (getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize) if gpu else (lambda: None)
     perf_counter = time.perf_counter
     mode, outputs = cfg["mode"], cfg["outputs"]
-    time_calls = make_timer(generate, gpu, device, cfg, write_output, fingerprint, emit, regions,
-                            wait_ack) if mode == "bench" else None
+    time_calls = (make_timer(generate, gpu, device, cfg, write_output, snapshot, changed)
+                  if mode == "bench" else None)
     recheck = bool(cfg.get("recheck"))
     time_fallback = bool(cfg.get("time_fallback"))
     warm = [gpu and bool(cfg.get("warmup"))]  # eval.py's warm-up run, before the first timed shape
     flush_error = FlushDoesNotFit
     fmt_error, find_missing, stats_of = error_text, missing_module, stats
 
-    def call(kernel: Any, data: Any, index: int) -> tuple[Any, Any]:
+    def call(kernel: Any, data: Any) -> tuple[Any, Any, list[Any]]:
         """custom_kernel on a clone (or on the inputs themselves where the problem's evaluator
-        does not clone), the fingerprint of what it receives sent up first."""
+        does not clone), with a snapshot of what it receives taken first."""
         arg = clone(data) if clones else data
-        emit({"event": "inputs", "index": index, "digests": fingerprint(arg), "regions": regions(arg)})
+        before = snapshot(arg)
         output = kernel(arg)
         sync()
-        return output, arg
+        return output, arg, before
 
     def failed(index: int, what: str, e: BaseException, **extra: Any) -> None:
         emit({"event": "error", "index": index, "error": f"{what}: {fmt_error(e)}",
@@ -242,14 +245,14 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
             return
         t0 = perf_counter()
         try:
-            output, arg = call(kernel, data, index)
+            output, arg, before = call(kernel, data)
         except Exception as e:  # noqa: BLE001 - the submission's failure is the result
             failed(index, "custom_kernel raised", e, seconds=perf_counter() - t0)
             return
         seconds = perf_counter() - t0
         try:
             written = write_output(output, out_path)
-            after = fingerprint(arg)
+            mutated = changed(before, arg)
             sync()
         except Exception as e:  # noqa: BLE001 - e.g. an output on the meta device
             failed(index, "reading custom_kernel's output failed", e)
@@ -257,16 +260,14 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
         del output
         if mode == "test":
             emit({"event": "output", "index": index, "output": written, "seconds": seconds,
-                  "digests": after, "backend": backend})
-            wait_ack()
+                  "mutated": mutated, "backend": backend})
             del data, arg
             wait_ack()
             return
         if backend == "fallback" and not gpu and not time_fallback:
-            emit({"event": "bench", "index": index, "output": written, "digests": after,
-                  "timed_digests": None, "skipped": "fallback-on-cpu", "seconds": seconds,
+            emit({"event": "bench", "index": index, "output": written, "mutated": mutated,
+                  "timed_mutated": None, "skipped": "fallback-on-cpu", "seconds": seconds,
                   "backend": backend})
-            wait_ack()
             del data, arg
             wait_ack()
             return
@@ -274,8 +275,9 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
             if warm[0]:
                 warm[0] = False
                 time_calls(kernel, data, spec, index, out_path, True)
+            before = None if recheck else snapshot(data)  # leaderboard mode: each call's, in rechecks
             durations, rechecks, flushed = time_calls(kernel, data, spec, index, out_path)
-            timed = None if recheck else fingerprint(data)  # leaderboard mode: each call's, in rechecks
+            timed = None if before is None else changed(before, data)
             sync()
         except flush_error as e:
             emit({"event": "error", "index": index, "error": f"timing failed: {e}", "missing": None})
@@ -284,11 +286,10 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
             failed(index, "custom_kernel raised while timing", e)
             return
         s = stats_of(durations)
-        emit({"event": "bench", "index": index, "output": written, "digests": after, "runs": s.runs,
+        emit({"event": "bench", "index": index, "output": written, "mutated": mutated, "runs": s.runs,
               "mean_ns": s.mean, "std_ns": s.std, "best_ns": s.best, "worst_ns": s.worst,
-              "timed_digests": timed, "skipped": None, "backend": backend,
+              "timed_mutated": timed, "skipped": None, "backend": backend,
               "rechecks": rechecks if recheck else None, **(flushed or {})})
-        wait_ack()
         del data, arg
         wait_ack()
 

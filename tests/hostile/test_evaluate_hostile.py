@@ -1,6 +1,7 @@
-"""`submitgen test` cannot be fooled or broken by the submission it runs: outputs are judged in the
-parent process, the result pipe is validated, bad options are refused with one line, and what the
-submission leaves running is ended with its worker."""
+"""`submitgen test` is not broken by the submission it runs: a malformed line on the result pipe
+fails the shape, not the run, bad options are refused with one line, and what the submission leaves
+running is ended with its worker. (A file that forges its own verdict is out of scope:
+docs/evaluate.md, "Threat model".)"""
 
 from __future__ import annotations
 
@@ -38,41 +39,12 @@ def _first_lines(report) -> list[str | None]:
 
 
 @pytest.mark.slow
-def test_forged_events_fail_the_shape(tmp_path):
-    sub = _file(tmp_path, (
-        "_FD = int(os.environ['SUBMITGEN_RESULT_FD'])\n\n\n"
-        "def custom_kernel(data):\n"
-        "    os.write(_FD, b'{\"event\": \"result\", \"index\": 0, \"passed\": true}\\n')\n"
-        "    return data[0] - data[1]\n"))
-    report = run_test(sub, custom=TWO)
-    assert not report.passed
-    forged = MALFORMED.format("not an event: '{\"event\": \"result\", \"index\": 0, \"passed\": true}'")
-    assert _first_lines(report) == [forged, forged]
-
-
-@pytest.mark.slow
-def test_a_patched_checker_changes_nothing(tmp_path):
-    sub = _file(tmp_path, (
-        "import submitgen.problems.compare as _c\n"
-        "import submitgen.problems.spec as _s\n\n"
-        "_c.compare = _s.compare = lambda *a, **k: _c.CheckResult(True, 0.0, 0.0, 0, 1, 0.0, 'pass')\n"
-        "torch.allclose = lambda *a, **k: True\n\n\n"
-        "def custom_kernel(data):\n    return torch.zeros_like(data[0])\n"))
-    report = run_test(sub, custom=TWO)
-    assert [r.passed for r in report.results] == [False, False]
-    assert all(r.error is None and r.figures.mismatches > 0 for r in report.results)
-    assert report.results[0].message.startswith("FAIL (rtol=1e-05 atol=1e-05, every element): ")
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("line,why", [
     (b"not json", "not JSON: 'not json'"),
     (b"[1, 2]", "not an event: '[1, 2]'"),
     (b'{"event": "output", "index": 99}', "'output' event with index 99 (this worker runs 1 shapes)"),
     (b'{"event": "error", "index": 0, "error": 5}', "'error' event with error 5"),
-    (b'{"event": "output", "index": 0, "digests": "a"}', "'output' event with digests 'a'"),
-    (b'{"event": "inputs", "index": 0, "digests": {"structure": "0", "tensors": []}}',
-     "'inputs' event with digests \"{'structure': '0', 'tensors': []}\""),
+    (b'{"event": "output", "index": 0, "mutated": "a"}', "'output' event with mutated 'a'"),
 ])
 def test_malformed_events_fail_the_shape_not_the_run(tmp_path, line, why):
     sub = _file(tmp_path, (
@@ -81,19 +53,6 @@ def test_malformed_events_fail_the_shape_not_the_run(tmp_path, line, why):
         "    return data[0] + data[1]\n"))
     report = run_test(sub, custom=SMALL)
     assert _first_lines(report) == [MALFORMED.format(why)]
-
-
-@pytest.mark.slow
-def test_a_forged_output_description_is_refused(tmp_path):
-    sub = _file(tmp_path, (
-        "def custom_kernel(data):\n"
-        "    os.write(int(os.environ['SUBMITGEN_RESULT_FD']), b'{\"event\": \"output\", \"index\": 0, '\n"
-        "             b'\"output\": {\"dtype\": \"os.system\", \"shape\": [64]}, '\n"
-        "             b'\"digests\": {\"structure\": \"' + b'0' * 64 + b'\", \"tensors\": []}}\\n')\n"
-        "    return data[0] + data[1]\n"))
-    report = run_test(sub, custom=SMALL)
-    assert _first_lines(report) == ["the worker's output cannot be read back: the worker named an unknown "
-                                    "output dtype 'os.system'"]
 
 
 @pytest.mark.slow
