@@ -70,10 +70,10 @@ def main() -> None:
         count += len(objs)
         for k in total:
             total[k] += row[k]
-        print(f"{path}: {len(objs)} objects  struct {row['struct']:.1f} ms  pyelftools {row['pyelftools']:.1f} ms"
-              f"  whole reader {row['reader']:.1f} ms")
-    print(f"total: {count} objects  struct {total['struct']:.1f} ms  pyelftools {total['pyelftools']:.1f} ms  "
-          f"whole reader {total['reader']:.1f} ms")
+        print(f"{path}: {len(objs)} objects  struct {row['struct']:.1f} ms  "
+              f"pyelftools {row['pyelftools']:.1f} ms  whole reader {row['reader']:.1f} ms")
+    print(f"total: {count} objects  struct {total['struct']:.1f} ms  "
+          f"pyelftools {total['pyelftools']:.1f} ms  whole reader {total['reader']:.1f} ms")
 
 
 if __name__ == "__main__":

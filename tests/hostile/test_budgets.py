@@ -77,7 +77,9 @@ def test_lint_and_diff_past_their_memory_budget_name_the_bound(tmp_path):
     r = submitgen("lint", "s.py", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
     assert (r.returncode, r.stderr) == (1, "Error: lint: over its memory budget of 1 MB "
                                            "(docs/limits.md) reading s.py\n")
-    a, b = str(CORPUS[0]), str(CORPUS[1])
+    # two submissions (their blobs decoded): two bare corpus objects now fit in 1 MB, their reader's
+    # modules being imported before the budget starts
+    a, b = (str(REPO / "tests" / "golden" / f"mm_basic_{n}.py") for n in ("ctypes", "cpp_zlib"))
     r = submitgen("diff", a, b, cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1")
     assert (r.returncode, r.stderr) == (1, f"Error: diff: over its memory budget of 1 MB "
                                            f"(docs/limits.md) reading {a}, {b}\n")
