@@ -16,9 +16,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "submitgen"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors", "rules", "options", "registry", "textfmt", "files", "system", "runtime"),
-    ("readers", "problems"),
+    ("readers",),
     ("toolchain",),
     ("project",),
+    ("problems",),
     ("backends",),
     ("launchers",),
     ("render",),
@@ -29,9 +30,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """Pipeline order, lowest first. Bottom: the version, the leaderboard's constants, the option values,
 the registry helper, text and file helpers, the bounds on processes and reads, and the code pasted
-into submissions. Then what comes in (readers: bytes -> models, AMD's processor facts included;
-problems: what each leaderboard takes),
-compilers, the kernel project, the targets, the launchers, the emitted text, lint's rules (the build
+into submissions. Then what comes in (readers: bytes -> models, AMD's processor facts included),
+compilers, the kernel project, the problems (what each leaderboard takes; a problem folder's plan
+runs as a project's does), the targets, the launchers, the emitted text, lint's rules (the build
 reuses them), the build, the commands that run or compare files, and the CLI."""
 
 LAYER = {unit: i for i, units in enumerate(LAYERS) for unit in units}

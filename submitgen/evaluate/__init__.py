@@ -75,6 +75,7 @@ from submitgen.lint import resolve_leaderboard
 from submitgen.problems import get_problem
 from submitgen.problems.registry import import_root
 from submitgen.project.load import load_project
+from submitgen.render import provenance
 
 R = TypeVar("R")
 
@@ -374,8 +375,6 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
 def _refuse_untimed_fallback(prep: PreparedFile) -> None:
     """EvaluateError, before anything runs, for a submitgen file on a machine without a GPU (and no
     stand-in library): it would run its pure-torch fallback, which bench does not time there."""
-    from submitgen.render import provenance
-
     if provenance.read(prep.text) is None or any(os.environ.get(v) for v in STAND_IN_LIBRARIES):
         return
     import torch

@@ -33,7 +33,8 @@ from submitgen.errors import EvaluateError, LintFailed
 from submitgen.evaluate import check_timeout, group
 from submitgen.evaluate.group import signals_end_the_run
 from submitgen.evaluate.popcorn import PopcornResult, key_of, read_result
-from submitgen.evaluate.reftask import MODES, RefTask, cases_text, read_bytes, read_task
+from submitgen.lint import lint_report, read_header, read_submission, render_findings, resolve_problem
+from submitgen.problems.reftask import MODES, RefTask, cases_text, read_bytes, read_task
 from submitgen.system import die_with_parent
 
 REFERENCE_UNAVAILABLE_EXIT = 3
@@ -80,8 +81,6 @@ def read_and_lint(
     path: str, problem: str | None, lint: bool
 ) -> tuple[str, str | None, tuple[str, ...]]:
     """(text, the header's leaderboard, lint warnings); LintFailed on a failed rule."""
-    from submitgen.lint import lint_report, read_header, read_submission, render_findings, resolve_problem
-
     text, size = read_submission(path)
     canon, baseline = resolve_problem(problem) if problem is not None else (None, None)
     warnings: tuple[str, ...] = ()

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from submitgen.errors import LintError
 from submitgen.lint.findings import ERROR, WARNING, LintFinding
 from submitgen.lint.payload import canonical_leaderboard
+from submitgen.problems.folder import folder_board, is_folder
+from submitgen.problems.registry import leaderboards
 
 
 def known_leaderboards(plugins: bool = False) -> dict[str, tuple[str, ...]]:
     """Every leaderboard the registry knows -> the GPUs it runs on (problems first); ``plugins``:
     the installed plug-ins' too (they are imported)."""
-    from submitgen.problems.registry import leaderboards
-
     return {name: row.gpus for name, row in leaderboards(load=plugins).items()}
 
 
@@ -48,8 +48,6 @@ def resolve_problem(name: str) -> tuple[str, int | None]:
     """(leaderboard, payload baseline or None: the registry's) of --problem: 'mixed-mla' or
     'amd-mixed-mla' -> 'amd-mixed-mla' (plug-ins loaded for a name lint does not know; LintError for
     an unknown one), a problem folder -> its round file's leaderboard and its own baseline."""
-    from submitgen.problems.folder import folder_board, is_folder
-
     if is_folder(name):
         return folder_board(name)
     canon = canonical_leaderboard(name)

@@ -28,6 +28,7 @@ import json
 import zlib
 from dataclasses import dataclass
 
+from submitgen.problems.registry import leaderboards, payload_baseline, problems
 from submitgen.rules import PAYLOAD_LIMIT
 
 INCOMPRESSIBLE_COST = 1.045
@@ -64,8 +65,6 @@ def canonical_leaderboard(name: str) -> str:
     """'mxfp4-mm' or 'amd-mxfp4-mm' -> 'amd-mxfp4-mm': a registered problem's leaderboard (a
     plug-in's need not start with 'amd-'), else the name with 'amd-' put in front (no check that it
     exists)."""
-    from submitgen.problems.registry import leaderboards, problems
-
     name = name.strip()
     for row in leaderboards(load=False).values():  # the shipped problems without importing torch
         if name in (row.name, row.problem):
@@ -88,8 +87,6 @@ def estimate_payload(submission_text: str, problem_name: str | None,
     """Estimate the dispatch payload of ``submission_text`` submitted to ``problem_name``
     ("mixed-mla" or "amd-mixed-mla"; None or an unlisted name uses the largest baseline), or
     with the problem's own ``baseline`` (a problem folder's)."""
-    from submitgen.problems.registry import payload_baseline
-
     problem = problem_name if baseline is not None else \
         canonical_leaderboard(problem_name) if problem_name else None
     baseline = payload_baseline(problem) if baseline is None else baseline

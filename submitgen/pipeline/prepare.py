@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from submitgen.backends import get_backend
+from submitgen.backends import BACKENDS, get_backend
 from submitgen.errors import OptionError
 from submitgen.files import check_output
 from submitgen.launchers import LauncherSpec, get_launcher, is_default
@@ -16,6 +16,7 @@ from submitgen.pipeline.frontends import front_ends
 from submitgen.pipeline.guard import check_overwrite
 from submitgen.pipeline.values import BuildOptions, Prepared
 from submitgen.problems import Problem, get_problem
+from submitgen.problems.folder import GPU_ARCHES, fallback_source, for_build
 from submitgen.project.load import load_project
 from submitgen.project.run import check_timeout
 
@@ -29,9 +30,6 @@ def _check_launcher(opts: BuildOptions, launcher: LauncherSpec, leaderboard: str
 
 def _target_arch(opts: BuildOptions, problem: Problem) -> tuple[Target, str]:
     """--target and --arch, else the problem's arch and the backend that builds it."""
-    from submitgen.backends import BACKENDS
-    from submitgen.problems.folder import GPU_ARCHES
-
     if opts.target is None and opts.arch is None and not problem.arch:
         table = ", ".join(f"{g} -> {a}" for g, a in GPU_ARCHES.items())
         raise OptionError(f"{problem.leaderboard} runs on {problem.gpu}, a GPU submitgen has no arch for "
@@ -51,12 +49,9 @@ def prepare(opts: BuildOptions) -> Prepared:
         if opts.kernels is None:
             raise OptionError(f"{opts.problem}: a problem folder has no default kernels; pass --kernels "
                               "PROJECT")
-        from submitgen.problems.folder import for_build
 
         problem = for_build(problem, timeout=plan_timeout, fallback=opts.fallback)
     elif opts.fallback is not None:
-        from submitgen.problems.folder import fallback_source
-
         problem = replace(problem, fallback_text=fallback_source(opts.fallback))
     target, arch = _target_arch(opts, problem)
     launcher = get_launcher(opts.launcher)

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from submitgen.problems.registry import usage_names
+
 
 class ProblemName(click.ParamType):
     """A problem or leaderboard name, passed through as typed: the command resolves it, so an
@@ -16,8 +18,6 @@ class ProblemName(click.ParamType):
     name = "problem"
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
-        from submitgen.problems.registry import usage_names
-
         return "{" + "|".join(usage_names()) + "}"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
@@ -26,7 +26,6 @@ class ProblemName(click.ParamType):
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
         from click.shell_completion import CompletionItem
 
-        from submitgen.problems.registry import usage_names
 
         return [CompletionItem(n) for n in usage_names() if n.startswith(incomplete)]
 

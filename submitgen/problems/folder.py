@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from submitgen.errors import PlanError, ProblemError
+from submitgen.problems.reftask import read_bytes, read_task
+from submitgen.project.run import run_plan
 
 GPU_ARCHES = {"MI300": "gfx942", "MI300X": "gfx942", "MI355X": "gfx950", "H100": "sm_90"}
 """The one table of a round file's GPU -> the arch submitgen builds for it."""
@@ -47,8 +49,6 @@ def payload_baseline(folder: str | Path) -> int:
     """The dispatch payload of the folder's files with an empty submission, as kernelbot sends it:
     ``base64(zlib(json(config)))`` with every file task.yml lists (the submission empty), the main
     script, the tests and the benchmarks."""
-    from submitgen.evaluate.reftask import read_bytes, read_task
-
     task = read_task(folder)
     sources = {
         f.name: "" if f.source is None else read_bytes(f.source, "task.yml file").decode("utf-8", "replace")
@@ -172,8 +172,6 @@ class FolderInputs:
 
     @functools.cached_property
     def module(self) -> Any:
-        from submitgen.evaluate.reftask import read_task
-
         task = read_task(self.folder)
         files = {f.name[:-3]: f.source for f in task.files if f.source is not None and f.name.endswith(".py")}
         if not any(isinstance(f, _TaskFiles) for f in sys.meta_path):
@@ -188,7 +186,7 @@ class FolderInputs:
     def meta_input(self, spec: Mapping[str, Any]) -> Any:
         import torch
 
-        from submitgen.problems.spec import map_tensors
+        from submitgen.problems.spec import map_tensors  # lazy: spec imports torch
 
         try:
             with _no_memory():
@@ -255,9 +253,8 @@ def folder_problem(folder: str | Path, *, leaderboard: str | None = None, gpu: s
     """The problem of ``folder`` (no import of its code yet): leaderboard and GPU from the round file
     or the arguments, shapes from task.yml. ProblemError on a multi-GPU task, a folder no round file
     names with no --leaderboard/--gpu, or a round of several GPUs with no --gpu."""
-    from submitgen.evaluate.reftask import read_bytes, read_task
-    from submitgen.problems.compare import Tolerance
-    from submitgen.problems.spec import ProblemSpec, frozen_specs
+    from submitgen.problems.compare import Tolerance  # lazy: compare imports torch
+    from submitgen.problems.spec import ProblemSpec, frozen_specs  # lazy: spec imports torch
 
     path = Path(str(folder).strip())
     task = read_task(path)
@@ -316,9 +313,7 @@ def for_build(problem: Any, *, timeout: float, fallback: Path | None) -> Any:
     leaves' names, the handed-in output and a note from its ``generate_input`` and ``ref_kernel``
     run once in a child process (where they cannot run here, a registered problem of the same
     leaderboard lends its inputs, and the summary says so); the fallback from ``fallback``."""
-    from submitgen.evaluate.reftask import read_bytes, read_task
-    from submitgen.problems.registry import problems
-    from submitgen.project.run import run_plan
+    from submitgen.problems.registry import problems  # lazy: the registry imports this module
 
     task = read_task(problem.folder)
     main = task.folder / task.main
@@ -366,7 +361,6 @@ def fallback_source(path: Path) -> str:
     none of its top-level names may be one of the file's own (``_sg``/``sg_`` prefixes, ``plan``)."""
     import ast
 
-    from submitgen.evaluate.reftask import read_bytes
 
     text = read_bytes(path, "--fallback").decode("utf-8", "replace")
     try:

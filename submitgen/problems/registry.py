@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from submitgen.errors import ProblemError
+from submitgen.problems.facts import static_problems
+from submitgen.problems.folder import folder_problem, is_folder
 from submitgen.registry import NAME_RE, BrokenPlugin, Origin, Registry
 
 if TYPE_CHECKING:  # the spec module imports torch: loaded only where a spec is made or checked
-    from submitgen.problems.spec import ProblemSpec
+    from submitgen.problems.spec import ProblemSpec  # lazy: spec imports torch
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ leaderboard."""
 
 def _check(name: str, spec: Any, where: str) -> ProblemSpec:
     """A built-in's or a plug-in's spec, or ProblemError saying what is wrong with it."""
-    from submitgen.problems.spec import ProblemSpec
+    from submitgen.problems.spec import ProblemSpec  # lazy: spec imports torch
 
     if not isinstance(spec, ProblemSpec):
         hint = " (the module binds no PROBLEM)" if spec is None and ":" not in where else ""
@@ -113,7 +115,7 @@ def origin(name: str) -> Origin:
 def register(spec: ProblemSpec) -> ProblemSpec:
     """Add ``spec`` to the registry (again with the same spec: no change). A second, different spec
     under a taken name or leaderboard is refused."""
-    from submitgen.problems.spec import ProblemSpec
+    from submitgen.problems.spec import ProblemSpec  # lazy: spec imports torch
 
     if not isinstance(spec, ProblemSpec):
         raise ProblemError(f"register() takes a ProblemSpec, got {type(spec).__name__}")
@@ -138,7 +140,7 @@ def import_root(spec: ProblemSpec) -> str | None:
 def load(module: str, name: str, root: str | None = None) -> ProblemSpec:
     """Import ``module`` (from ``root`` when it is not importable as is), register the ``PROBLEM``
     it binds, and return the problem ``name``: how a worker process finds a problem."""
-    from submitgen.problems.spec import ProblemSpec
+    from submitgen.problems.spec import ProblemSpec  # lazy: spec imports torch
 
     if root and root not in sys.path:
         sys.path.append(root)
@@ -182,8 +184,6 @@ def usage_names() -> tuple[str, ...]:
 def check_name(name: str) -> None:
     """ProblemError, as :func:`get_problem` words it, for a name no problem has; where
     :func:`cheap_names` can tell, without importing a problem module."""
-    from submitgen.problems.folder import is_folder
-
     cheap = None if REGISTRY.loaded else cheap_names()  # once read, get_problem is cheap and knows plug-ins
     if is_folder(name):
         return
@@ -198,8 +198,6 @@ def get_problem(name: str, *, leaderboard: str | None = None, gpu: str | None = 
     """The problem by CLI name ("mxfp4-mm"), leaderboard name ("amd-mxfp4-mm") or path to a
     reference-kernels problem folder (:mod:`submitgen.problems.folder`; ``leaderboard`` and ``gpu``
     set or override its round file's)."""
-    from submitgen.problems.folder import folder_problem, is_folder
-
     if is_folder(name):
         return folder_problem(name, leaderboard=leaderboard, gpu=gpu)
     key = name.strip()
@@ -231,7 +229,6 @@ def _row(p) -> Leaderboard:
 def _problem_rows(load: bool) -> list[Leaderboard]:
     if load or REGISTRY.builtins_loaded:
         return [_row(p) for p in problems()]
-    from submitgen.problems.facts import static_problems
 
     static = static_problems()
     if static is None:

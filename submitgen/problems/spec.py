@@ -20,6 +20,7 @@ import torch
 from submitgen.errors import ProblemError
 from submitgen.files import kernels_dir
 from submitgen.problems.compare import CheckResult, Tolerance, compare
+from submitgen.problems.folder import NO_FALLBACK
 
 LEAVES_FUNCTION = "_sg_leaves"
 KEY_FUNCTION = "_sg_key"
@@ -172,8 +173,6 @@ class ProblemSpec:
 def fallback_source(spec: ProblemSpec) -> str:
     """The fallback module's source text (read once per spec)."""
     if spec.fallback_text or not spec.fallback_module:
-        from submitgen.problems.folder import NO_FALLBACK
-
         return spec.fallback_text or NO_FALLBACK
     if "fallback" not in spec._cache:
         text = module_source(spec.fallback_module)

@@ -11,7 +11,7 @@ from cpu_bound import within_cpu
 
 from submitgen.cli import cli
 from submitgen.evaluate.popcorn import parse_lines, read_result
-from submitgen.evaluate.reftask import cases_text, read_task
+from submitgen.problems.reftask import cases_text, read_task
 
 REF = Path(__file__).resolve().parent.parent / "refkernels"
 GOOD = ("#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n\n\ndef custom_kernel(data):\n"

@@ -16,7 +16,7 @@ from submitgen.errors import EvaluateError
 from submitgen.evaluate import process
 from submitgen.evaluate.popcorn import MAX_VALUE_LINES, parse_lines, read_result
 from submitgen.evaluate.process import MAX_EVENT_CHARS, Malformed, parse_event, read_events
-from submitgen.evaluate.reftask import read_task
+from submitgen.problems.reftask import read_task
 
 CASES = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
