@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from submitgen.errors import EvaluateError, LintError, LintFailed, ProblemError
+from submitgen.evaluate import interpret
 from submitgen.evaluate.check import Assessment, Assessor
 from submitgen.evaluate.fmt import (
     format_bench_report,

@@ -1,5 +1,5 @@
 """``submitgen test --json`` and ``bench --json``: a report's fields inside the shared envelope
-(submitgen/jsonout.py; docs/json.md has the keys, docs/json.schema.json the schema). The same
+(submitgen/textfmt.py; docs/json.md has the keys, docs/json.schema.json the schema). The same
 report gives the text table (:mod:`.fmt`), so the verdict and the exit code are the text mode's."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ gives is shown escaped (``textfmt.printable``): one row each, no terminal escape
 
 from __future__ import annotations
 
-from submitgen.problems.registry import broken_plugins, leaderboards, origin, problems
+from submitgen.problems.registry import broken_plugins, get_problem, leaderboards, origin, problems
 from submitgen.registry import BrokenPlugin
 from submitgen.textfmt import printable
 
@@ -18,8 +18,6 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
 def format_problems(folders: tuple[str, ...] = ()) -> tuple[list[str], tuple[BrokenPlugin, ...]]:
     """The listing's lines, and the broken plug-ins it names (the command exits 1 when any); with
     ``folders`` (problem folders), their rows only."""
-    from submitgen.problems.registry import get_problem
-
     rows: list[tuple[str, ...]] = [("problem", "leaderboard", "gpu", "from")]
     for folder in folders:
         p = get_problem(folder)
