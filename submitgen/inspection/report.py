@@ -26,7 +26,6 @@ from submitgen.readers.disasm import (
     Disassembler,
     InstructionMix,
     Job,
-    decoded_mixes,
     find_disassembler,
     instruction_mixes,
 )
@@ -159,10 +158,8 @@ def inspect_sources(
 def _mixes(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], picks: Sequence[Sequence[KernelInfo]],
            tool: Disassembler | None) -> list[tuple[dict[str, InstructionMix], str | None]]:
     """Each object's picked kernels' instruction mix, or why there is none: every AMD object is
-    read once, by ``gfx9_decode`` where it is sure of the object, else by llvm-objdump, several
-    objects at a time (``disasm.instruction_mixes``). Without llvm-objdump the decoder's mixes are
-    still given, and only the objects it is not sure of (or whose processor it has no table for)
-    get the note that names the missing tool."""
+    listed once by llvm-objdump (``disasm.instruction_mixes``); without it, each gets the note that
+    names the missing tool."""
     out: list[tuple[dict[str, InstructionMix], str | None]] = [({}, None)] * len(read)
     jobs: list[tuple[int, Job, Sequence[KernelInfo]]] = []
     for i, ((_, loaded, co), picked) in enumerate(zip(read, picks)):
@@ -173,7 +170,9 @@ def _mixes(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], picks: Sequ
     if not jobs:
         return out
     only = [j for _, j, _ in jobs]
-    found = instruction_mixes(only, tool) if tool is not None else decoded_mixes(only)
+    found: list[dict[str, InstructionMix] | None] = [None] * len(only)
+    if tool is not None:
+        found = list(instruction_mixes(only, tool))
     for (i, _, picked), by_symbol in zip(jobs, found):
         if by_symbol is None:
             out[i] = ({}, f"no instruction mix: no llvm-objdump >= {MIN_LLVM_MAJOR} found "

@@ -1,24 +1,20 @@
 """The instruction mix of an AMD code object's kernels, as LLVM's disassembler lists them.
 
 ``inspect`` uses it to show whether a kernel runs on the matrix cores (``v_mfma*``, ``v_smfmac*``)
-and whether it touches scratch, without an AMD GPU. gfx9 code (gfx90a, gfx942, gfx950) is
-counted by ``gfx9_decode`` without running the disassembler; the objects it is not sure of, and
-every other processor's, by llvm-objdump, which must know the object's processor: gfx950 needs
-LLVM 20 or newer (Debian's ``llvm-22`` package, or ROCm's ``llvm/bin/llvm-objdump``). Without
-one, the decoder's mixes are still given (``decoded_mixes``), and the mix of every other object is
-unknown (``None``), never zero.
+and whether it touches scratch, without an AMD GPU. llvm-objdump lists each object (one process an
+object); it must know the object's processor: gfx950 needs LLVM 20 or newer (Debian's ``llvm-22``
+package, or ROCm's ``llvm/bin/llvm-objdump``). Without one, the mix is unknown (``None``), never
+zero.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
 import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,8 +27,6 @@ from submitgen.system import run_tool
 MIN_LLVM_MAJOR = 20  # the first LLVM with gfx950
 OBJDUMP_ENV = "SUBMITGEN_OBJDUMP"
 TIMEOUT_S = 60.0
-BATCH = 64  # at most objects per disassembler process (a corpus object's listing is ~440 KB) ...
-BATCH_BYTES = 4 << 20  # ... and bytes of images (a listing is ~11x its image)
 
 # (label, mnemonic prefixes) in the order the text shows them; the first match wins.
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -49,11 +43,6 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
 _INSTRUCTION = re.compile(r"^[\t ]+([^\s./][^\s/]*)[^\n]*//\s*([0-9a-fA-F]+):", re.MULTILINE)
 _ANY_INSTRUCTION = re.compile(r"^\t[a-z]", re.MULTILINE)
 _PADDING = frozenset({"s_nop", "s_code_end"})
-_PADDING_BYTES = frozenset(op.encode() for op in _PADDING)
-# fast_mixes: a mnemonic at a line's start (what _INSTRUCTION takes from a line whose mnemonic is
-# of these characters), and an address comment
-_OP = re.compile(rb"\n\t([a-z0-9_]+)(?=[\s/])")
-_ADDRESS = re.compile(rb"//\s*([0-9a-fA-F]+):")
 _VERSION = re.compile(r"LLVM version (\d+)\.(\d+)")
 
 
@@ -84,7 +73,6 @@ class Disassembler:
     llvm_major: int
 
 
-@lru_cache(maxsize=4096)  # a few hundred mnemonics, met millions of times over a corpus
 def _category(mnemonic: str) -> str:
     for label, prefixes in CATEGORIES:
         if mnemonic.startswith(prefixes):
@@ -140,10 +128,7 @@ def mix_of(listing: Sequence[tuple[int, str]], start: int, end: int | None) -> I
     """The mix of the instructions at ``start`` <= address < ``end`` (``end`` None: the function
     symbol has no size and nothing follows it, so its trailing ``s_nop``/``s_code_end`` padding
     is dropped instead)."""
-    addresses = [a for a, _ in listing]
-    lo = bisect.bisect_left(addresses, start)
-    hi = bisect.bisect_left(addresses, end) if end is not None else len(listing)
-    ops = [op for _, op in listing[lo:hi]]
+    ops = [op for a, op in listing if start <= a and (end is None or a < end)]
     if end is None:
         while ops and ops[-1] in _PADDING:
             ops.pop()
@@ -193,169 +178,26 @@ def instruction_mix(image: bytes, processor: str, tool: Disassembler, symbols: S
     return _mixes_of(listing, ranges, list(ranges) if symbols is None else symbols)
 
 
-def instruction_mixes(jobs: Sequence[Job], tool: Disassembler, workers: int | None = None,
-                      decode: bool = True) -> list[dict[str, InstructionMix]]:
-    """``instruction_mix`` of every job, each object read once: with ``decode``, by
-    ``gfx9_decode`` (the same counts, without a disassembler process) where it is sure of every
-    kernel; the other objects by the disassembler: objects of one processor go to one
-    disassembler process a batch at a time (``batches``: a process per object cost twice the
-    CPU), ``workers`` (default: the CPUs this process may use) processes at a time, each listing
-    counted while the next ones are made; results in the order of ``jobs``. A batch the
-    disassembler fails on is run again one object at a time, so that the error names the
-    object."""
-    if not jobs:
-        return []
-    out: list[dict[str, InstructionMix]] = [{} for _ in jobs]
-    left = list(range(len(jobs)))
-    if decode:
-        left = []
-        for i, mix in enumerate(decoded_mixes(jobs)):
-            if mix is None:
-                left.append(i)
-            else:
-                out[i] = mix
-    if not left:
-        return out
-    n = workers or _cpus()
-    rest = [jobs[i] for i in left]
-    chunks = [[left[k] for k in batch] for batch in batches(rest)]
-
-    def run(batch: list[int]) -> None:
-        for i, mix in zip(batch, _batch([jobs[i] for i in batch], tool)):
-            out[i] = mix
-
-    if n == 1 or len(chunks) == 1:
-        for batch in chunks:
-            run(batch)
-    else:
-        with ThreadPoolExecutor(max_workers=min(n, len(chunks))) as pool:  # each thread waits on a process
-            list(pool.map(run, chunks))
-    return out
-
-
-def decoded_mixes(jobs: Sequence[Job]) -> list[dict[str, InstructionMix] | None]:
-    """The mix of each job's symbols that have a code range, by ``gfx9_decode``; None for a job
-    it is not sure of (llvm-objdump then lists the object)."""
-    from submitgen.readers.amd import gfx9_decode  # lazy: numpy, 0.1 s that --no-disasm does not pay
-
-    items = []
-    for j in jobs:
-        ranges = code_ranges(j.image, j.label)
-        items.append(gfx9_decode.Item(j.image, j.processor, {s: ranges[s] for s in j.symbols if s in ranges},
-                                      j.label))
-    return [None if c is None else {name: _mix(m) for name, m in c.items()}
-            for c in gfx9_decode.decode_many(items)]
-
-
-def batches(jobs: Sequence[Job]) -> list[list[int]]:
-    """The indices of ``jobs`` in disassembler runs: objects of one processor together, in order,
-    at most BATCH objects and BATCH_BYTES of images a run (one object larger than that alone)."""
-    by_processor: dict[str, list[int]] = {}
-    for i, j in enumerate(jobs):
-        by_processor.setdefault(j.processor, []).append(i)
-    out: list[list[int]] = []
-    for indices in by_processor.values():
-        current: list[int] = []
-        size = 0
-        for i in indices:
-            if current and (len(current) == BATCH or size + len(jobs[i].image) > BATCH_BYTES):
-                out.append(current)
-                current, size = [], 0
-            current.append(i)
-            size += len(jobs[i].image)
-        out.append(current)
-    return out
+def instruction_mixes(jobs: Sequence[Job], tool: Disassembler) -> list[dict[str, InstructionMix]]:
+    """``instruction_mix`` of every job, in the order of ``jobs``."""
+    return [instruction_mix(j.image, j.processor, tool, j.symbols, j.label) for j in jobs]
 
 
 def _disassemble(tool: Disassembler, processor: str, paths: Sequence[str],
                  folder: Path) -> tuple[subprocess.CompletedProcess[str], bytes]:
-    """One disassembler process over ``paths``; its listing goes through a file in ``folder`` (a
-    batch's listing is tens of MB: through a pipe it cost several times the system time)."""
+    """One disassembler process over ``paths``; its listing goes through a file in ``folder``
+    (through a pipe, a large listing cost several times the system time)."""
     listing = folder / "listing.txt"
     r = run_tool([tool.path, "-d", f"--mcpu={processor}", "--no-show-raw-insn", *paths],
                  timeout=TIMEOUT_S, what=f"disassembling with {tool.path}", stdout_to=listing)
     return r, listing.read_bytes()
 
 
-def _batch(jobs: Sequence[Job], tool: Disassembler) -> list[dict[str, InstructionMix]]:
-    """One disassembler process over several objects of one processor."""
-    if len(jobs) == 1:
-        j = jobs[0]
-        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.label)]
-    processor = jobs[0].processor
-    with private_dir("disasm") as d:
-        paths = [str(Path(d) / f"{i}.co") for i in range(len(jobs))]
-        for path, j in zip(paths, jobs):
-            Path(path).write_bytes(j.image)
-        r, listing = _disassemble(tool, processor, paths, Path(d))
-    if r.returncode != 0:
-        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.label) for j in jobs]
-    starts: list[int] = []
-    for path in paths:  # each object's listing after the last one's
-        starts.append(listing.find(f"{path}:\tfile format".encode(), starts[-1] + 1 if starts else 0))
-    if -1 in starts:
-        return [instruction_mix(j.image, j.processor, tool, j.symbols, j.label) for j in jobs]
-    return [_mixes_of(listing[starts[k]:starts[k + 1] if k + 1 < len(jobs) else None],
-                      code_ranges(j.image, j.label), j.symbols) for k, j in enumerate(jobs)]
-
-
 def _mixes_of(listing: bytes, ranges: dict[str, tuple[int, int | None]],
               symbols: Sequence[str]) -> dict[str, InstructionMix]:
-    """The mix of each of ``symbols`` that has a code range, from one object's listing:
-    ``fast_mixes`` when its checks hold, else ``parse_listing`` and ``mix_of`` (the same
-    counts)."""
-    wanted = [s for s in symbols if s in ranges]
-    fast = fast_mixes(listing, {s: ranges[s] for s in wanted})
-    if fast is not None:
-        return fast
+    """The mix of each of ``symbols`` that has a code range, from one object's listing."""
     parsed = parse_listing(listing.decode("utf-8", errors="replace"))
-    return {name: mix_of(parsed, *ranges[name]) for name in wanted}
-
-
-def fast_mixes(listing: bytes,
-               ranges: Mapping[str, tuple[int, int | None]]) -> dict[str, InstructionMix] | None:
-    """``mix_of(parse_listing(listing), *range)`` for each range, without reading every line's
-    address: a listing of one section lists its instructions in address order, so a range is the
-    text from the line of its first instruction at or after its start (found by the address
-    comment's exact text, ``// 000000001800:``) to that of its end, and only the mnemonics in it
-    are read (the whole parse cost ~8x more than the disassembler's own time on the aiter corpus).
-    None (parse it all) when the listing has another than one section, or a range holds another
-    number of mnemonics than of ``//`` address comments (a line the fast read would count
-    otherwise than ``parse_listing``)."""
-    if listing.count(b"Disassembly of section") != 1:
-        return None
-    found: dict[str, InstructionMix] = {}
-    lo = 0
-    for name, (start, end) in sorted(ranges.items(), key=lambda t: t[1][0]):
-        lo = _line_before(listing, start, lo)  # ranges in order of start: each search goes on from the last
-        hi = len(listing) if end is None else _line_before(listing, end, lo)
-        ops = _OP.findall(listing, lo, hi)
-        if len(ops) != listing.count(b"//", lo, hi):
-            return None
-        if end is None:
-            while ops and ops[-1] in _PADDING_BYTES:
-                ops.pop()
-        found[name] = _mix(Counter({op.decode(): n for op, n in Counter(ops).items()}))
-    return {name: found[name] for name in ranges}
-
-
-def _line_before(listing: bytes, address: int, lo: int = 0) -> int:
-    """The offset of the newline before the line of the first instruction at ``address`` or
-    after (from ``lo``), or the listing's length when there is none."""
-    at = listing.find(b"// %012X:" % address, lo)
-    if at < 0:
-        for m in _ADDRESS.finditer(listing, lo):
-            if int(m.group(1), 16) >= address:
-                at = m.start()
-                break
-        else:
-            return len(listing)
-    return max(lo, listing.rfind(b"\n", lo, at))
-
-
-def _cpus() -> int:
-    affinity = getattr(os, "sched_getaffinity", None)
-    return max(1, len(affinity(0)) if affinity else os.cpu_count() or 1)
+    return {name: mix_of(parsed, *ranges[name]) for name in symbols if name in ranges}
 
 
 def _mix(mnemonics: Counter[str]) -> InstructionMix:

@@ -99,19 +99,6 @@ def test_a_size_zero_aiter_kernel_is_counted_to_the_end_of_its_code():
         "v_mfma_f32_16x16x16_bf16": sum(op == "v_mfma_f32_16x16x16_bf16" for op in ops)}
 
 
-def test_objects_disassembled_together_count_as_alone(labelled, tmp_path):
-    from submitgen.readers.disasm import Job, find_disassembler, instruction_mix, instruction_mixes
-
-    tool = find_disassembler()
-    gemm950 = CORPUS / "hsa" / "gfx950" / "bf16gemm" / "bf16gemm_outf32_tn_32x64_pf3.co"
-    images = [labelled.read_bytes(), gemm950.read_bytes(), AITER.read_bytes()]
-    procs = ["gfx950", "gfx950", "gfx942"]
-    jobs = [Job(im, pr, tuple(functions_of(im, tmp_path))) for im, pr in zip(images, procs)]
-    together = instruction_mixes(jobs * 3, tool, workers=2)
-    alone = [instruction_mix(j.image, j.processor, tool, j.symbols) for j in jobs]
-    assert together == alone * 3 and all(together)
-
-
 def functions_of(image: bytes, tmp: Path) -> dict[str, tuple[int, int]]:
     path = tmp / "f.co"
     path.write_bytes(image)
