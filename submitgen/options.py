@@ -5,7 +5,10 @@ the launchers' own names (submitgen/launchers/)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import Enum
+from types import MappingProxyType
 from typing import TypeVar
 
 from submitgen.errors import OptionError
@@ -57,3 +60,23 @@ def parse(enum: type[E], value: str | StrEnum, option: str) -> E:
         return enum(value)
     except ValueError:
         raise OptionError(f"{option} must be one of {', '.join(choices(enum))}, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class TritonTarget:
+    """What Triton's ``GPUTarget`` takes for one arch: Triton's backend name, its arch (a name or a
+    number) and the wave size; and the image it produces (a backend's ``image_kind``)."""
+
+    backend: str  # "hip", "cuda"
+    arch: str | int  # "gfx950", 90
+    warp_size: int
+    image_kind: str
+
+
+TRITON_TARGETS: Mapping[str, TritonTarget] = MappingProxyType({
+    "gfx950": TritonTarget("hip", "gfx950", 64, "hsaco"),
+    "gfx942": TritonTarget("hip", "gfx942", 64, "hsaco"),
+    "sm_90": TritonTarget("cuda", 90, 32, "cubin"),
+})
+"""The arches Triton builds for (toolchain/triton.py), in the backends' order; each backend's
+``triton_arches`` are its rows (a new target adds its rows here)."""

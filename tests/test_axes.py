@@ -12,6 +12,7 @@ from types import MappingProxyType
 import pytest
 
 import submitgen.backends
+from submitgen import options
 from submitgen.backends import BACKENDS, Image, Runtime, TritonTarget, by_machine
 from submitgen.cli import cli
 from submitgen.errors import TritonCompileError
@@ -77,15 +78,15 @@ def _toy_elf() -> bytes:
 
 
 def test_a_new_target_is_read_and_built_for_through_its_backend(monkeypatch):
-    """A backend added to BACKENDS is found by its objects' machine; Triton needs its row in
-    toolchain/triton.py's TARGETS (the compiler's own table), the containers its reader."""
+    """A backend added to BACKENDS is found by its objects' machine; Triton needs its rows in
+    options.TRITON_TARGETS, the containers its reader."""
     toy = _ToyBackend()
     monkeypatch.setattr(submitgen.backends, "BACKENDS", MappingProxyType({**BACKENDS, "toy": toy}))
     assert by_machine(0x4242) is toy and by_machine(EM_CUDA) is BACKENDS[Target.CUDA]
     assert by_machine(7) is BACKENDS[Target.AMD]  # any other machine: the default target's reader
     (found,) = load_code_objects(_toy_elf(), arch="toy1")
     assert isinstance(found, LoadedCodeObject) and found.data == _toy_elf()
-    monkeypatch.setattr(triton, "TARGETS", {**triton.TARGETS, **toy.triton_arches})
+    monkeypatch.setattr(options, "TRITON_TARGETS", {**options.TRITON_TARGETS, **toy.triton_arches})
     assert triton.arches()["toy1"] == ("toy", 1, 16, "toybin")
     with pytest.raises(TritonCompileError) as e:
         triton.compile_triton_many((), "gfx90a")
@@ -98,10 +99,8 @@ TARGET_OWNED = (
     "options.py",  # the Target enum
     "backends/",  # the targets themselves
     "readers/amd/", "readers/cuda/",  # each target's reader
-    # the targets' compilers: clang/ROCm (AMD), nvcc (CUDA), and Triton's table of the arches it
-    # builds for
-    "toolchain/triton.py", "toolchain/compile.py", "toolchain/discovery.py", "toolchain/hipheaders.py",
-    "toolchain/cuda.py",
+    # the targets' compilers: clang/ROCm (AMD) and nvcc (CUDA)
+    "toolchain/compile.py", "toolchain/discovery.py", "toolchain/hipheaders.py", "toolchain/cuda.py",
     "launchers/builtin.py",  # the AMD-only launchers (cpp, aql) name the target they run on
     "evaluate/results.py",  # the runtime a submission says it ran on ("hip", "cuda"), in test's report
 )

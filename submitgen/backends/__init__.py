@@ -5,9 +5,8 @@ active. Adding a target: HACKING.md, "Where each axis of change lives"."""
 from __future__ import annotations
 
 from submitgen.backends.base import Backend, Image, Runtime
-from submitgen.options import Target, parse
+from submitgen.options import Target, TritonTarget, parse
 from submitgen.registry import Registry
-from submitgen.toolchain.triton import TritonTarget
 
 __all__ = ["BACKENDS", "Backend", "Image", "Runtime", "TritonTarget", "by_machine", "get_backend"]
 

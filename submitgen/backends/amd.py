@@ -8,15 +8,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from submitgen import toolchain
 from submitgen.backends.base import Image, Runtime
 from submitgen.errors import ValidationError
-from submitgen.options import Target
-from submitgen.readers.amd import parse_header, read_code_object
-from submitgen.readers.amd.model import Kernel
-from submitgen.readers.amd.processors import occupancy
-from submitgen.readers.containers import load_code_objects
-from submitgen.toolchain.triton import TARGETS, TritonTarget
+from submitgen.options import TRITON_TARGETS, Target, TritonTarget
 
 if TYPE_CHECKING:
     from submitgen.readers.base import HeaderInfo, KernelInfo, ObjectInfo
@@ -33,26 +27,32 @@ class AmdBackend:
     image_kind = "hsaco"
     e_machine = 224  # EM_AMDGPU (readers/amd/header.py; tests/test_build_stages.py checks they agree)
     triton_arches: Mapping[str, TritonTarget] = MappingProxyType(
-        {arch: TARGETS[arch] for arch in arches})
+        {arch: TRITON_TARGETS[arch] for arch in arches})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
-        from submitgen.toolchain.compile import compile_sources
+        from submitgen.toolchain.compile import compile_sources  # lazy: the CLI starts without them
 
         result = compile_sources(sources, arch=arch, compiler=compiler, use_cache=use_cache)
         # the model the toolchain's read-back made, if it keeps one: the build need not parse again
         return Image(result.code_object, label, getattr(result, "parsed", None), result.source_sha256)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
+        from submitgen.readers.containers import load_code_objects  # lazy: the CLI starts without them
+
         found = load_code_objects(Path(path), arch=arch)
         if len(found) > 1:
             raise ValidationError(f"{path} holds {len(found)} code objects for {arch}; pass one")
         return Image(found[0].data, str(path))
 
     def read_header(self, data: bytes, source: str) -> HeaderInfo:
+        from submitgen.readers.amd.header import parse_header  # lazy: the CLI starts without them
+
         return parse_header(data, source)
 
     def read(self, image: Image) -> ObjectInfo:
+        from submitgen.readers.amd.reader import read_code_object  # lazy: the CLI starts without them
+
         if image.parsed is not None:
             return image.parsed
         return read_code_object(image.data, label=image.label)
@@ -67,6 +67,9 @@ class AmdBackend:
 
     def occupancy_text(self, code_object: ObjectInfo, kernel: KernelInfo, block: int,
                        dynamic_lds: int) -> str:
+        from submitgen.readers.amd.model import Kernel  # lazy: the CLI starts without them
+        from submitgen.readers.amd.processors import occupancy  # lazy: the CLI starts without them
+
         if not isinstance(kernel, Kernel):
             raise ValidationError(f"{code_object.label}: kernel {kernel.name!r} is not an AMD code object's")
         o = occupancy(kernel, code_object.processor, block, dynamic_lds=dynamic_lds)

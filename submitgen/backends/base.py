@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from submitgen.options import Target
-from submitgen.toolchain.triton import TritonTarget
+from submitgen.options import Target, TritonTarget
 
 if TYPE_CHECKING:
     from submitgen.readers.base import HeaderInfo, KernelInfo, ObjectInfo

@@ -8,15 +8,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from submitgen import toolchain
 from submitgen.backends.base import Image, Runtime
 from submitgen.errors import ValidationError
-from submitgen.options import Target
-from submitgen.readers.containers import (
-    read_input,  # the one bounded reader: a FIFO or device is refused
-)
-from submitgen.readers.cuda.cubin import CubinObject, parse_cubin_header, read_cubin
-from submitgen.toolchain.triton import TARGETS, TritonTarget
+from submitgen.options import TRITON_TARGETS, Target, TritonTarget
 
 if TYPE_CHECKING:
     from submitgen.readers.base import HeaderInfo, KernelInfo, ObjectInfo
@@ -32,24 +26,32 @@ class CudaBackend:
     runtime = CUDA
     image_kind = "cubin"
     e_machine = 190  # EM_CUDA (readers/cuda/cubin.py; tests/test_build_stages.py checks they agree)
-    triton_arches: Mapping[str, TritonTarget] = MappingProxyType({"sm_90": TARGETS["sm_90"]})
+    triton_arches: Mapping[str, TritonTarget] = MappingProxyType({"sm_90": TRITON_TARGETS["sm_90"]})
 
     def compile(self, sources: tuple[Path, ...], arch: str, *, label: str, compiler: str | None,
                 use_cache: bool) -> Image:
-        from submitgen.toolchain.cuda import compile_cuda
+        from submitgen.toolchain.cuda import compile_cuda  # lazy: the CLI starts without them
 
         return Image(compile_cuda(sources, arch=arch), label)
 
     def load_prebuilt(self, path: Path, arch: str) -> Image:
+        from submitgen.readers.containers import read_input  # lazy: the CLI starts without them
+
         return Image(read_input(path), str(path))
 
     def read_header(self, data: bytes, source: str) -> HeaderInfo:
+        from submitgen.readers.cuda.cubin import parse_cubin_header  # lazy: the CLI starts without them
+
         return parse_cubin_header(data, source)
 
     def read(self, image: Image) -> ObjectInfo:
+        from submitgen.readers.cuda.cubin import read_cubin  # lazy: the CLI starts without them
+
         return read_cubin(image.data, label=image.label)
 
     def lds_limit(self, code_object: ObjectInfo) -> int:
+        from submitgen.readers.cuda.cubin import CubinObject  # lazy: the CLI starts without them
+
         if not isinstance(code_object, CubinObject):
             raise ValidationError(f"{code_object.label}: not a cubin; the cuda target reads only cubins")
         return code_object.max_shared_bytes

@@ -39,7 +39,7 @@ def _target_arch(opts: BuildOptions, problem: Problem) -> tuple[Target, str]:
         target = parse(Target, opts.target, "--target")
         backend = get_backend(target)
         return target, opts.arch or (arch if arch in backend.arches else backend.default_arch)
-    return next((t for t, b in BACKENDS.items() if arch in b.arches), next(iter(Target))), arch
+    return next((Target(t) for t, b in BACKENDS.items() if arch in b.arches), next(iter(Target))), arch
 
 
 def prepare(opts: BuildOptions) -> Prepared:

@@ -39,7 +39,7 @@ def elf_extent(data: bytes, start: int = 0) -> int | None:
                     end = max(end, offset + size)
     except (struct.error, OverflowError):  # a table or section past the end (or past any size)
         return None
-    return end
+    return int(end)
 
 
 def split_joined(data: bytes) -> list[bytes]:

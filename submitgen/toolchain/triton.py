@@ -25,11 +25,11 @@ import re
 import sys
 import types
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 
+from submitgen import options
 from submitgen.errors import TritonCompileError, TritonMissingError
 from submitgen.files import private_dir
 from submitgen.system import DEFAULT_TIMEOUT_S
@@ -44,29 +44,11 @@ _UNKEYED_ENV = ("TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OV
 DEFAULT_ENV = {"TRITON_DISABLE_LINE_INFO": "1"}
 
 
-@dataclass(frozen=True)
-class TritonTarget:
-    """What Triton's ``GPUTarget`` takes for one arch: Triton's backend name, its arch (a name or a
-    number) and the wave size; and the image it produces (a backend's ``image_kind``)."""
-
-    backend: str  # "hip", "cuda"
-    arch: str | int  # "gfx950", 90
-    warp_size: int
-    image_kind: str
-
-
-TARGETS: Mapping[str, TritonTarget] = MappingProxyType({
-    "gfx950": TritonTarget("hip", "gfx950", 64, "hsaco"),
-    "gfx942": TritonTarget("hip", "gfx942", 64, "hsaco"),
-    "sm_90": TritonTarget("cuda", 90, 32, "cubin"),
-})
-"""The arches Triton builds for, in the backends' order; each backend's ``triton_arches`` are its
-rows (a new target adds its rows here)."""
-
-
 def arches() -> dict[str, tuple[str, str | int, int, str]]:
-    """arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it."""
-    return {arch: (t.backend, t.arch, t.warp_size, t.image_kind) for arch, t in TARGETS.items()}
+    """arch -> GPUTarget(backend, arch, warp size) and the image Triton produces for it
+    (``options.TRITON_TARGETS``)."""
+    targets = options.TRITON_TARGETS
+    return {arch: (t.backend, t.arch, t.warp_size, t.image_kind) for arch, t in targets.items()}
 
 
 def triton_env() -> dict[str, str]:

@@ -10,51 +10,30 @@ Modules: ``header`` (ELF header, ``e_flags``), ``metadata`` (the msgpack note ->
 ``descriptor`` (the 64-byte ``NAME.kd``), ``checks`` (cross-checks -> findings), ``model``
 (``Kernel``, ``CodeObject``), ``reader`` (bytes -> ``CodeObject``). Sources: docs/readers.md."""
 
-from submitgen.readers.amd.checks import EXPLICIT_VALUE_KINDS
-from submitgen.readers.amd.descriptor import (
-    KD_SIZE,
-    KernelDescriptor,
-    decode_descriptor,
-    vgpr_encoding_granule,
-)
-from submitgen.readers.amd.header import ELFOSABI_AMDGPU_HSA, EM_AMDGPU, ElfHeader, parse_header
-from submitgen.readers.amd.metadata import (
-    NT_AMDGPU_METADATA,
-    ArgMeta,
-    KernelMeta,
-    Metadata,
-    decode_metadata_note,
-    parse_metadata,
-)
-from submitgen.readers.amd.model import CodeObject, Kernel, KernelArg
-from submitgen.readers.amd.processors import MACH_NAMES
-from submitgen.readers.amd.reader import read_code_object
-from submitgen.readers.base import Finding, KernelLookup
-from submitgen.readers.demangle import demangle, demangle_many
+import importlib
+from typing import Any
 
-__all__ = [
-    "ELFOSABI_AMDGPU_HSA",
-    "EM_AMDGPU",
-    "EXPLICIT_VALUE_KINDS",
-    "KD_SIZE",
-    "MACH_NAMES",
-    "NT_AMDGPU_METADATA",
-    "ArgMeta",
-    "CodeObject",
-    "ElfHeader",
-    "Finding",
-    "Kernel",
-    "KernelArg",
-    "KernelDescriptor",
-    "KernelLookup",
-    "KernelMeta",
-    "Metadata",
-    "decode_descriptor",
-    "decode_metadata_note",
-    "demangle",
-    "demangle_many",
-    "parse_header",
-    "parse_metadata",
-    "read_code_object",
-    "vgpr_encoding_granule",
-]
+_EXPORTS = {
+    "amd.checks": ("EXPLICIT_VALUE_KINDS",),
+    "amd.descriptor": ("KD_SIZE", "KernelDescriptor", "decode_descriptor", "vgpr_encoding_granule"),
+    "amd.header": ("ELFOSABI_AMDGPU_HSA", "EM_AMDGPU", "ElfHeader", "parse_header"),
+    "amd.metadata": ("NT_AMDGPU_METADATA", "ArgMeta", "KernelMeta", "Metadata", "decode_metadata_note",
+                     "parse_metadata"),
+    "amd.model": ("CodeObject", "Kernel", "KernelArg"),
+    "amd.processors": ("MACH_NAMES",),
+    "amd.reader": ("read_code_object",),
+    "base": ("Finding", "KernelLookup"),
+    "demangle": ("demangle", "demangle_many"),
+}
+_WHERE = {name: f"submitgen.readers.{module}" for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """The names above load on first use, so that ``readers.amd.processors`` (the CLI's limits)
+    imports none of the reader (pyelftools, msgpack)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
