@@ -126,8 +126,12 @@ def test_no_room_for_lints_deep_parse_thread_is_the_budget(tmp_path):
 
 def test_compile_is_held_to_its_budget_and_fits_in_it(tmp_path):
     """With an empty tools cache, so that the compiler's probe runs under the budget too: the
-    probe (a child) is not held to it, and nothing is remembered that fails a later build."""
-    src = str(REPO / "examples" / "hip_mxfp4_mm" / "mxfp4_mm.hip")
+    probe (a child) is not held to it, and nothing is remembered that fails a later build. The
+    source carries 4 MB of comment, so that reading it is past the 1 MB budget (the modules
+    compile needs are imported before its budget starts)."""
+    src = str(tmp_path / "mxfp4_mm.hip")
+    Path(src).write_text((REPO / "examples" / "hip_mxfp4_mm" / "mxfp4_mm.hip").read_text()
+                         + "// " + "x" * (4 << 20) + "\n")
     cache = str(tmp_path / "cache")
     r = submitgen("compile", src, "--no-cache", "-o", "mm.co", cwd=tmp_path, SUBMITGEN_TEST_BUDGET_MB="1",
                   SUBMITGEN_CACHE_DIR=cache)
