@@ -84,10 +84,6 @@ def test_default_stop_is_eval_py_rule(toy, tmp_path):
 # writes into b from the second call on (a timed call): the output stays right
 WRITES_LATER = HEADER + ("_calls = [0]\n\n\ndef custom_kernel(data):\n    a, b = data\n    out = a + b\n"
                          "    _calls[0] += 1\n    if _calls[0] > 1:\n        b.zero_()\n    return out\n")
-# after the untimed call, torch.randn makes zeros: the timed calls get other inputs than the parent's
-OTHER_INPUTS_LATER = HEADER + ("def custom_kernel(data):\n    a, b = data\n    torch.randn = "
-                               "lambda shape, **k: torch.zeros(shape, device=k.get('device'))\n"
-                               "    return a + b\n")
 
 
 @pytest.mark.slow
@@ -101,18 +97,4 @@ def test_a_write_into_a_timed_calls_inputs_fails_leaderboard_mode(toy, tmp_path)
     assert row[:2] == ["n=4096", "3"] and row[-1] == "WRONG"
     wrong = next(ln for ln in out if ln.startswith("n=4096: wrong output: "))
     assert wrong.endswith("; input 'b' was modified by custom_kernel")
-    assert out[-1] == "FAILED: 1 of 1 shapes failed"
-
-
-@pytest.mark.slow
-def test_other_inputs_in_a_timed_call_fail_leaderboard_mode(toy, tmp_path):
-    sub = tmp_path / "other_inputs_later.py"
-    sub.write_text(OTHER_INPUTS_LATER)
-    result = bench(sub, "--mode", "leaderboard")
-    assert result.exit_code == 1, result.output
-    out = result.stdout.splitlines()
-    assert table_row(out)[-1] == "error"
-    assert ("n=4096: timed call 1 of 3 (seed 16): custom_kernel was given other inputs than submitgen "
-            "generates for this shape (a, b): something in the submission's process changed how the "
-            "inputs are made") in out
     assert out[-1] == "FAILED: 1 of 1 shapes failed"
