@@ -45,21 +45,21 @@ from submitgen.errors import BudgetError, ToolchainError
 
 
 @dataclass(frozen=True)
-class Budget:
+class CommandBudget:
     cpu_seconds: int
     memory_mb: int
 
 
-BUDGETS: dict[str, Budget] = {
+BUDGETS: dict[str, CommandBudget] = {
     # the costliest source a 1 MB .py (the leaderboard's cap, the bound on what they read as
     # Python) can hold, 500,000 one-name lines, takes 0.9 GB and 11-15 s of CPU (a loaded machine)
-    "lint": Budget(cpu_seconds=60, memory_mb=2048),
-    "inspect": Budget(cpu_seconds=60, memory_mb=2048),
-    "diff": Budget(cpu_seconds=60, memory_mb=2048),
-    "compile": Budget(cpu_seconds=600, memory_mb=1024),
+    "lint": CommandBudget(cpu_seconds=60, memory_mb=2048),
+    "inspect": CommandBudget(cpu_seconds=60, memory_mb=2048),
+    "diff": CommandBudget(cpu_seconds=60, memory_mb=2048),
+    "compile": CommandBudget(cpu_seconds=600, memory_mb=1024),
     # build mxfp4-mm, empty cache: 0.9 GB of data (torch's import, thread stacks, lint's parse
     # thread's 256 MiB), 7 s of CPU in its own process; compilers and the plan run in children
-    "build": Budget(cpu_seconds=120, memory_mb=2048),
+    "build": CommandBudget(cpu_seconds=120, memory_mb=2048),
 }
 
 _owned = False
@@ -73,11 +73,11 @@ def own_process() -> None:
     _owned = True
 
 
-def budget_of(command: str) -> Budget:
+def budget_of(command: str) -> CommandBudget:
     b = BUDGETS[command]
     mb = os.environ.get("SUBMITGEN_TEST_BUDGET_MB")
     s = os.environ.get("SUBMITGEN_TEST_BUDGET_S")
-    return Budget(cpu_seconds=int(s) if s else b.cpu_seconds, memory_mb=int(mb) if mb else b.memory_mb)
+    return CommandBudget(cpu_seconds=int(s) if s else b.cpu_seconds, memory_mb=int(mb) if mb else b.memory_mb)
 
 
 class _OverCpu(BaseException):

@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 from submitgen.errors import EvaluateError, LintError, LintFailed, ProblemError
 from submitgen.evaluate import interpret
 from submitgen.evaluate.check import Assessment, Assessor
+from submitgen.evaluate.estimate import estimate_line
 from submitgen.evaluate.fmt import (
     format_bench_report,
     format_ns,
@@ -343,8 +344,6 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
         import torch
 
         if not torch.cuda.is_available():
-            from submitgen.evaluate.estimate import estimate_line
-
             expected = estimate_line(prep.problem, [s.spec_dict for s in selected])
             line += f"\n{expected}" if expected else ""
 
