@@ -34,6 +34,7 @@ from submitgen.evaluate import check_timeout, group
 from submitgen.evaluate.group import signals_end_the_run
 from submitgen.evaluate.popcorn import PopcornResult, key_of, read_result
 from submitgen.lint import lint_report, read_header, read_submission, render_findings, resolve_problem
+from submitgen.problems.folder import round_entry
 from submitgen.problems.reftask import MODES, RefTask, cases_text, read_bytes, read_task
 from submitgen.system import die_with_parent
 
@@ -243,8 +244,6 @@ def label(spec: str) -> str:
 
 def _same_leaderboard(path: str | Path, leaderboard: str | None, folder: Path) -> None:
     """EvaluateError when the round file names ``folder`` for another leaderboard than the file's."""
-    from submitgen.problems.folder import round_entry
-
     board, _ = round_entry(folder)
     if leaderboard is not None and board is not None and board != leaderboard:
         raise EvaluateError(f"{path} is for {leaderboard} (its #!POPCORN leaderboard line, or --problem), "

@@ -20,6 +20,7 @@ from submitgen.errors import CompileError, PlanError
 from submitgen.project.plan_view import assignment, named_strings, plan_view
 from submitgen.project.triton_table import specs_from_launch
 from submitgen.rules import BANNED_RE
+from submitgen.runtime.frozen import sg_frozen
 from submitgen.toolchain.inputs import read_input
 
 DEVICE_SUFFIXES = (".hip", ".cu", ".cpp", ".cl", ".s")
@@ -354,8 +355,6 @@ def load_plan_module(project: KernelProject) -> ModuleType:
     module = ModuleType(f"_submitgen_plan_{abs(hash(str(project.plan_path)))}")
     module.__file__ = str(project.plan_path)
     if project.plan_read:  # its TRITON literal reads sg_frozen, pasted before it in the submission
-        from submitgen.runtime.frozen import sg_frozen
-
         module.__dict__[FREEZE] = sg_frozen
     try:
         exec(compile(project.plan_source, str(project.plan_path), "exec"), module.__dict__)

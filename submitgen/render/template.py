@@ -20,7 +20,6 @@ from submitgen.errors import RenderError
 from submitgen.files import templates_dir
 from submitgen.render.context import AqlEntry, KernelEntry, Pasted, RenderContext
 from submitgen.render.hoist import assemble
-from submitgen.files import templates_dir
 from submitgen.runtime import frozen, pack
 from submitgen.textfmt import py_string
 
