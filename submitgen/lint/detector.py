@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from submitgen.lint.findings import ERROR, WARNING, LintFinding
-from submitgen.system import memory_budget_hit, out_of_memory
-from submitgen.system import die_with_parent
+from submitgen.system import die_with_parent, memory_budget_hit, out_of_memory
 from submitgen.textfmt import printable
 
 INSTALL = "pip install 'submitgen[kernelguard]'"

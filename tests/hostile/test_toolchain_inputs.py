@@ -16,7 +16,6 @@ from submitgen.errors import CompileError, ToolchainError
 from submitgen.system import run_tool
 from submitgen.toolchain import discovery
 from submitgen.toolchain.compile import compile_sources
-from submitgen.system import run_tool
 
 KERNEL = """\
 #include <submitgen/device.h>
