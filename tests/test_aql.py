@@ -22,7 +22,8 @@ from test_abi import _pad3, expected_kernarg
 
 from submitgen.cli import cli
 from submitgen.errors import SubmitgenError
-from submitgen.pipeline import BuildOptions, aql_zeroed_warnings, build
+from submitgen.pipeline import BuildOptions, build
+from submitgen.pipeline.summary import aql_zeroed_warnings
 from submitgen.project.launches import aql_layouts, kernel_layout
 from submitgen.readers.containers import load_code_objects
 

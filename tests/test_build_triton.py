@@ -14,7 +14,8 @@ from conftest import build_stub, embedded_triton
 from mixed_project import mixed_project
 
 from submitgen.cli import cli
-from submitgen.pipeline import BuildOptions, build, format_summary
+from submitgen.pipeline import BuildOptions, build
+from submitgen.pipeline.summary import format_summary
 from submitgen.render import provenance
 from submitgen.runtime.pack import SgLaunchDefaults, SgPlanError, sg_apply_defaults
 

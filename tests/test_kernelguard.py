@@ -53,7 +53,7 @@ def test_kernelguard_finds_each_default_gfx950_build_valid_and_lint_says_so(defa
         f"{path}: lint passed; {lint_file_report(path).payload.summary()}"]
     # the build ran the same check on what it wrote, and says so
     assert default_build.kernelguard.summary() == f"KernelGuard {VERSION}: valid"
-    from submitgen.pipeline import format_summary
+    from submitgen.pipeline.summary import format_summary
 
     assert f"  KernelGuard {VERSION}: valid" in format_summary(default_build).splitlines()
 

@@ -23,30 +23,19 @@ from submitgen.pipeline.guard import still_as_checked
 from submitgen.pipeline.prepare import build_inputs, prepare
 from submitgen.pipeline.produce import produce_objects
 from submitgen.pipeline.summary import (
-    aql_zeroed_warnings,
     build_warnings,
     foreign_arch_warning,
-    format_summary,
     payload_note,
     submit_command,
 )
 from submitgen.pipeline.values import (
     BuildOptions,
     BuildResult,
-    Checked,
-    EmbeddedObject,
     Prepared,
-    Rendered,
     Verified,
 )
 from submitgen.pipeline.verify import verify
 from submitgen.render.embed import raw_base64_chars
-
-__all__ = [
-    "BuildOptions", "BuildResult", "Checked", "EmbeddedObject", "Prepared", "Rendered", "Verified",
-    "aql_zeroed_warnings", "build", "check", "format_summary", "prepare", "produce_objects",
-    "render_submission", "verify", "write",
-]
 
 
 def write(p: Prepared, verified: Verified) -> Path:
