@@ -97,7 +97,8 @@ def test_the_largest_legitimate_inputs_pass_under_the_real_budgets(tmp_path):
     r = submitgen("lint", "big.py", cwd=tmp_path)
     # read and judged in full: its one failure is the payload rule (1 MB of base64 is over GitHub's
     # dispatch limit), not a budget
-    assert (r.returncode, r.stdout.splitlines()[0].split(":")[:3]) == (1, ["big.py", "5", " payload"])
+    first = r.stdout.splitlines()[0].split(":")[:3]
+    assert (r.returncode, first) == (1, ["big.py", "5", " payload [kernelbot]"])
     assert "docs/limits.md" not in r.stdout + r.stderr and "nests" not in r.stdout
 
 
@@ -121,7 +122,7 @@ def test_no_room_for_lints_deep_parse_thread_is_the_budget(tmp_path):
         1, "", "Error: lint: over its memory budget of 200 MB (docs/limits.md) "
                "reading deep.py\n")
     r = submitgen("lint", "deep.py", cwd=tmp_path)  # under the real budget it is read, with a warning
-    assert "warning: nesting:" in r.stdout and r.stderr == "", r.stderr
+    assert "warning: nesting [eval.py]:" in r.stdout and r.stderr == "", r.stderr
 
 
 def test_compile_is_held_to_its_budget_and_fits_in_it(tmp_path):
@@ -152,7 +153,8 @@ def test_the_costliest_source_under_the_size_bound_fits_in_the_budgets(tmp_path)
     and inspect stopped at it with the budget's error though the file is within the bound."""
     _names_py(tmp_path / "names.py")
     r = submitgen("lint", "names.py", cwd=tmp_path)
-    assert (r.returncode, r.stdout.split(":")[:3], r.stderr) == (1, ["names.py", "1", " custom-kernel"], "")
+    first = r.stdout.split(":")[:3]
+    assert (r.returncode, first, r.stderr) == (1, ["names.py", "1", " custom-kernel [eval.py]"], "")
     r = submitgen("inspect", "names.py", cwd=tmp_path)
     assert (r.returncode, r.stderr) == (
         1, "Error: names.py: no code object found: none of its 0 string literals decodes from base64 (or "
