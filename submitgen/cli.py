@@ -161,11 +161,11 @@ def toolchain_cmd(as_json: bool, compiler: str | None, arches: tuple[str, ...]) 
     """List the compilers found, in the order they are preferred, with their versions and the
     arches each can build (probed by compiling a tiny kernel)."""
     from submitgen.toolchain.cache import cache_dir
-    from submitgen.toolchain.discovery import KNOWN_ARCHES, describe, describe_extras, discover, format_table
+    from submitgen.toolchain.discovery import KNOWN_ARCHES, describe_extras, discover, format_table
 
     found = discover(compiler=compiler, arches=arches or KNOWN_ARCHES)
     if as_json:
-        emit_json({"cache_dir": str(cache_dir()), "toolchains": describe(found),
+        emit_json({"cache_dir": str(cache_dir()), "toolchains": [tc.to_json() for tc in found],
                    **describe_extras()})
     else:
         click.echo(format_table(found, arches or KNOWN_ARCHES))

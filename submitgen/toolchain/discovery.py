@@ -55,9 +55,6 @@ class Toolchain:
     def name(self) -> str:
         return " ".join(Path(a).name if i == 0 else a for i, a in enumerate(self.hip))
 
-    def can_build(self, arch: str) -> bool:
-        return arch in self.arches
-
     def to_json(self) -> dict:
         return {
             "origin": self.origin,
@@ -252,23 +249,18 @@ def select_toolchain(arch: str = "gfx950", *, compiler: str | None = None) -> To
     if compiler:
         hip, clang, linker, bare = _explicit(compiler)
         tc = _make_toolchain("explicit", hip, clang, linker, bare, (arch,))
-        if not tc.can_build(arch):
+        if arch not in tc.arches:
             why = dict(tc.probe_errors).get(arch, "")
             raise ToolchainError(f"compiler {compiler} ({tc.version}) cannot build for {arch}: {why}")
         return tc
     found = discover(arches=(arch,))
     for tc in found:
-        if tc.can_build(arch):
+        if arch in tc.arches:
             return tc
     if found:
         tried = "; ".join(f"{t.name} ({t.version}): {dict(t.probe_errors).get(arch, '?')}" for t in found)
         raise ToolchainError(f"no compiler found can build for {arch} (tried {tried}); {INSTALL_HINT}")
     raise ToolchainError(f"no AMDGPU compiler found; {INSTALL_HINT}")
-
-
-def describe(found: Sequence[Toolchain]) -> list[dict]:
-    """Plain data of discovered toolchains, for ``submitgen toolchain --json``."""
-    return [tc.to_json() for tc in found]
 
 
 def describe_extras() -> dict:
