@@ -78,14 +78,6 @@ def docstring_as_comment(source: str) -> str:
     return "\n".join([*lines[:start], *comment, *lines[end + 1:]])
 
 
-def pack_source() -> str:
-    return inspect.getsource(pack).strip()
-
-
-def frozen_source() -> str:
-    return inspect.getsource(frozen).strip()
-
-
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
@@ -113,8 +105,8 @@ def render(ctx: RenderContext) -> str:
     env = _environment()
     template = env.get_template(ctx.launcher.template)
     pasted = _PastedCode(
-        frozen=frozen_source(),
-        pack=pack_source(),
+        frozen=inspect.getsource(frozen).strip(),
+        pack=inspect.getsource(pack).strip(),
         leaves=ctx.pasted.leaves.strip(),
         fallback=ctx.pasted.fallback.strip(),
         plan=docstring_as_comment(ctx.pasted.plan.strip()),
