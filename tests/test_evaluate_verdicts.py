@@ -188,14 +188,24 @@ def test_the_leaderboards_layout(tmp_path):
 
 
 @pytest.mark.slow
-def test_what_runs_is_said_first(tmp_path):
+def test_what_runs_is_said_first(tmp_path, monkeypatch):
+    from submitgen.evaluate import estimate
+
     sub = _file(tmp_path, TOY + "def custom_kernel(data):\n    return data[0] + data[1]\n")
     result = _run("test", str(sub), *TWO)
     assert result.exit_code == 0, result.output
-    assert result.stderr.splitlines() == [  # no estimate: the toy problem has no measured rate
-        "submitgen test: 2 shape(s) of amd-toy-add; first the compile pass (python submission.py), then one "
-        "worker process imports the file and runs every shape; no GPU here: a submitgen file runs its "
-        "pure-torch fallback, which can take minutes a shape on a CPU"]
+    plan = ("submitgen test: 2 shape(s) of amd-toy-add; first the compile pass (python submission.py), "
+            "then one worker process imports the file and runs every shape; no GPU here: a submitgen file "
+            "runs its pure-torch fallback, which can take minutes a shape on a CPU")
+    assert result.stderr.splitlines() == [plan]  # no estimate: the toy problem has no measured rate
+    rate = estimate.Rate(cpu_s_per_gb=1e6, cpu_s_base=10.0, peak_per_gb=1e3, peak_base_gb=0.8, measured="X")
+    monkeypatch.setattr(estimate, "RATES", {"amd-toy-add": rate})
+    result = _run("test", str(sub), *TWO)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [plan, (
+        "expected without a GPU: about 11 s of CPU time and 0.8 GB of memory at the peak, from the shapes' "
+        "input sizes (0.00 GB in all; the default build's test shapes took X); a loaded machine stretches "
+        "the wall time, not the CPU time that --timeout limits")]
 
 
 @pytest.mark.slow

@@ -332,6 +332,7 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
     time left after the first shape. With ``interpret``, ``path`` is a Triton kernel project run
     under Triton's interpreter (:mod:`.interpret`; ``shapes`` None: its default shapes, and
     ``timeout_s`` None: ``interpret.TIMEOUT_S`` a shape)."""
+    expected = None
     if interpret:
         timeout_s = check_timeout(TIMEOUT_S if timeout_s is None else timeout_s)
         prep, selected, line = _prepare_interpret(path, problem, shapes, custom, seed)
@@ -345,7 +346,6 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
 
         if not torch.cuda.is_available():
             expected = estimate_line(prep.problem, [s.spec_dict for s in selected])
-            line += f"\n{expected}" if expected else ""
 
     def result(shape: Shape, a: Assessment, ev: Mapping[str, Any]) -> ShapeResult:
         f = a.fields or {}
@@ -367,6 +367,8 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
 
     if announce:
         announce(line)
+        if expected:
+            announce(expected)
     return _run_shapes(prep, "test", selected, {}, timeout_s, result,
                        lambda s: ShapeResult(s, False, error="not run"), report, progress, announce,
                        interpreted=interpret)
