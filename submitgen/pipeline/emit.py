@@ -11,11 +11,6 @@ from submitgen.render.provenance import format_line, lds_item, seal
 from submitgen.render.template import AqlEntry, KernelEntry, Pasted, RenderContext, render
 
 
-def command_line(p: Prepared) -> str:
-    """The build command for the header, from the flags prepare resolved (``prepare.rebuild_flags``)."""
-    return " ".join(("submitgen", "build", p.problem.name, *p.rebuild))
-
-
 def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked,
                     blobs: Sequence[Blob]) -> str:
     fields = {
@@ -67,7 +62,7 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
         provenance=provenance_line(p, objects, checked, blobs),
         version=__version__,
         project=p.project.root.name,
-        command=command_line(p),
+        command=" ".join(("submitgen", "build", p.problem.name, *p.rebuild)),  # prepare.rebuild_flags
         leaderboard=p.problem.leaderboard,
         target_id=checked.target_id,
         arch=p.arch,
