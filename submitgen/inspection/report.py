@@ -29,7 +29,6 @@ from submitgen.readers.disasm import (
     find_disassembler,
     instruction_mixes,
 )
-from submitgen.system import no_cyclic_gc
 
 WIDTH = textfmt.WIDTH
 JSON_FORMAT_VERSION = 1
@@ -127,10 +126,7 @@ def inspect_sources(
     With ``disasm``, AMD objects are disassembled for their instruction mix (each once, many to a
     disassembler process, several processes at a time)."""
     # the disassembly's code ranges reuse the images the readers parsed (shared_images)
-    # the collector waits: a corpus makes and keeps millions of objects (~80 arguments an object,
-    # each a dataclass and its JSON dict) and no garbage cycles. CPU of reading the 2,613 aiter
-    # objects 3.4 s -> 2.6 s, their JSON 1.4 s -> 1.1 s (load ~4.5)
-    with no_cyclic_gc(), elf.shared_images():
+    with elf.shared_images():
         read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
         for p in paths:
             read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
@@ -141,8 +137,6 @@ def inspect_sources(
         dem = dict(zip(every, demangle_many(every)))
         tool = find_disassembler() if disasm else None
         mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
-        # still paused: with the corpus's objects alive, each full collection that the occupancy
-        # and sidecar objects below set off rescans them all (0.5 s of the aiter corpus's 5.8)
         out: list[Inspected] = []
         for (p, loaded, co), picked, sub, (mix, note) in zip(read, picks, subs, mixes):
             tgt = processors.PROCESSORS.get(arch.split(":", 1)[0].lower()) if arch else co.processor_facts()
