@@ -71,9 +71,19 @@ def test_toy_tests_and_benches(built):
     assert result.stdout.splitlines()[-1] in (  # the kernel on an AMD GPU, else the fallback
         "all 3 shapes passed", "kernel not run: fallback only (the pure-torch fallback passed all 3 shapes)")
     assert "n=256" in result.output and "n=1000" in result.output and "n=4096" in result.output
-    result = run("bench", str(out), "--iters", "2")
+    import torch
+
+    if not torch.cuda.is_available():  # issue 48: bench stops at once for the untimed fallback
+        result = run("bench", str(out), "--iters", "2")
+        assert (result.exit_code, result.stdout) == (1, "")
+        assert result.stderr == (
+            f"Error: bench {out}: no GPU here, so this submitgen file would run its pure-torch fallback, "
+            "which bench does not time on a CPU: nothing was run. Check it with `submitgen test "
+            f"{out}`, run bench where the leaderboard's GPU is, or pass --force to time the fallback on "
+            "this CPU\n")
+    result = run("bench", str(out), "--iters", "2", "--force")  # on a CPU: times the fallback
     assert result.exit_code == 0, result.output
-    assert "n=4096" in result.output and "ok" in result.output
+    assert "n=4096  2     " in result.output and "ok" in result.output
 
 
 @pytest.mark.slow
