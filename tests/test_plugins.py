@@ -9,6 +9,7 @@ stderr after any other command that read the registry, and every other problem k
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -41,8 +42,8 @@ def _forget(prefixes: tuple[str, ...]) -> None:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """The example plug-in, installed by pip into a folder of its own and put on sys.path."""
+def site(tmp_path_factory):
+    """The example plug-in, installed by pip into a folder of its own (once: pip takes seconds)."""
     target = tmp_path_factory.mktemp("plugin-site")
     r = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
@@ -51,18 +52,35 @@ def installed(tmp_path_factory):
     assert r.returncode == 0, r.stdout + r.stderr
     assert (target / "submitgen_toy_mul-0.1.0.dist-info" / "entry_points.txt").read_text() == (
         "[submitgen.problems]\ntoy-mul = submitgen_toy_mul.problem\n")
+    return target
+
+
+@contextlib.contextmanager
+def _on_path(target: Path):
+    """``target`` on sys.path, the registry reading its plug-ins again, for the block only: the
+    tests after it (the broken plug-ins') see exactly the plug-ins they install."""
     sys.path.insert(0, str(target))
     registry.reload_plugins()
-    yield target
-    sys.path.remove(str(target))
-    _forget(("submitgen_toy_mul",))
-    registry.reload_plugins()
+    try:
+        yield target
+    finally:
+        sys.path.remove(str(target))
+        _forget(("submitgen_toy_mul",))
+        registry.reload_plugins()
+
+
+@pytest.fixture
+def installed(site):
+    """The installed example plug-in on sys.path for one test."""
+    with _on_path(site):
+        yield site
 
 
 @pytest.fixture(scope="module")
-def built(installed, tmp_path_factory):
+def built(site, tmp_path_factory):
     out = tmp_path_factory.mktemp("toy-mul") / "toy_mul.py"
-    r = run("build", "toy-mul", "-o", str(out))
+    with _on_path(site):
+        r = run("build", "toy-mul", "-o", str(out))
     assert r.exit_code == 0, r.output
     return out, r.output
 
@@ -82,7 +100,7 @@ def test_the_installed_plugin_is_listed_with_its_package(installed):
 
 
 @pytest.mark.slow
-def test_the_plugin_builds_lints_tests_and_benches(built):
+def test_the_plugin_builds_lints_tests_and_benches(installed, built):
     out, summary = built
     assert f"wrote {out} for example-toy-mul" in summary
     text = out.read_text()
