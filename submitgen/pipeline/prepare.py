@@ -95,7 +95,7 @@ def rebuild_flags(opts: BuildOptions, *, target: Target, arch: str, compress: Co
         flags += ["--co", Path(co).name]
     if opts.fallback is not None:
         flags += ["--fallback", Path(opts.fallback).name]
-    if opts.target is not None and target != next(iter(Target)):
+    if opts.target is not None:
         flags += ["--target", str(target)]
     if opts.arch:
         flags += ["--arch", arch]
