@@ -126,3 +126,33 @@ def test_the_estimate_comes_from_the_shapes_sizes():
         "expected without a GPU: about 10 s of CPU time and 0.8 GB of memory at the peak, from the shapes' "
         "input sizes (0.01 GB in all; ")
     assert estimate_line(toy_problem.PROBLEM, [{"n": 64, "seed": 1}]) is None  # no measured rate
+
+
+
+_KERNEL = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+           "def add_kernel(x_ptr, BLOCK: tl.constexpr):\n    pass\n")
+_LAUNCH = ("import torch\n\nBLOCK = 256\nTRITON = {\n    'm': {\n"
+           "        'source': 'k.py', 'kernel': 'add_kernel',\n"
+           "        'signature': {'x_ptr': 'SIG', 'BLOCK': 'constexpr'},\n"
+           "        'constexprs': {'BLOCK': VALUE},\n    },\n}\n\n\ndef plan(data):\n    return None\n")
+
+
+@pytest.mark.parametrize("sig, value, message", [
+    ("*bf61", "256", "Error: launch.py: TRITON['m']: signature['x_ptr'] is '*bf61', not a Triton type "
+     "(a type of bf16, fp16, fp32, fp64, fp8e4nv, fp8e4b8, fp8e4b15, fp8e5, fp8e5b16, i1, i8, i16, i32, i64, "
+     "u1, u8, u16, u32, u64, B, '*' before it for a pointer, ':16' after it for 16-byte alignment, or "
+     "'constexpr')"),
+    ("*fp32", "BLOCK", "Error: {proj}/launch.py:8: TRITON['m']['constexprs']['BLOCK'] must be a literal "
+     "(plain data), not BLOCK"),
+])
+def test_a_launch_py_mistake_is_named_at_its_entry_by_build(tmp_path, sig, value, message):
+    """Issue 48: a signature typo names launch.py's entry (not the kernel source), and a TRITON value
+    that is not a literal is named by its key path and line (not by `TRITON = {`)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "k.py").write_text(_KERNEL)
+    (proj / "launch.py").write_text(_LAUNCH.replace("SIG", sig).replace("VALUE", value))
+    r = CliRunner().invoke(cli, ["build", "mxfp4-mm", "--kernels", str(proj), "-o", str(tmp_path / "s.py")],
+                           prog_name="submitgen")
+    assert (r.exit_code, r.output.splitlines()[-1]) == (1, message.replace("{proj}", str(proj)))
+    assert not (tmp_path / "s.py").exists()
