@@ -7,7 +7,7 @@ plug-ins, sorted by name. Any module may also call :meth:`Registry.register`. A 
 load is kept as a :class:`BrokenPlugin` naming the reason (a built-in's failure propagates: it is
 submitgen's own); every other entry works.
 
-This module imports nothing of submitgen but the errors, so every layer may use it.
+This module imports nothing of submitgen but the budgets (system), so every layer may use it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from submitgen.system import over_budget
 
 T = TypeVar("T")
 
@@ -174,6 +176,8 @@ class Registry(Mapping[str, T], Generic[T]):
         except (KeyboardInterrupt, _ImportTimeout):
             raise
         except BaseException as e:  # noqa: BLE001 - any failure of a third-party import (SystemExit too)
+            if over_budget(e):  # the command's budget, reached while importing: enforced() names it
+                raise
             raise _Refused(f"cannot be imported: {type(e).__name__}: {one_line(e)}") from None
 
     def _name(self, name: str, entry: T) -> str:

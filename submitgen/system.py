@@ -161,6 +161,12 @@ def out_of_memory(e: BaseException) -> bool:
     return isinstance(e, ImportError) and any(t in str(e).lower() for t in _NO_MEMORY_TEXTS)
 
 
+def over_budget(e: BaseException) -> bool:
+    """Whether ``e`` is a budget's bound reached (the memory in any form, or the CPU time): what a
+    broad ``except`` (a plug-in's import) lets through to :func:`enforced`."""
+    return isinstance(e, (MemoryError, _OverCpu)) or out_of_memory(e)
+
+
 def release_in_child() -> None:
     """A ``preexec_fn`` for every program submitgen starts (compilers, disassemblers, demanglers,
     the test worker, eval.py), and the first call of the plan's forked child: the budget bounds

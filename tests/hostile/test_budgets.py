@@ -125,6 +125,38 @@ def test_no_room_for_lints_deep_parse_thread_is_the_budget(tmp_path):
     assert "warning: nesting [eval.py]:" in r.stdout and r.stderr == "", r.stderr
 
 
+HOG = """import os
+if os.environ["HOG"] == "memory":
+    hog = bytearray(1 << 31)
+while True:
+    pass
+"""
+
+
+@pytest.mark.parametrize("hog,env,bound", [
+    ("memory", {"SUBMITGEN_TEST_BUDGET_MB": "256"}, "memory budget of 256 MB"),
+    ("cpu", {"SUBMITGEN_TEST_BUDGET_S": "2"}, "CPU-time budget of 2 s")])
+def test_a_plug_ins_import_past_the_budget_is_the_budget(tmp_path, hog, env, bound):
+    """lint of a header naming a leaderboard no built-in problem has imports the problem plug-ins
+    under lint's budget; the registry took the budget's MemoryError, and the CPU budget's signal,
+    for a broken plug-in ("cannot be imported: _OverCpu: ; not loaded") and lint went on with no
+    CPU bound left."""
+    plug = tmp_path / "plug"
+    info = plug / "sg_hog-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sg-hog\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[submitgen.problems]\nsg-hog = sg_hog\n")
+    (plug / "sg_hog.py").write_text(HOG)
+    (tmp_path / "k.py").write_text("#!POPCORN leaderboard amd-not-built-in\ndef custom_kernel(data):\n"
+                                   "    return data\n")
+    full = {k: v for k, v in os.environ.items() if not k.startswith("SUBMITGEN_TEST_BUDGET")}
+    full.update(env, HOG=hog, PYTHONPATH=f"{REPO}{os.pathsep}{plug}")
+    r = subprocess.run([sys.executable, "-m", "submitgen", "lint", "k.py"], capture_output=True, text=True,
+                       cwd=tmp_path, env=full, timeout=120)
+    assert (r.returncode, r.stdout, r.stderr) == (
+        1, "", f"Error: lint: over its {bound} (docs/limits.md) reading k.py\n")
+
+
 def test_compile_is_held_to_its_budget_and_fits_in_it(tmp_path):
     """With an empty tools cache, so that the compiler's probe runs under the budget too: the
     probe (a child) is not held to it, and nothing is remembered that fails a later build. The
