@@ -33,6 +33,7 @@ from typing import Any
 from submitgen.errors import PlanError, ProblemError
 from submitgen.problems.reftask import read_bytes, read_task
 from submitgen.project.run import run_plan
+from submitgen.system import over_budget
 
 GPU_ARCHES = {"MI300": "gfx942", "MI300X": "gfx942", "MI355X": "gfx950", "H100": "sm_90"}
 """The one table of a round file's GPU -> the arch submitgen builds for it."""
@@ -179,6 +180,8 @@ class FolderInputs:
         try:
             return importlib.import_module("reference")
         except BaseException as e:  # noqa: BLE001 - the folder's code: one line
+            if over_budget(e):  # the command's budget: enforced() names it
+                raise
             raise ProblemError(
                 f"{self.folder}: importing reference.py failed: {type(e).__name__}: {e}"
             ) from None
@@ -194,6 +197,8 @@ class FolderInputs:
         except ProblemError:
             raise
         except BaseException as e:  # noqa: BLE001
+            if over_budget(e):  # the command's budget: enforced() names it
+                raise
             raise ProblemError(
                 f"{self.folder}: reference.py's generate_input({_label(spec)}) does not run "
                 f"without memory: {type(e).__name__}: {e}"
@@ -208,6 +213,8 @@ class FolderInputs:
         try:
             return data, self.module.ref_kernel(data)
         except BaseException as e:  # noqa: BLE001
+            if over_budget(e):  # the command's budget: enforced() names it
+                raise
             raise ProblemError(
                 f"ref_kernel does not run on meta inputs ({type(e).__name__}: "
                 f"{str(e).splitlines()[0] if str(e) else ''})"

@@ -21,6 +21,7 @@ from submitgen.project.plan_view import assignment, named_strings, plan_view
 from submitgen.project.triton_table import specs_from_launch
 from submitgen.rules import BANNED_RE
 from submitgen.runtime.frozen import sg_frozen
+from submitgen.system import over_budget
 from submitgen.toolchain.inputs import read_input
 
 DEVICE_SUFFIXES = (".hip", ".cu", ".cpp", ".cl", ".s")
@@ -359,5 +360,7 @@ def load_plan_module(project: KernelProject) -> ModuleType:
     try:
         exec(compile(project.plan_source, str(project.plan_path), "exec"), module.__dict__)
     except BaseException as e:  # the user's module failed at import: report it as theirs
+        if over_budget(e):  # the command's budget: enforced() names it
+            raise
         raise PlanError(f"{project.plan_path}: importing the plan failed: {type(e).__name__}: {e}") from None
     return module

@@ -157,6 +157,33 @@ def test_a_plug_ins_import_past_the_budget_is_the_budget(tmp_path, hog, env, bou
         1, "", f"Error: lint: over its {bound} (docs/limits.md) reading k.py\n")
 
 
+PLAN_PAST_BUDGET = """
+from pathlib import Path
+from submitgen import system
+from submitgen.errors import SubmitgenError
+from submitgen.project.load import KernelProject, load_plan_module
+
+system.own_process()
+plan = KernelProject(Path("."), (), Path("launch.py"), "while True:\\n    pass\\n", ())
+try:
+    with system.enforced("build", ("mxfp4-mm",), verb="building"):
+        load_plan_module(plan)
+except SubmitgenError as e:
+    print(e)
+"""
+
+
+def test_the_plans_import_in_the_build_past_the_budget_is_the_budget(tmp_path):
+    """build imports the plan in its own process (the check of its launches) under build's budget:
+    the plan's 'except BaseException' made the budget's CPU signal "importing the plan failed:
+    _OverCpu: " (a private name, and the CPU bound was gone after it)."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("SUBMITGEN_TEST_BUDGET")}
+    r = subprocess.run([sys.executable, "-c", PLAN_PAST_BUDGET], capture_output=True, text=True, cwd=tmp_path,
+                       env=dict(full, SUBMITGEN_TEST_BUDGET_S="1", PYTHONPATH=str(REPO)), timeout=120)
+    assert (r.returncode, r.stdout, r.stderr) == (
+        0, "build: over its CPU-time budget of 1 s (docs/limits.md) building mxfp4-mm\n", "")
+
+
 def test_compile_is_held_to_its_budget_and_fits_in_it(tmp_path):
     """With an empty tools cache, so that the compiler's probe runs under the budget too: the
     probe (a child) is not held to it, and nothing is remembered that fails a later build. The
