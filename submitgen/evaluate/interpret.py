@@ -171,7 +171,7 @@ def driver_source(root: Path, arch: str) -> str:
 
 SMALL_SHAPES: dict[str, tuple[dict[str, int], ...]] = {
     # the smallest test shape (m=256 n=2880 k=512) took the default project 19 to 49 s, but a simple
-    # kernel of one's own (issue 48: smaller tiles, more programs) past 1,500 s
+    # kernel of one's own (smaller tiles, more programs) past 1,500 s
     "amd-mxfp4-mm": ({"m": 16, "n": 256, "k": 512, "seed": 17},),
     # every test shape is too large for the interpreter. The smallest (fewest input elements) is
     # test 2 (64 + 1 experts of 4096 x 1536, bs 128): on the 2-core build machine (2026-12-02,
