@@ -12,7 +12,6 @@ import click
 import pytest
 from click.testing import CliRunner
 
-import submitgen.readers.amd
 from submitgen import pipeline as build_pkg
 from submitgen.backends import BACKENDS, Backend, get_backend
 from submitgen.backends.amd import AmdBackend
@@ -113,18 +112,32 @@ def test_stages_pass_frozen_values(tmp_path):
     assert p.launcher is CTYPES and p.backend is BACKENDS[Target.AMD]
 
 
-@pytest.mark.slow
-def test_each_code_object_is_parsed_once(tmp_path, monkeypatch):
-    """A build reads each object it embeds once (the compile cache already holds this project's)."""
-    build(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "warm.py"))
-    calls = []
-    real = submitgen.readers.amd.read_code_object
+def _count_parses(monkeypatch) -> list:
+    """The labels of every read_code_object call from now on: the reader's function is replaced in
+    its module and in every loaded submitgen module that bound it by name (the package's names load
+    on first use; callers import it from the reader or the package)."""
+    import sys
+
+    from submitgen.readers.amd import reader
+
+    calls: list = []
+    real = reader.read_code_object
 
     def counted(*args, **kwargs):
         calls.append(kwargs.get("label"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(submitgen.readers.amd, "read_code_object", counted)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("submitgen") and getattr(module, "read_code_object", None) is real:
+            monkeypatch.setattr(module, "read_code_object", counted)
+    return calls
+
+
+@pytest.mark.slow
+def test_each_code_object_is_parsed_once(tmp_path, monkeypatch):
+    """A build reads each object it embeds once (the compile cache already holds this project's)."""
+    build(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "warm.py"))
+    calls = _count_parses(monkeypatch)
     result = build(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "s.py"))
     assert len(result.blobs) == 1
     assert calls == ["mm_basic (gfx950)"]
@@ -159,13 +172,6 @@ def test_build_package_keeps_its_public_names():
 def test_a_cold_build_parses_its_compiled_object_once(tmp_path, monkeypatch):
     """With an empty compile cache the toolchain's read-back model is reused: still one parse."""
     monkeypatch.setenv("SUBMITGEN_CACHE_DIR", str(tmp_path / "cold-cache"))
-    calls = []
-    real = submitgen.readers.amd.read_code_object
-
-    def counted(*args, **kwargs):
-        calls.append(kwargs.get("label"))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(submitgen.readers.amd, "read_code_object", counted)
+    calls = _count_parses(monkeypatch)
     build(BuildOptions(problem="mxfp4-mm", kernels=PROJECT, output=tmp_path / "s.py"))
     assert len(calls) == 1
