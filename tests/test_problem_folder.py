@@ -365,9 +365,10 @@ REFUSALS = (
         dict(eval_py="import torch\ng = torch.cuda.CUDAGraph()\n"),
         True,
         "Error: FOLDER/eval.py: times custom_kernel inside a captured CUDA graph; a submitgen file "
-        "launches on queue 0, which cannot join a capture, and launching on the capturing queue would "
-        "need its name, which the "
-        "leaderboard bans\n",
+        "launches on queue 0, which cannot join a capture (torch gives the capturing queue only under "
+        "the banned word; Triton's launcher takes it unnamed, but runs an embedded binary only through "
+        "Triton's internal, version-specific CompiledKernel API from files written at run time, which "
+        "submitgen does not do)\n",
     ),
 )
 

@@ -328,8 +328,10 @@ def for_build(problem: Any, *, timeout: float, fallback: Path | None) -> Any:
     if any(w in read_bytes(source, "task.yml file").decode("utf-8", "replace") for w in CUDA_GRAPH_WORDS):
         raise ProblemError(
             f"{main}: times custom_kernel inside a captured CUDA graph; a submitgen file launches "
-            "on queue 0, which cannot join a capture, and launching on the capturing queue "
-            "would need its name, which the leaderboard bans"
+            "on queue 0, which cannot join a capture (torch gives the capturing queue only under "
+            "the banned word; Triton's launcher takes it unnamed, but runs an embedded binary only "
+            "through Triton's internal, version-specific CompiledKernel API from files written at "
+            "run time, which submitgen does not do)"
         )
     extra: dict[str, Any] = {"fallback_text": fallback_source(fallback)} if fallback is not None else {}
     inputs = FolderInputs(problem.folder.resolve())
