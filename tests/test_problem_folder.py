@@ -449,3 +449,23 @@ def test_problems_lists_a_folder_as_build_reads_it(tmp_path):
     assert r.exit_code == 1
     assert r.output.endswith("a multi-GPU task (task.yml says multi_gpu: true); submitgen builds single-GPU "
                              "submissions only\n")
+
+
+def test_the_payload_baseline_is_the_folders_files_as_kernelbot_sends_them(tmp_path):
+    """kernelbot's dispatch payload: base64(zlib(json(config))), config holding every file task.yml
+    lists (the submission empty), the main script's name, the tests, the benchmarks and the ranking.
+    The built-in problems' figures were computed by the same function from their folders."""
+    import base64
+    import json
+    import zlib
+
+    folder = write_round(tmp_path)
+    sources = {"submission.py": "", "task.py": TASK_PY, "utils.py": 'import torch\nDEVICE = "cuda"\n',
+               "reference.py": REFERENCE, "eval.py": EVAL}
+    config = {"lang": "py", "main": "eval.py", "sources": sources,
+              "tests": [{"n": 256, "seed": 1}, {"n": 1000, "seed": 2}], "benchmarks": [{"n": 4096, "seed": 3}],
+              "ranking_by": "geom"}
+    want = len(base64.b64encode(zlib.compress(json.dumps(config).encode("utf-8"), 9)))
+    assert payload_baseline(folder) == want
+    (folder / "reference.py").write_text(REFERENCE + "# " + "x9q" * 500 + "\n")
+    assert payload_baseline(folder) > want
