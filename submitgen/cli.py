@@ -44,9 +44,9 @@ def _warn_broken_plugins(ctx: click.Context, error: str) -> None:
     """After a command that read the problem registry: one stderr line per plug-in that did not load
     (`problems` lists them itself; an Error line already naming it is not repeated)."""
     registry = sys.modules.get("submitgen.problems.registry")
-    if registry is None or not registry.discovered() or ctx.invoked_subcommand == "problems":
+    if registry is None or not registry.REGISTRY.loaded or ctx.invoked_subcommand == "problems":
         return
-    for broken in registry.broken_plugins():
+    for broken in registry.REGISTRY.broken:
         if broken.message() != error:
             click.echo(printable(f"Warning: {broken.message()}; not loaded (submitgen problems lists the "
                                  "problems)"), err=True)

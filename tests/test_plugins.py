@@ -60,13 +60,13 @@ def _on_path(target: Path):
     """``target`` on sys.path, the registry reading its plug-ins again, for the block only: the
     tests after it (the broken plug-ins') see exactly the plug-ins they install."""
     sys.path.insert(0, str(target))
-    registry.reload_plugins()
+    registry.REGISTRY.reload_plugins()
     try:
         yield target
     finally:
         sys.path.remove(str(target))
         _forget(("submitgen_toy_mul",))
-        registry.reload_plugins()
+        registry.REGISTRY.reload_plugins()
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_the_installed_plugin_is_listed_with_its_package(installed):
         "(toy-mul = submitgen_toy_mul.problem)\n")
     assert lines[5] == "-          amd-identity            MI300    lint only (no problem module)"
     assert "{mxfp4-mm|mixed-mla|moe-mxfp4|toy-mul}" in run("build", "--help").output
-    assert registry.origin("example-toy-mul").distribution == "submitgen-toy-mul 0.1.0"
+    assert registry.REGISTRY.origin("example-toy-mul").distribution == "submitgen-toy-mul 0.1.0"
 
 
 @pytest.mark.slow
@@ -214,11 +214,11 @@ def broken(request, tmp_path):
     entries, modules, message = BROKEN[request.param]
     root = _distribution(tmp_path / "site", f"sg-broken-{request.param}", entries, modules)
     sys.path.insert(0, str(root))
-    registry.reload_plugins()
+    registry.REGISTRY.reload_plugins()
     yield next(iter(entries)), message
     sys.path.remove(str(root))
     _forget(tuple(modules))
-    registry.reload_plugins()
+    registry.REGISTRY.reload_plugins()
 
 
 def test_a_broken_plugin_is_one_error_line_when_its_problem_is_named(broken, tmp_path):
@@ -237,7 +237,7 @@ def test_a_broken_plugin_is_one_warning_and_the_other_problems_work(broken):
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith(f"{kernelguard_line(GOLDEN)}\n{GOLDEN}: lint passed; ")
     assert r.stderr == f"Warning: {message}; not loaded (submitgen problems lists the problems)\n"
-    assert registry.problem_names()[:3] == ("mxfp4-mm", "mixed-mla", "moe-mxfp4")
+    assert tuple(p.name for p in registry.problems())[:3] == ("mxfp4-mm", "mixed-mla", "moe-mxfp4")
 
 
 def test_problems_lists_a_broken_plugin_and_exits_1(broken):
@@ -258,7 +258,7 @@ def test_commands_that_never_read_the_registry_say_nothing(broken):
     listed = "" if name == "mxfp4-mm" else f"|{name}"
     usage = f"Usage: cli build [OPTIONS] [{{mxfp4-mm|mixed-mla|moe-mxfp4{listed}}}]"
     assert r.stdout.splitlines()[0] == usage
-    assert not registry.discovered()
+    assert not registry.REGISTRY.loaded
 
 
 def test_a_plugin_that_hangs_at_import_is_given_up_after_its_limit(tmp_path, monkeypatch):
@@ -271,7 +271,7 @@ def test_a_plugin_that_hangs_at_import_is_given_up_after_its_limit(tmp_path, mon
     monkeypatch.syspath_prepend(str(root))
     assert registries.PLUGIN_IMPORT_S == 30.0  # docs/plugins.md, docs/limits.md
     monkeypatch.setattr(registries, "PLUGIN_IMPORT_S", 0.5)
-    registry.reload_plugins()
+    registry.REGISTRY.reload_plugins()
     try:
         r = CliRunner().invoke(cli, ["build", "--help"])
         assert r.exit_code == 0 and "|sg-sleepy}]" in r.stdout.splitlines()[0]
@@ -283,4 +283,4 @@ def test_a_plugin_that_hangs_at_import_is_given_up_after_its_limit(tmp_path, mon
                                  "limit\n")
     finally:
         _forget(("sg_sleepy",))
-        registry.reload_plugins()
+        registry.REGISTRY.reload_plugins()

@@ -17,7 +17,7 @@ from typing import Any
 _EXPORTS = {
     "CheckResult": "compare", "Tolerance": "compare",
     "PROBLEMS": "registry", "Leaderboard": "registry", "get_problem": "registry", "leaderboards": "registry",
-    "problem_names": "registry", "problems": "registry", "register": "registry", "unregister": "registry",
+    "problems": "registry", "register": "registry", "unregister": "registry",
     "ProblemSpec": "spec", "Problem": "spec",
 }
 

@@ -4,7 +4,7 @@ gives is shown escaped (``textfmt.printable``): one row each, no terminal escape
 
 from __future__ import annotations
 
-from submitgen.problems.registry import broken_plugins, get_problem, leaderboards, origin, problems
+from submitgen.problems.registry import REGISTRY, get_problem, leaderboards, problems
 from submitgen.registry import BrokenPlugin
 from submitgen.textfmt import printable
 
@@ -27,12 +27,12 @@ def format_problems(folders: tuple[str, ...] = ()) -> tuple[list[str], tuple[Bro
     if folders:
         return _table(rows), ()
     for p in problems():
-        rows.append((p.name, p.leaderboard, p.gpu, origin(p.name).describe()))
+        rows.append((p.name, p.leaderboard, p.gpu, REGISTRY.origin(p.name).describe()))
     others = [lb for lb in leaderboards().values() if lb.problem is None]
     for lb in others:
         rows.append(("-", lb.name, ",".join(lb.gpus), "lint only (no problem module)"))
     lines = _table(rows)
-    broken = broken_plugins()
+    broken = tuple(REGISTRY.broken)
     if broken:
         lines += ["", f"not loaded ({len(broken)}):"]
         lines += [f"  {printable(b.message())}" for b in broken]

@@ -1,16 +1,7 @@
-"""The one registry of problems and leaderboards that the build, lint, payload, test/bench and the
-CLI read.
-
-- Problems: :data:`REGISTRY` (a :class:`submitgen.registry.Registry`) loads the built-in modules
-  that bind ``PROBLEM`` (a :class:`ProblemSpec`) on first use, then every plug-in of the
-  ``submitgen.problems`` entry point group, the same way; any other module adds its own with
-  :func:`register` (tests do this with a toy problem). A plug-in that fails to load is kept as a
-  :class:`~submitgen.registry.BrokenPlugin`: naming its problem raises its reason, every other
-  problem works.
-- Leaderboards: those of the registered problems, plus :data:`OTHER_LEADERBOARDS`, the ones the server
-  runs that submitgen has no problem module for. Lint knows all of them; ``test``/``bench``/``build``
-  need a problem.
-"""
+"""The problems and leaderboards that the build, lint, payload, test/bench and the CLI read:
+:data:`REGISTRY` (built-ins, then the ``submitgen.problems`` entry points, then :func:`register`;
+docs/plugins.md), :data:`SHIPPED` (the built-ins' rows, read without importing torch) and
+:data:`OTHER_LEADERBOARDS` (lint only)."""
 
 from __future__ import annotations
 
@@ -23,9 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from submitgen.errors import ProblemError
-from submitgen.problems.facts import static_problems
 from submitgen.problems.folder import folder_problem, is_folder
-from submitgen.registry import NAME_RE, BrokenPlugin, Origin, Registry
+from submitgen.registry import NAME_RE, Origin, Registry
 
 if TYPE_CHECKING:  # the spec module imports torch: loaded only where a spec is made or checked
     from submitgen.problems.spec import ProblemSpec  # lazy: spec imports torch
@@ -43,9 +33,15 @@ class Leaderboard:
     clones_inputs: bool = True  # the problem's eval_clones_inputs (True without a problem)
 
 
-ROUND_ORDER: tuple[str, ...] = ("amd-mxfp4-mm", "amd-mixed-mla", "amd-moe-mxfp4")
-"""The AMD Developer Challenge February 2026 problems in the round's order: problems are listed in
-this order, then any other registered problem in registration order."""
+SHIPPED: tuple[Leaderboard, ...] = (
+    Leaderboard("amd-mxfp4-mm", ("MI355X",), 9_700, "mxfp4-mm"),
+    Leaderboard("amd-mixed-mla", ("MI355X",), 12_600, "mixed-mla"),
+    Leaderboard("amd-moe-mxfp4", ("MI355X",), 11_800, "moe-mxfp4", clones_inputs=False),
+)
+"""The built-in problems (module ``submitgen.problems.<name>``), in the round's order: problems are
+listed in this order, then any other in registration order. Lint reads these rows without importing
+a problem module (they import torch); tests/test_lint_no_torch.py checks them against the specs."""
+ROUND_ORDER = {row.name: i for i, row in enumerate(SHIPPED)}
 
 OTHER_LEADERBOARDS: tuple[Leaderboard, ...] = (
     # AMD Developer Challenge 2025 (problems/amd.yaml, problems/amd_distributed.yaml)
@@ -85,31 +81,9 @@ def _check(name: str, spec: Any, where: str) -> ProblemSpec:
 
 REGISTRY: Registry[ProblemSpec] = Registry(
     "problem",
-    (("mxfp4-mm", "submitgen.problems.mxfp4_mm"), ("mixed-mla", "submitgen.problems.mixed_mla"),
-     ("moe-mxfp4", "submitgen.problems.moe_mxfp4")),
+    tuple((row.problem, f"submitgen.problems.{row.problem.replace('-', '_')}") for row in SHIPPED),
     attr="PROBLEM", group="submitgen.problems", check=_check, key=lambda p: p.leaderboard,
     describe=lambda p: f"{p.name!r} ({p.leaderboard})", unique="a name and a leaderboard", error=ProblemError)
-"""Every problem: the built-ins above (in the round's order), then the plug-ins of the entry point
-group, then those added with :func:`register`."""
-
-
-def broken_plugins() -> tuple[BrokenPlugin, ...]:
-    """The plug-ins that did not load (after the registry was first read)."""
-    return tuple(REGISTRY.broken)
-
-
-def discovered() -> bool:
-    """Whether the registry has been read in this process (the CLI reports broken plug-ins then)."""
-    return REGISTRY.loaded
-
-
-def reload_plugins() -> None:
-    REGISTRY.reload_plugins()
-
-
-def origin(name: str) -> Origin:
-    """Where the registered problem ``name`` comes from."""
-    return REGISTRY.origin(get_problem(name).name)
 
 
 def register(spec: ProblemSpec) -> ProblemSpec:
@@ -152,26 +126,18 @@ def load(module: str, name: str, root: str | None = None) -> ProblemSpec:
 
 def problems() -> tuple[ProblemSpec, ...]:
     """Every registered problem, in listing order."""
-    order = {lb: i for i, lb in enumerate(ROUND_ORDER)}
     seq = {name: i for i, name in enumerate(REGISTRY)}
-    return tuple(sorted(REGISTRY.values(), key=lambda p: (order.get(p.leaderboard, len(order)), seq[p.name])))
-
-
-def problem_names() -> tuple[str, ...]:
-    return tuple(p.name for p in problems())
+    return tuple(sorted(REGISTRY.values(), key=lambda p: (ROUND_ORDER.get(p.leaderboard, 9), seq[p.name])))
 
 
 def cheap_names() -> tuple[tuple[str, str], ...] | None:
-    """(name, leaderboard) of every known problem, in listing order, without importing a problem
-    module (they import torch): the registered problems and the shipped ones read from their source
-    (:mod:`submitgen.problems.facts`). None when that cannot tell: an installed plug-in (only its
-    import says what it adds) or a problem module that cannot be read without importing it."""
+    """(name, leaderboard) of every known problem, in listing order, importing no problem module:
+    None when an installed plug-in is there (only its import says what it adds)."""
     if REGISTRY.loaded:
         return tuple((p.name, p.leaderboard) for p in problems())
     if importlib.metadata.entry_points(group=REGISTRY.group):
         return None
-    rows = [r for r in _problem_rows(False) if r.problem is not None]
-    return None if not rows else tuple((r.problem, r.name) for r in rows)  # type: ignore[misc]
+    return tuple((r.problem, r.name) for r in _problem_rows(False) if r.problem is not None)  # type: ignore[misc]
 
 
 def usage_names() -> tuple[str, ...]:
@@ -214,8 +180,7 @@ def get_problem(name: str, *, leaderboard: str | None = None, gpu: str | None = 
 def leaderboards(*, load: bool = True) -> dict[str, Leaderboard]:
     """Every leaderboard lint knows, by name, in listing order: the problems', then the others.
     ``load=False`` imports no problem module that is not imported yet (they import torch): the
-    shipped problems' rows are read from their source (:mod:`submitgen.problems.facts`), with the
-    same values; where that reading fails, the modules are imported after all."""
+    built-ins not loaded yet are their :data:`SHIPPED` rows."""
     out = {row.name: row for row in _problem_rows(load)}
     for row in OTHER_LEADERBOARDS:
         out.setdefault(row.name, row)
@@ -229,20 +194,10 @@ def _row(p) -> Leaderboard:
 def _problem_rows(load: bool) -> list[Leaderboard]:
     if load or REGISTRY.builtins_loaded:
         return [_row(p) for p in problems()]
-
-    static = static_problems()
-    if static is None:
-        return [_row(p) for p in problems()]
-    known = list(REGISTRY.registered())
-    modules = {p.module for p in known}
-    known += [f for f in static if f.module not in modules]
-    order = {lb: i for i, lb in enumerate(ROUND_ORDER)}
-    ranked = sorted(enumerate(known), key=lambda ip: (order.get(ip[1].leaderboard, len(order)), ip[0]))
-    return [_row(p) for _, p in ranked]
-
-
-def known_gpus() -> tuple[str, ...]:
-    return tuple(sorted({g for lb in leaderboards().values() for g in lb.gpus}))
+    known = [_row(p) for p in REGISTRY.registered()]
+    known += [row for row in SHIPPED if row.problem not in {k.problem for k in known}]
+    ranked = sorted(enumerate(known), key=lambda ir: (ROUND_ORDER.get(ir[1].name, 9), ir[0]))
+    return [row for _, row in ranked]
 
 
 def default_payload_baseline() -> int:
