@@ -273,13 +273,8 @@ def reference(data: Any, **options: Any) -> torch.Tensor:
     return run(data, **options)
 
 
-# payload_baseline: the formula of problem folders (submitgen.problems.folder.payload_baseline:
-# task.yml's files as kernelbot sends them) on reference-kernels' problems/amd_202602/moe-mxfp4, computed
-# once (2026-12-07) with: python -c "from submitgen.problems.folder import payload_baseline as b;
-# print(b('../shared/reference-kernels/problems/amd_202602/moe-mxfp4'))" -> 11964
 PROBLEM = mi355x_problem(
-    globals(), kernel="moe_mxfp4", payload_baseline=11_964,
+    globals(), kernel="moe_mxfp4",
     tolerance=Tolerance(rtol=RTOL, atol=ATOL),
     input_names=INPUT_NAMES,
-    eval_clones_inputs=False,
 )

@@ -33,14 +33,19 @@ class Leaderboard:
     clones_inputs: bool = True  # the problem's eval_clones_inputs (True without a problem)
 
 
+# The payload baselines: the formula of problem folders (submitgen.problems.folder.payload_baseline:
+# task.yml's files as kernelbot sends them) on reference-kernels' problems/amd_202602/<name>, computed
+# once (2026-12-07) with: python -c "from submitgen.problems.folder import payload_baseline as b;
+# print(b('../shared/reference-kernels/problems/amd_202602/mxfp4-mm'))" -> 9852
 SHIPPED: tuple[Leaderboard, ...] = (
-    Leaderboard("amd-mxfp4-mm", ("MI355X",), 9_700, "mxfp4-mm"),
-    Leaderboard("amd-mixed-mla", ("MI355X",), 12_600, "mixed-mla"),
-    Leaderboard("amd-moe-mxfp4", ("MI355X",), 11_800, "moe-mxfp4", clones_inputs=False),
+    Leaderboard("amd-mxfp4-mm", ("MI355X",), 9_852, "mxfp4-mm"),
+    Leaderboard("amd-mixed-mla", ("MI355X",), 12_708, "mixed-mla"),
+    Leaderboard("amd-moe-mxfp4", ("MI355X",), 11_964, "moe-mxfp4", clones_inputs=False),
 )
 """The built-in problems (module ``submitgen.problems.<name>``), in the round's order: problems are
-listed in this order, then any other in registration order. Lint reads these rows without importing
-a problem module (they import torch); tests/test_lint_no_torch.py checks them against the specs."""
+listed in this order, then any other in registration order. Their specs take GPU, baseline and
+clones_inputs from here (``spec.mi355x_problem``), and lint reads them without importing a problem
+module (they import torch)."""
 ROUND_ORDER = {row.name: i for i, row in enumerate(SHIPPED)}
 
 OTHER_LEADERBOARDS: tuple[Leaderboard, ...] = (

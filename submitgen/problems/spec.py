@@ -196,19 +196,23 @@ def map_tensors(data: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
     return data
 
 
-def mi355x_problem(ns: Mapping[str, Any], *, kernel: str, tolerance: Tolerance, payload_baseline: int,
-                   input_names: tuple[str, ...], **extra: Any) -> ProblemSpec:
+def mi355x_problem(ns: Mapping[str, Any], *, kernel: str, tolerance: Tolerance,
+                   input_names: tuple[str, ...]) -> ProblemSpec:
     """The ``ProblemSpec`` of a shipped MI355X problem module from its ``globals()``: the module
     binds NAME, LEADERBOARD, SPEC_KEYS, TESTS, BENCHMARKS, TASK_SOURCE, ``_sg_leaves``, ``_sg_key``,
     ``shape_label``, ``generate_input``, ``meta_input``, ``reference`` and optionally ``output_meta``;
-    its fallback is ``submitgen.problems.fallbacks.<kernel>`` and its kernels ``kernels/<kernel>``."""
+    its fallback is ``submitgen.problems.fallbacks.<kernel>``, its kernels ``kernels/<kernel>``, its
+    GPU, payload baseline and clones_inputs its row of ``registry.SHIPPED``."""
+    from submitgen.problems.registry import SHIPPED  # lazy: the registry imports spec lazily too
+
+    row = next(r for r in SHIPPED if r.name == ns["LEADERBOARD"])
     return ProblemSpec(
-        name=ns["NAME"], leaderboard=ns["LEADERBOARD"], gpu="MI355X", arch="gfx950",
+        name=ns["NAME"], leaderboard=row.name, gpu=row.gpus[0], arch="gfx950",
         spec_keys=ns["SPEC_KEYS"], tests=frozen_specs(ns["TESTS"]), benchmarks=frozen_specs(ns["BENCHMARKS"]),
-        tolerance=tolerance, payload_baseline=payload_baseline,
+        tolerance=tolerance, payload_baseline=row.payload_baseline, eval_clones_inputs=row.clones_inputs,
         leaves=ns[LEAVES_FUNCTION], key=ns[KEY_FUNCTION], input_names=input_names,
         fallback_module=f"submitgen.problems.fallbacks.{kernel}", kernel_project=kernels_dir() / kernel,
         task_source=ns["TASK_SOURCE"], shape_label=ns["shape_label"], generate_input=ns["generate_input"],
         meta_input=ns["meta_input"], output_meta=ns.get("output_meta"), reference=ns["reference"],
-        module=ns["__name__"], **extra,
+        module=ns["__name__"],
     )
