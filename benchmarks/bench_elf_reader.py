@@ -4,7 +4,7 @@
 
 For each code object the files hold (``readers.containers.load_code_objects``), the best of
 ``--reps`` runs (CPU time of this process) of:
-- ``struct``: what the reader does now (``elf.image_of``: the section headers, their names, the
+- ``struct``: what the reader does now (``elf.ElfImage``: the section headers, their names, the
   symbols and the notes, with the header, section headers and symbols read by ``struct``);
 - ``pyelftools``: the same reads through pyelftools only (``ELFFile``: ``iter_sections``, the
   symbol table's ``iter_symbols``, ``iter_notes``);

@@ -1,6 +1,4 @@
-"""The argument-layout findings of ``checks._arg_layout``: each still given with its exact text
-now that an argument every check passes skips them (issue 26 item 16: ~80 arguments a kernel in
-the aiter corpus, each one's label was built for nothing)."""
+"""The argument-layout findings of ``checks._arg_layout``, each with its exact text."""
 
 from __future__ import annotations
 
@@ -46,30 +44,3 @@ def test_each_layout_finding_is_still_given():
         ("error", "arg-layout", "arg 7 ends at byte 72, beyond .kernarg_segment_size 64"),
     ]
 
-
-def test_the_kept_layout_checks_equal_the_checked_ones_per_kernel(monkeypatch):
-    """checks._arg_layout keeps what it found per (argument objects, kernarg size): kernels that
-    share their arguments get the same findings, each under its own name, as the full check."""
-    from submitgen.readers.amd import checks
-    from submitgen.readers.amd import metadata as md
-
-    monkeypatch.setattr(checks, "_LAYOUTS", {})
-    args = [{".offset": 0, ".size": 8, ".value_kind": "global_buffer", ".name": "a"},
-            {".offset": 4, ".size": 4, ".value_kind": "by_value", ".name": "b"}]
-
-    def kernel(name: str, size: int) -> dict:
-        return {".name": name, ".symbol": name + ".kd", ".args": [dict(a) for a in args],
-                ".kernarg_segment_size": size, ".kernarg_segment_align": 8,
-                ".group_segment_fixed_size": 0, ".private_segment_fixed_size": 0, ".wavefront_size": 64,
-                ".sgpr_count": 8, ".vgpr_count": 8, ".max_flat_workgroup_size": 256}
-
-    doc = {"amdhsa.version": [1, 2], "amdhsa.kernels": [kernel("k1", 16), kernel("k2", 16), kernel("k3", 6)]}
-    _, metas = md.parse_metadata(doc, "s")
-    assert metas[0].args[0] is metas[1].args[0]  # shared argument objects
-    for m in metas:
-        kept: list = []
-        full: list = []
-        checks._arg_layout(m, lambda *f, out=kept: out.append(f))
-        checks._arg_layout_checked(m, lambda *f, out=full: out.append(f))
-        assert kept == full and full, m.name
-    assert len(checks._LAYOUTS) == 2  # k1 and k2 share one entry; k3's size differs

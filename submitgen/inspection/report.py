@@ -15,7 +15,6 @@ from submitgen import textfmt
 from submitgen.errors import CodeObjectError
 from submitgen.inspection.launchtable import with_arg_names
 from submitgen.inspection.source import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
-from submitgen.readers import elf
 from submitgen.readers.amd import processors
 from submitgen.readers.amd.occupancy import required_block
 from submitgen.readers.base import Finding, KernelInfo, ObjectInfo
@@ -125,27 +124,25 @@ def inspect_sources(
     provenance or a Triton sidecar says, else none). Names are demangled in one call per run.
     With ``disasm``, AMD objects are disassembled for their instruction mix (each once, many to a
     disassembler process, several processes at a time)."""
-    # the disassembly's code ranges reuse the images the readers parsed (shared_images)
-    with elf.shared_images():
-        read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
-        for p in paths:
-            read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
-        subs = [submission_info(p, co.sha256) if loaded.container == "python" else None
-                for p, loaded, co in read]
-        picks = _picked(read, kernels, subs)
-        every = tuple(k.name for picked in picks for k in picked)
-        dem = dict(zip(every, demangle_many(every)))
-        tool = find_disassembler() if disasm else None
-        mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
-        out: list[Inspected] = []
-        for (p, loaded, co), picked, sub, (mix, note) in zip(read, picks, subs, mixes):
-            tgt = processors.PROCESSORS.get(arch.split(":", 1)[0].lower()) if arch else co.processor_facts()
-            dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
-            occ = {k.name: processors.occupancy(k, tgt, block,
-                                                dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
-                   for k in picked} if tgt is not None else {}
-            out.append(Inspected(loaded, co, tuple(picked), tgt, occ, {k.name: dem[k.name] for k in picked},
-                                 sub, MappingProxyType(dyn), MappingProxyType(mix), note))
+    read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
+    for p in paths:
+        read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
+    subs = [submission_info(p, co.sha256) if loaded.container == "python" else None
+            for p, loaded, co in read]
+    picks = _picked(read, kernels, subs)
+    every = tuple(k.name for picked in picks for k in picked)
+    dem = dict(zip(every, demangle_many(every)))
+    tool = find_disassembler() if disasm else None
+    mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
+    out: list[Inspected] = []
+    for (p, loaded, co), picked, sub, (mix, note) in zip(read, picks, subs, mixes):
+        tgt = processors.PROCESSORS.get(arch.split(":", 1)[0].lower()) if arch else co.processor_facts()
+        dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
+        occ = {k.name: processors.occupancy(k, tgt, block,
+                                            dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
+               for k in picked} if tgt is not None else {}
+        out.append(Inspected(loaded, co, tuple(picked), tgt, occ, {k.name: dem[k.name] for k in picked},
+                             sub, MappingProxyType(dyn), MappingProxyType(mix), note))
     return out
 
 

@@ -138,7 +138,7 @@ def mix_of(listing: Sequence[tuple[int, str]], start: int, end: int | None) -> I
 def code_ranges(image: bytes, label: str = "<bytes>") -> dict[str, tuple[int, int | None]]:
     """Each function symbol's code range [start, end): ``st_size`` when it has one, else up to the
     next function symbol of its section, else None (to the section's end, padding dropped)."""
-    img = elf.image_of(image, label)
+    img = elf.ElfImage(image, label)
     funcs = [s for s in img.symbols((".symtab", ".dynsym")).values() if s.type == "STT_FUNC"]
     starts = sorted({(s.shndx, s.value) for s in funcs}, key=lambda t: (str(t[0]), t[1]))
     out: dict[str, tuple[int, int | None]] = {}

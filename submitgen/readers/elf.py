@@ -274,33 +274,6 @@ class ElfImage:
         return None
 
 
-_shared: dict[int, ElfImage] | None = None
-
-
-@contextmanager
-def shared_images() -> Iterator[None]:
-    """While the block runs, :func:`image_of` gives the image already parsed from the same bytes
-    object (``inspect`` reads an object, then finds its kernels' code ranges for the instruction
-    mix: one parse, not two); outside it, a fresh parse each time."""
-    global _shared
-    outer = _shared
-    _shared = {} if outer is None else outer
-    try:
-        yield
-    finally:
-        _shared = outer
-
-
-def image_of(data: bytes, label: str) -> ElfImage:
-    """``ElfImage(data, label)``, parsed once per bytes object inside :func:`shared_images`."""
-    if _shared is None:
-        return ElfImage(data, label)
-    img = _shared.get(id(data))
-    if img is None or img.data is not data:
-        img = _shared[id(data)] = ElfImage(data, label)
-    return img
-
-
 def _iter_notes(raw: bytes, secname: str, label: str) -> Iterator[tuple[str, int, bytes]]:
     pos, n = 0, len(raw)
     while pos + 12 <= n:

@@ -14,7 +14,7 @@ from submitgen.readers.amd.descriptor import (
     vgpr_encoding_granule,
 )
 from submitgen.readers.amd.header import ElfHeader
-from submitgen.readers.amd.metadata import ArgMeta, KernelMeta, Metadata
+from submitgen.readers.amd.metadata import KernelMeta, Metadata
 from submitgen.readers.base import Finding, check_arg_extent
 
 EXPLICIT_VALUE_KINDS = frozenset(
@@ -201,41 +201,10 @@ def _registers_and_align(meta: KernelMeta, header: ElfHeader, add: Add) -> None:
         add("error", "kernarg-align", f".kernarg_segment_align is {align}, expected a power of two")
 
 
-# (the ids of a kernel's arguments, its .kernarg_segment_size) -> (those arguments, what
-# _arg_layout added for them): a pure function of both, and a corpus's kernels share their argument
-# objects (metadata._ARG_CACHE; the aiter wheel's 2,613 kernels have 35 distinct lists). The value
-# holds the arguments, so no id in a key is reused while it is kept; cleared past _LAYOUTS_SIZE.
-_LAYOUTS: dict[tuple[int, ...], tuple[tuple[ArgMeta, ...], tuple[tuple[str, str, str], ...]]] = {}
-_LAYOUTS_SIZE = 4096
-
-
 def _arg_layout(meta: KernelMeta, add: Add) -> None:
-    key = (meta.kernarg_segment_size, *map(id, meta.args))
-    kept = _LAYOUTS.get(key)
-    if kept is None:
-        added: list[tuple[str, str, str]] = []
-        _arg_layout_checked(meta, lambda sev, code, msg: added.append((sev, code, msg)))
-        if len(_LAYOUTS) >= _LAYOUTS_SIZE:
-            _LAYOUTS.clear()
-        kept = _LAYOUTS[key] = (meta.args, tuple(added))
-    for sev, code, msg in kept[1]:
-        add(sev, code, msg)
-
-
-def _arg_layout_checked(meta: KernelMeta, add: Add) -> None:
     prev_end = 0
     seen_hidden = False
-    limit = meta.kernarg_segment_size
     for a in meta.args:
-        off, size, hidden = a.offset, a.size, a.hidden
-        if (off >= prev_end and off + size <= limit
-                and not (size and size & (size - 1) == 0 and size <= 8 and off % size)
-                and (hidden or (not seen_hidden and a.value_kind in EXPLICIT_VALUE_KINDS
-                                and (a.value_kind != "global_buffer" or size == processors.POINTER_SIZE)))):
-            # every check below passes: nothing to add, no label to build (~80 arguments a kernel)
-            seen_hidden = seen_hidden or hidden
-            prev_end = max(prev_end, off + size)
-            continue
         label = f"arg {a.index}" + (f" '{a.name}'" if a.name else "")
         check_arg_extent(a, label, prev_end, meta.kernarg_segment_size, add, previous="previous argument",
                          beyond=f".kernarg_segment_size {meta.kernarg_segment_size}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -53,7 +53,7 @@ class ArgMeta:
     value_type: str | None = None
     unknown: Mapping[str, Any] = field(default_factory=_no_unknown, hash=False)
 
-    @cached_property  # asked ~10 times an argument over a corpus (a dict lookup once cached)
+    @property
     def hidden(self) -> bool:
         return self.value_kind.startswith("hidden_")
 
@@ -94,37 +94,18 @@ class KernelMeta:
     cluster_dims: tuple[int, ...] | None = None
     unknown: Mapping[str, Any] = field(default_factory=_no_unknown, hash=False)
 
-    # cached (frozen dataclass: functools.cached_property writes the instance's __dict__): the
-    # checks, the model and its JSON each ask, ~80 arguments a kernel in the aiter corpus
     @cached_property
     def explicit_args(self) -> tuple[ArgMeta, ...]:
-        return _split_args(self.args)[0]
+        return tuple(a for a in self.args if not a.hidden)
 
     @cached_property
     def hidden_args(self) -> tuple[ArgMeta, ...]:
-        return _split_args(self.args)[1]
+        return tuple(a for a in self.args if a.hidden)
 
     @cached_property
     def explicit_args_size(self) -> int:
         """Bytes up to the end of the last explicit argument (what ``extra``/kernelParams carry)."""
-        return _split_args(self.args)[2]
-
-
-# an argument tuple's id -> (the tuple, kept alive so that the id stays its own, its explicit
-# arguments, its hidden ones, the explicit arguments' size): kernels that share a tuple (_ARGS_CACHE)
-# share the split. Cleared when it holds _ARGS_CACHE_SIZE.
-_SPLIT_CACHE: dict[int, tuple[tuple[ArgMeta, ...], tuple[ArgMeta, ...], tuple[ArgMeta, ...], int]] = {}
-
-
-def _split_args(args: tuple[ArgMeta, ...]) -> tuple[tuple[ArgMeta, ...], tuple[ArgMeta, ...], int]:
-    hit = _SPLIT_CACHE.get(id(args))
-    if hit is None or hit[0] is not args:
-        explicit = tuple(a for a in args if not a.hidden)
-        hit = (args, explicit, tuple(a for a in args if a.hidden), max((a.end for a in explicit), default=0))
-        if len(_SPLIT_CACHE) >= _ARGS_CACHE_SIZE:
-            _SPLIT_CACHE.clear()
-        _SPLIT_CACHE[id(args)] = hit
-    return hit[1], hit[2], hit[3]
+        return max((a.end for a in self.explicit_args), default=0)
 
 
 @dataclass(frozen=True)
@@ -238,109 +219,12 @@ def decode_metadata_note(desc: bytes, label: str = "<bytes>") -> Any:
         ) from None
 
 
-def args_spans(desc: bytes) -> tuple[bytes | None, ...] | None:
-    """The msgpack bytes of each kernel's ``.args`` value, in the order of ``amdhsa.kernels``
-    (None for a kernel without one), read by stepping over the note with msgpack's own
-    ``Unpacker``; None for a note not laid out plainly (a root or kernel that is not a map, a
-    key given twice, bytes msgpack refuses). ``parse_metadata`` reads equal bytes once: a
-    corpus's kernels share their argument lists (the aiter wheel's 2,613 have 35 distinct)."""
-    u = msgpack.Unpacker(raw=False, strict_map_key=True, max_buffer_size=max(len(desc), 1))
-    try:
-        u.feed(desc)
-        spans: list[bytes | None] | None = None
-        for _ in range(u.read_map_header()):
-            if u.unpack() != "amdhsa.kernels":
-                u.skip()
-                continue
-            if spans is not None:
-                return None
-            spans = []
-            for _ in range(u.read_array_header()):
-                span, keys = None, set()
-                for _ in range(u.read_map_header()):
-                    key = u.unpack()
-                    if not isinstance(key, str) or key in keys:
-                        return None
-                    keys.add(key)
-                    if key != ".args":
-                        u.skip()
-                        continue
-                    start = u.tell()
-                    u.skip()
-                    span = desc[start:u.tell()]
-                spans.append(span)
-        return tuple(spans) if spans is not None and u.tell() == len(desc) else None
-    except Exception:  # anything msgpack raises: decode_metadata_note names it; no spans here
-        return None
-
-
 def _each(get: Callable[..., Any], *names: str, **kw: Any) -> dict[str, Any]:
     """``{name: get("." + name, **kw)}`` for each of ``names``, read in order."""
     return {n: get(f".{n}", **kw) for n in names}
 
 
-# an argument's metadata keys -> (ArgMeta field, the exact type msgpack gives a valid value)
-_ARG_KEYS = {
-    **{f".{n}": (n, int) for n in ("offset", "size", "pointee_align")},
-    **{f".{n}": (n, str) for n in ("value_kind", "name", "type_name", "address_space", "access",
-                                   "actual_access", "value_type")},
-    **{f".{n}": (n, bool) for n in ("is_const", "is_restrict", "is_volatile", "is_pipe")},
-}
-
-
-# ArgMeta's optional fields at their defaults: the fast path below fills an instance's __dict__ from
-# it (a frozen dataclass's __init__ sets each of 17 fields through object.__setattr__, the most of
-# reading an argument; a corpus object has ~80 of them).
-_ARG_DEFAULTS = {f.name: f.default for f in fields(ArgMeta) if f.default is not MISSING}
-
-
-_ARG_TYPES = {key: t for key, (_, t) in _ARG_KEYS.items()}
-_ARG_FIELDS = {key: name for key, (name, _) in _ARG_KEYS.items()}
-_ARG_REQUIRED = frozenset((".offset", ".size", ".value_kind"))
-_ARG_BASE = {**_ARG_DEFAULTS, "index": 0, "unknown": _NO_UNKNOWN}
-
-
-# (index, the entry's keys and values, their types) -> the ArgMeta the fast path read from them: a
-# corpus repeats its arguments (the aiter wheel's 206,569 are 883 distinct), and an ArgMeta is
-# frozen, so equal entries share one. The types are part of the key (1, 1.0 and True are equal
-# keys, not equal entries); only the fast path's results are kept; cleared when it grows past
-# _ARG_CACHE_SIZE.
-_ARG_CACHE: dict[tuple[Any, ...], ArgMeta] = {}
-_ARG_CACHE_SIZE = 1 << 16
-
-
 def _parse_arg(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
-    """One ``.args`` entry. The common case (known keys only, each of its exact type) is read in
-    one pass, or found in ``_ARG_CACHE``; anything else takes the checked path, which names the
-    key and the bad value."""
-    if type(raw) is dict and raw.keys() <= _ARG_TYPES.keys() and raw.keys() >= _ARG_REQUIRED:
-        memo: tuple[Any, ...] = (index, *raw.items(), *map(type, raw.values()))
-        try:
-            hit = _ARG_CACHE.get(memo)
-        except TypeError:  # a list or map value (not hashable): not the fast path's entry anyway
-            memo, hit = (), None
-        if hit is not None:
-            return hit
-        values = _ARG_BASE.copy()  # every field set, as ArgMeta(**values) would; one pass over the keys
-        for key, v in raw.items():
-            field_name, t = _ARG_KEYS[key]
-            if type(v) is not t or (isinstance(v, int) and v < 0):
-                break
-            values[field_name] = v
-        else:
-            values["index"] = index
-            values["hidden"] = values["value_kind"].startswith("hidden_")  # what the property gives
-            arg = object.__new__(ArgMeta)
-            object.__setattr__(arg, "__dict__", values)
-            if memo:
-                if len(_ARG_CACHE) >= _ARG_CACHE_SIZE:
-                    _ARG_CACHE.clear()
-                _ARG_CACHE[memo] = arg
-            return arg
-    return _parse_arg_checked(raw, index, kname, label)
-
-
-def _parse_arg_checked(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
     m = _Map(raw, f"kernel {kname!r} arg {index}", label)
     return ArgMeta(
         index=index,
@@ -354,29 +238,7 @@ def _parse_arg_checked(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
     )
 
 
-# an ``.args`` value's msgpack bytes (args_spans) -> the ArgMeta tuple read from them: equal bytes
-# decode to equal values, so to equal arguments. Lists of at most _ARGS_KEY_BYTES bytes are kept;
-# cleared when it holds _ARGS_CACHE_SIZE.
-_ARGS_CACHE: dict[bytes, tuple[ArgMeta, ...]] = {}
-_ARGS_CACHE_SIZE = 4096
-_ARGS_KEY_BYTES = 64 * 1024
-
-
-def _parse_args(args_raw: list[Any], span: bytes | None, name: str, label: str) -> tuple[ArgMeta, ...]:
-    if span is not None:
-        hit = _ARGS_CACHE.get(span)
-        if hit is not None:
-            return hit
-    args = tuple(_parse_arg(a, i, name, label) for i, a in enumerate(args_raw))
-    if span is not None and len(span) <= _ARGS_KEY_BYTES:
-        if len(_ARGS_CACHE) >= _ARGS_CACHE_SIZE:
-            _ARGS_CACHE.clear()
-        _ARGS_CACHE[span] = args
-    return args
-
-
-def _parse_kernel_meta(raw: Any, index: int, label: str, span: bytes | None = None) -> KernelMeta:
-    """One kernel's entry; ``span``: its ``.args`` value's bytes (``args_spans``), or None."""
+def _parse_kernel_meta(raw: Any, index: int, label: str) -> KernelMeta:
     m = _Map(raw, f"kernel {index}", label)
     name = m.required_str(".name")
     m.where = f"kernel {name!r}"
@@ -388,7 +250,7 @@ def _parse_kernel_meta(raw: Any, index: int, label: str, span: bytes | None = No
     return KernelMeta(
         name=name,
         symbol=m.required_str(".symbol"),
-        args=_parse_args(args_raw, span if args_raw else None, name, label),
+        args=tuple(_parse_arg(a, i, name, label) for i, a in enumerate(args_raw)),
         **_each(m.int, "kernarg_segment_size", "kernarg_segment_align", "group_segment_fixed_size",
                 "private_segment_fixed_size", "wavefront_size", "sgpr_count", "vgpr_count", required=True),
         agpr_count=m.int(".agpr_count"),
@@ -408,9 +270,8 @@ def _parse_kernel_meta(raw: Any, index: int, label: str, span: bytes | None = No
     )
 
 
-def parse_metadata(doc: Any, label: str = "<bytes>",
-                   spans: tuple[bytes | None, ...] | None = None) -> tuple[Metadata, tuple[KernelMeta, ...]]:
-    """``doc``: the decoded note; ``spans``: ``args_spans`` of the same note's bytes, or None."""
+def parse_metadata(doc: Any, label: str = "<bytes>") -> tuple[Metadata, tuple[KernelMeta, ...]]:
+    """``doc``: the decoded note."""
     m = _Map(doc, "root", label)
     version = m.ints("amdhsa.version", None)
     if version is None:
@@ -424,8 +285,5 @@ def parse_metadata(doc: Any, label: str = "<bytes>",
     if not all(isinstance(p, str) for p in printf):
         raise CodeObjectError(f"{label}: metadata 'amdhsa.printf': expected a list of strings")
     kernels_raw = m.list("amdhsa.kernels") or []
-    if spans is None or len(spans) != len(kernels_raw):
-        spans = (None,) * len(kernels_raw)
-    kernels = tuple(_parse_kernel_meta(k, i, label, span)
-                    for i, (k, span) in enumerate(zip(kernels_raw, spans)))
+    kernels = tuple(_parse_kernel_meta(k, i, label) for i, k in enumerate(kernels_raw))
     return Metadata(version=version, target=target, printf=tuple(printf), unknown=m.unknown()), kernels

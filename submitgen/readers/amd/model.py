@@ -205,38 +205,20 @@ def _unknown(target: dict[str, Any], unknown: Mapping[Any, Any]) -> None:
 
 
 def _arg_json(a: ArgMeta) -> dict[str, Any]:
-    """An argument's JSON (a copy each call), made once per ``ArgMeta``: equal arguments of a
-    corpus share one (``metadata._ARG_CACHE``)."""
-    f = vars(a)  # the fields by name, without a getattr per field (a corpus object has ~80 arguments)
-    made: dict[str, Any] | None = f.get("_json")
-    if made is None:
-        made = f["_json"] = _arg_json_made(a, f)
-    return made.copy()
-
-
-def _arg_json_made(a: ArgMeta, f: dict[str, Any]) -> dict[str, Any]:
     d: dict[str, Any] = {"index": a.index, "offset": a.offset, "size": a.size, "value_kind": a.value_kind}
     for k in _ARG_JSON_KEYS:
-        v = f[k]
+        v = getattr(a, k)
         if v is not None:
             d[k] = v
-    if a.unknown:
-        _unknown(d, a.unknown)
+    _unknown(d, a.unknown)
     d["hidden"] = a.hidden
     return d
 
 
-_DESCRIPTOR_FIELDS = tuple(f.name for f in fields(KernelDescriptor))
-
-
 def _descriptor_json(kd: KernelDescriptor) -> dict[str, Any]:
-    """The descriptor's fields and entry address, as ``textfmt.jsonable`` makes them (only the
-    values that are not already plain JSON go through it: a fifth of a corpus's JSON time)."""
-    d = {name: getattr(kd, name) for name in _DESCRIPTOR_FIELDS}
+    """The descriptor's fields and entry address."""
+    d = {f.name: textfmt.jsonable(getattr(kd, f.name)) for f in fields(KernelDescriptor)}
     d["entry_address"] = kd.entry_address
-    for name, v in d.items():
-        if type(v) not in textfmt.PLAIN:
-            d[name] = textfmt.jsonable(v)
     return d
 
 

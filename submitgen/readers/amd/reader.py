@@ -15,7 +15,6 @@ from submitgen.readers.amd.header import ElfHeader, parse_header
 from submitgen.readers.amd.metadata import (
     NT_AMDGPU_METADATA,
     KernelMeta,
-    args_spans,
     decode_metadata_note,
     parse_metadata,
 )
@@ -107,10 +106,10 @@ def _short(v: Any) -> str:
 
 
 def _read(data: bytes, header: ElfHeader, label: str) -> CodeObject:
-    image = elf.image_of(data, label)
+    image = elf.ElfImage(data, label)
     findings: list[Finding] = []
     desc = _metadata_notes(image, header, findings)
-    metadata, kmetas = parse_metadata(decode_metadata_note(desc, label), label, args_spans(desc))
+    metadata, kmetas = parse_metadata(decode_metadata_note(desc, label), label)
     findings += object_findings(header, metadata)
     order = (".dynsym", ".symtab") if header.elf_type == "ET_DYN" else (".symtab", ".dynsym")
     symbols = image.symbols(order)
