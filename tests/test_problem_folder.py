@@ -469,3 +469,26 @@ def test_the_payload_baseline_is_the_folders_files_as_kernelbot_sends_them(tmp_p
     assert payload_baseline(folder) == want
     (folder / "reference.py").write_text(REFERENCE + "# " + "x9q" * 500 + "\n")
     assert payload_baseline(folder) > want
+
+
+def test_an_input_the_description_names_pre_allocated_is_the_output_handed_in(tmp_path):
+    """As identity's "- output_tensor: Pre-allocated empty tensor" and fp8-mm's "`c` is the output
+    matrix": the plan may return that input even where ref_kernel neither writes nor returns it."""
+    task = TASK_YML.replace(
+        'description: "c = a * b on float32 vectors; c is pre-allocated."',
+        'description: |\n  You will be given a tuple (a, b, c):\n  - a: the left factor\n'
+        "  - c: pre-allocated to remove allocation overhead, as large as `a`\n",
+    )
+    reference = REFERENCE.replace("    c[...] = a * b\n    return c\n", "    return a * b\n")
+    folder, proj = write_round(tmp_path, task=task, reference=reference), kernels(tmp_path)
+    r = run("build", folder, "--kernels", proj, "-o", tmp_path / "sub.py")
+    assert r.exit_code == 0, r.output
+    assert ("  note: the output is handed in as data[2] (task.yml's description names `c` pre-allocated "
+            "or the output): the plan may return it") in r.output.splitlines()
+    (folder / "task.yml").write_text(task.replace("  - c: pre-allocated", "  - c: allocated"))
+    r = run("build", folder, "--kernels", proj, "-o", tmp_path / "sub2.py")
+    assert r.exit_code == 1
+    assert r.output == (
+        "Error: plan(n=256) out: shares input 2's storage (it is the input, a view or a set_ of "
+        "it); return a tensor of its own\n"
+    )

@@ -24,6 +24,7 @@ import functools
 import importlib.abc
 import importlib.util
 import json
+import re
 import sys
 import zlib
 from collections.abc import Mapping
@@ -233,23 +234,60 @@ class FolderInputs:
     def reference(self, data: Any) -> Any:
         return self.module.ref_kernel(data)
 
-    def probe(self, spec: Mapping[str, Any]) -> tuple[tuple[str, ...], int | None, str]:
-        """(the leaves' names, the leaf ref_kernel writes and returns or None, a note when
-        ref_kernel does not run on meta inputs): what the build learns in a child process."""
+    def probe(self, spec: Mapping[str, Any]) -> tuple[tuple[str, ...], int | None, tuple[str, ...]]:
+        """(the leaves' names, the leaf handed in as the output or None, the build's notes): what
+        the build learns in a child process. The output is handed in where ref_kernel writes and
+        returns an input, else where task.yml's description names one (:func:`described_output`)."""
+        notes: list[str] = []
         try:
             data, out = self.output(spec)
         except ProblemError as e:
-            return (
-                leaf_names(self.meta_input(spec)),
-                None,
-                f"{e}: the plan's output is checked for its device only",
-            )
+            data, out = self.meta_input(spec), None
+            notes.append(f"{e}: the plan's output is checked for its device only")
         if isinstance(out, (tuple, list)):
             raise PlanError(
                 f"{self.folder}: ref_kernel returns a {type(out).__name__} of {len(out)}; a submitgen plan "
                 "returns one output tensor (tuple outputs are not supported yet)"
             )
-        return leaf_names(data), next((i for i, t in enumerate(_sg_leaves(data)) if t is out), None), ""
+        leaves, names = _sg_leaves(data), leaf_names(data)
+        handed = next((i for i, t in enumerate(leaves) if t is out), None)
+        how = "ref_kernel writes and returns it"
+        if handed is None:
+            named = described_output(read_task(self.folder).description, data)
+            if named is not None:
+                handed = next(i for i, t in enumerate(leaves) if t is data[named[0]])
+                how = f"task.yml's description names `{named[1]}` pre-allocated or the output"
+        if handed is not None:
+            notes.append(f"the output is handed in as {names[handed]} ({how}): the plan may return it")
+        return names, handed, tuple(notes)
+
+
+_HANDED = re.compile(r"pre-?allocated|\bis the output\b", re.IGNORECASE)
+_MENTION = re.compile(r"`(\w+)`|^[\s>]*[-*]\s*(\w+)\s*:")
+
+
+def described_output(description: str, data: Any) -> tuple[int, str] | None:
+    """(index, name) of the input tensor that task.yml's description names as the output it hands
+    in, or None: the description lists the inputs as ``(a, b, c)`` (as many names as ``data`` has
+    items), and exactly one of them is the first input a line mentions (in backticks, or as a
+    ``- name:`` bullet) where that line says "pre-allocated" or "is the output" (fp8-mm: "`c` is
+    the output matrix"; identity: "- output_tensor: Pre-allocated empty tensor")."""
+    if not isinstance(data, (tuple, list)):
+        return None
+    groups = (re.split(r"\s*,\s*", g) for g in re.findall(r"\(\s*(\w+(?:\s*,\s*\w+)+)\s*\)", description))
+    names = next((g for g in groups if len(g) == len(data)), None)
+    if names is None:
+        return None
+    found = set()
+    for line in description.splitlines():
+        mentioned = [m.group(1) or m.group(2) for m in _MENTION.finditer(line)]
+        first = next((n for n in mentioned if n in names), None)
+        if first is not None and _HANDED.search(line):
+            found.add(first)
+    if len(found) != 1:
+        return None
+    index = names.index(found.pop())
+    return (index, names[index]) if hasattr(data[index], "data_ptr") else None
 
 
 def _label(spec: Mapping[str, Any]) -> str:
@@ -336,7 +374,7 @@ def for_build(problem: Any, *, timeout: float, fallback: Path | None) -> Any:
     extra: dict[str, Any] = {"fallback_text": fallback_source(fallback)} if fallback is not None else {}
     inputs = FolderInputs(problem.folder.resolve())
     try:
-        names, handed, note = run_plan(
+        names, handed, notes = run_plan(
             inputs.probe, (problem.tests[0],), plan_path=problem.folder / "reference.py", timeout=timeout
         )
     except ProblemError as e:
@@ -361,7 +399,7 @@ def for_build(problem: Any, *, timeout: float, fallback: Path | None) -> Any:
             **extra,
         )
     return dataclasses.replace(
-        problem, input_names=names, handed_output=handed, notes=(note,) if note else (), **extra
+        problem, input_names=names, handed_output=handed, notes=notes, **extra
     )
 
 

@@ -58,6 +58,7 @@ class RefTask:
     timeouts: tuple[tuple[str, int], ...]  # mode -> seconds
     ranking_by: str
     multi_gpu: bool = False
+    description: str = ""
 
     def cases(self, mode: str) -> tuple[Case, ...]:
         """What kernelbot writes to the cases file for ``mode``: the tests, or the benchmarks (only
@@ -262,4 +263,5 @@ def read_task(folder: str | Path) -> RefTask:
         raise EvaluateError(f"{path}: ranking_by must be a string, got {_shown(ranking)}")
     return RefTask(folder, files, main, _cases(path, "tests", raw.get("tests")),
                    _cases(path, "benchmarks", raw.get("benchmarks")),
-                   tuple((m, _timeout(path, raw, m)) for m in MODES), ranking, raw.get("multi_gpu") is True)
+                   tuple((m, _timeout(path, raw, m)) for m in MODES), ranking, raw.get("multi_gpu") is True,
+                   str(raw.get("description") or ""))
