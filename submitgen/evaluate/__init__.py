@@ -56,7 +56,7 @@ from submitgen.evaluate.fmt import (
 from submitgen.evaluate.group import signals_end_the_run
 from submitgen.evaluate.interpret import TIMEOUT_S
 from submitgen.evaluate.layout import lay_out
-from submitgen.evaluate.process import IMPORT_TIMEOUT_S, PASSIVE_THREADS, RunState, compile_pass, run_worker
+from submitgen.evaluate.process import IMPORT_TIMEOUT_S, PASSIVE_THREADS, RunState, run_worker
 from submitgen.evaluate.results import (
     EXIT_CANNOT_RUN,
     BenchReport,
@@ -195,9 +195,7 @@ def _execute(prep: PreparedFile, mode: str, shapes: Sequence[Shape], options: di
     dies, until every shape has a result."""
     root = import_root(prep.problem)
     lay_out(tmp / "run", prep.text, prep.problem, root)
-    if compile_first:
-        state.compile = compile_pass(tmp)
-    cfg = {"mode": mode, "problem": prep.problem.leaderboard, "problem_module": prep.problem.module,
+    cfg = {"mode": mode, "compile": compile_first, "problem": prep.problem.leaderboard, "problem_module": prep.problem.module,
            "problem_root": root, **options}
     todo = list(range(len(shapes)))
     attempt = 0

@@ -34,7 +34,7 @@ _TAIL_LINES = 12
 _POLL_S = 0.5
 PIPE_LOST_EXIT = 86  # evaluate_worker.PIPE_LOST_EXIT (that module imports torch; this one must not)
 
-_EVENTS = frozenset({"ready", "import-error", "shape-start", "output", "bench", "error", "done"})
+_EVENTS = frozenset({"compiled", "ready", "import-error", "shape-start", "output", "bench", "error", "done"})
 
 
 class Malformed(Exception):
@@ -136,6 +136,8 @@ def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Sh
     cfg = {
         **cfg,
         "outputs": str(outputs),
+        "compile_log": str(workdir / "compile.log") if cfg.get("compile") and attempt == 0 else None,
+        "compile_timeout_s": COMPILE_TIMEOUT_S,
         "shapes": [{"index": i, "spec": s.spec_dict} for i, s in enumerate(shapes)],
     }
     cfg_path.write_text(json.dumps(cfg))
@@ -189,7 +191,7 @@ the environment sets it."""
 
 
 COMPILE_TIMEOUT_S = 120.0
-"""kernelbot's ``Timeout.COMPILE`` for the compile pass."""
+"""kernelbot's ``Timeout.COMPILE`` for the compile pass (run by the worker: ``worker.compile_pass``)."""
 
 
 @dataclass(frozen=True)
@@ -206,23 +208,6 @@ class CompilePass:
         if self.returncode == 0:
             return head + f"ok in {self.seconds:.1f} s"
         return head + f"exit code {self.returncode} in {self.seconds:.1f} s (ignored, as on the leaderboard)"
-
-
-def compile_pass(workdir: Path, timeout_s: float = COMPILE_TIMEOUT_S) -> CompilePass:
-    """Run ``python submission.py`` in the run folder, as kernelbot does before ``eval.py`` (it warms
-    ``load_inline`` and Triton caches); its output goes to ``<workdir>/compile.log``. Like kernelbot,
-    the caller ignores how it ended."""
-    started = time.monotonic()
-    with open(workdir / "compile.log", "wb") as logf:
-        g = group.start([sys.executable, "submission.py"], cwd=workdir / "run", env=run_env(workdir),
-                        stdout=logf)
-    try:
-        code: int | None = g.proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        code = None
-    finally:
-        group.end(g)
-    return CompilePass(code, time.monotonic() - started)
 
 
 def kill_group(w: _Worker) -> None:
@@ -281,6 +266,9 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     kind = ev["event"]
     if ev.get("backend") is not None:
         state.backend = ev["backend"]
+    if kind == "compiled":
+        state.compile = CompilePass(ev.get("code"), float(ev.get("seconds", 0.0)))
+        return False
     if kind == "ready":
         if w.ready:
             raise Malformed("a second 'ready' event")
@@ -344,7 +332,9 @@ def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> No
             return
         if stop:
             return
-        if ev["event"] in ("ready", "shape-start"):
+        if ev["event"] == "compiled":
+            budget = cpulimit.Budget(w.proc.pid, max(timeout_s, IMPORT_TIMEOUT_S))
+        elif ev["event"] in ("ready", "shape-start"):
             budget = cpulimit.Budget(w.proc.pid, timeout_s)
         elif time.monotonic() - started > _POLL_S:  # the worker waited while this process judged
             budget.resume()
@@ -352,7 +342,8 @@ def _loop(w: _Worker, state: RunState, timeout_s: float, on_result: Judge) -> No
 
 def run_worker(cfg: dict[str, Any], shapes: Sequence[Shape], timeout_s: float, on_result: Judge,
                workdir: Path, attempt: int, state: RunState) -> list[int]:
-    """Run one worker on ``shapes``; return the positions it left unrun because it died, timed out
+    """Run one worker on ``shapes`` (the first, where ``cfg["compile"]``, runs the compile pass
+    first); return the positions it left unrun because it died, timed out
     or broke the protocol (empty when it finished, or when the import failed)."""
     w = _start(cfg, workdir, attempt, shapes)
     try:

@@ -6,6 +6,7 @@ working directory set to the run folder (``submission.py``, ``task.py``, ``refer
 JSON object per line to the file descriptor named by ``SUBMITGEN_RESULT_FD`` (never to stdout,
 which belongs to the submission):
 
+- ``{"event": "compiled", "code": int|null, "seconds": float}`` (the compile pass, first worker only)
 - ``{"event": "ready", "gpu": bool, "device": str, "backend": str|null, "import_s": float}``
 - ``{"event": "import-error", "error": str, "missing": str|null}``
 - ``{"event": "shape-start", "index": i}``
@@ -63,6 +64,8 @@ if __name__ == "__main__":
 
 import importlib  # noqa: E402 - after die_with_parent: torch's import takes seconds
 import json  # noqa: E402
+import runpy  # noqa: E402
+import select  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -320,6 +323,45 @@ class _Pipe:
         return emit
 
 
+def compile_pass(log: str, timeout_s: float) -> tuple[int | None, float]:
+    """``python submission.py``, as kernelbot runs it before eval.py (it warms the ``load_inline``
+    and Triton caches): a fork of this worker, which imported torch once for both, runs the file as
+    ``__main__``, its output in ``log``. Its exit code (None: stopped after ``timeout_s``), seconds."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the compile pass
+        code = 1
+        try:
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            sys.argv[:] = ["submission.py"]
+            sys.path.insert(0, os.getcwd())
+            runpy.run_path("submission.py", run_name="__main__")
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            if not isinstance(e.code, int) and e.code is not None:
+                print(e.code, file=sys.stderr)
+        except BaseException:  # noqa: BLE001 - printed as python prints it; the exit code is the result
+            traceback.print_exc()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code & 0xFF)
+    pidfd = os.pidfd_open(pid)
+    done = select.select([pidfd], [], [], timeout_s)[0]
+    os.close(pidfd)
+    if not done:
+        os.kill(pid, signal.SIGKILL)
+    code: int | None = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return (code if done else None), time.monotonic() - started
+
+
 def _import_submission(emit: Callable[[dict[str, Any]], None]) -> tuple[Any, Any] | None:
     sys.path.insert(0, os.getcwd())
     try:
@@ -338,6 +380,9 @@ def main(config_path: str) -> int:
 
 
     problem = load(cfg["problem_module"], cfg["problem"], cfg.get("problem_root"))
+    if cfg.get("compile_log"):  # before anything here touches the GPU: the pass is a fork
+        code, seconds = compile_pass(cfg["compile_log"], cfg["compile_timeout_s"])
+        emit({"event": "compiled", "code": code, "seconds": seconds})
     gpu = bool(torch.cuda.is_available())
     device = "cuda" if gpu else "cpu"
     device_name = torch.cuda.get_device_name(0) if gpu else "cpu"
