@@ -37,6 +37,9 @@ class Leaderboard:
 # task.yml's files as kernelbot sends them) on reference-kernels' problems/amd_202602/<name>, computed
 # once (2026-12-07) with: python -c "from submitgen.problems.folder import payload_baseline as b;
 # print(b('../shared/reference-kernels/problems/amd_202602/mxfp4-mm'))" -> 9852
+# The baselines: payload_baseline() (problems/folder.py) of reference-kernels' problems/amd_202602/<name>,
+# computed once (2026-12-07) with: python -c "from submitgen.problems.folder import payload_baseline as b;
+# print(b('../shared/reference-kernels/problems/amd_202602/mxfp4-mm'))" -> 9852 (mixed-mla, moe-mxfp4 alike)
 SHIPPED: tuple[Leaderboard, ...] = (
     Leaderboard("amd-mxfp4-mm", ("MI355X",), 9_852, "mxfp4-mm"),
     Leaderboard("amd-mixed-mla", ("MI355X",), 12_708, "mixed-mla"),
