@@ -354,8 +354,6 @@ def _one_problem(problem: str | None, leaderboard: str | None) -> str:
 
 _PROBLEM_HELP = ("Leaderboard to check against (a problem above, its amd-* leaderboard name, or another "
                  "leaderboard lint knows); default: the file's header.")
-_SHAPES_HELP = "test, benchmark, all, or a subset by index: 'test:0,2', 'benchmark:0-3'."
-_SHAPE_HELP = "Run this shape instead of --shapes, e.g. 'm=8,n=256,k=512,seed=1'; repeatable."
 
 
 def _shapes_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -370,16 +368,6 @@ def _shapes_option(ctx: click.Context, param: click.Parameter, value: str | None
     return value
 
 
-def _lint_failed(e) -> None:
-    """The failed rules, then one Error: line saying that the file was not run and how to run it."""
-    for line in e.lines:
-        click.echo(line)
-    raise click.ClickException(_lint_failed_text(e))
-
-
-def _lint_failed_text(e) -> str:
-    return (f"{e}: not run, because it fails lint (the leaderboard would refuse it); pass --no-lint to run "
-            "it anyway for a local experiment")
 
 
 def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
@@ -405,12 +393,11 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
         try:
             _warn_lint(file, problem, no_lint)
             report = run()
-        except LintFailed as e:
-            if json_fields is None:
-                _lint_failed(e)
-            for line in e.lines:  # --json: the failed rules on stderr, the Error: line's text in "error"
-                click.echo(line, err=True)
-            raise SubmitgenError(_lint_failed_text(e)) from None
+        except LintFailed as e:  # the failed rules (with --json on stderr), then one Error: line
+            for line in e.lines:
+                click.echo(line, err=json_fields is not None)
+            raise SubmitgenError(f"{e}: not run, because it fails lint (the leaderboard would refuse it); "
+                                 "pass --no-lint to run it anyway for a local experiment") from None
     if json_fields is not None:
         from submitgen.textfmt import dumps, envelope
 
@@ -450,8 +437,6 @@ def _progress(result, finished: int, count: int) -> None:
     _progress_text(progress_line(result, finished, count))
 
 
-_REF_HELP = ("Run the leaderboard's own eval.py of this reference-kernels problem folder (holding "
-             "task.yml) instead of the built-in harness (docs/reference-kernels.md).")
 _MODE_HELP = "eval.py's mode: test, benchmark or leaderboard (the ranked run)."
 
 
@@ -525,19 +510,36 @@ def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
     click.echo(f"{file}: lint passed; {report.payload.summary()}")
 
 
-def _run_options(fn):
-    """Options that `test` and `bench` share: the per-shape timeout, --no-lint, --require-kernel, --json."""
-    fn = click.option("--json", "as_json", is_flag=True, help="Print the results as JSON (docs/json.md) "
-                      "instead of the table; progress stays on stderr.")(fn)
-    fn = click.option("--require-kernel", is_flag=True, help="Exit 1 unless the kernel itself ran (not "
-                      "the pure-torch fallback, not a dry run, not a CPU-only run).")(fn)
-    fn = click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, "
-                      "e.g. an --launcher aql build); the failed rules are printed first as warnings.")(fn)
-    return click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
-                        help="CPU seconds one shape's process may use (a loaded machine does not count "
-                        "against it), or wall seconds in which it waits, asleep (the "
-                        "import: at least 300); with --reference-kernels, the whole eval.py run (default: "
-                        "task.yml's limit).")(fn)
+def _run_options(shapes: str):
+    """Options that `test` and `bench` share (``shapes``: the default of --shapes)."""
+    options = (
+        click.option("--problem", "--leaderboard", "problem", type=PROBLEM_NAME, help=_PROBLEM_HELP),
+        click.option("--shapes", default=shapes, show_default=True, metavar="WHICH", callback=_shapes_option,
+                     help="test, benchmark, all, or a subset by index: 'test:0,2', 'benchmark:0-3'."),
+        click.option("--shape", "custom", multiple=True, metavar="K=V,...", help="Run this shape instead of "
+                     "--shapes, e.g. 'm=8,n=256,k=512,seed=1'; repeatable."),
+        click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
+                     "leaderboard does with its secret seed."),
+        click.option("--reference-kernels", "reference_kernels", default=None, metavar="DIR", help="Run the "
+                     "leaderboard's own eval.py of this reference-kernels problem folder (holding task.yml) "
+                     "instead of the built-in harness (docs/reference-kernels.md)."),
+        click.option("--timeout", type=click.FloatRange(min=1), default=900, show_default=True,
+                     help="CPU seconds one shape's process may use (a loaded machine does not count against "
+                     "it), or wall seconds in which it waits, asleep (the import: at least 300); with "
+                     "--reference-kernels, the whole eval.py run (default: task.yml's limit)."),
+        click.option("--no-lint", is_flag=True, help="Run even if the file fails lint (local experiments, "
+                     "e.g. an --launcher aql build); the failed rules are printed first as warnings."),
+        click.option("--require-kernel", is_flag=True, help="Exit 1 unless the kernel itself ran (not the "
+                     "pure-torch fallback, not a dry run, not a CPU-only run)."),
+        click.option("--json", "as_json", is_flag=True, help="Print the results as JSON (docs/json.md) "
+                     "instead of the table; progress stays on stderr."),
+    )
+
+    def apply(fn):
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+    return apply
 
 
 @cli.command("test", short_help="Run a submission on every shape and check its outputs.",
@@ -550,16 +552,9 @@ def _run_options(fn):
               help="Instead of FILE: run this Triton kernel project's own plan and kernels on the CPU under "
                    "Triton's interpreter and check them against the reference (default: the problem's "
                    "smallest or a small shape; --timeout default 300 s).")
-@click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
-@click.option("--shapes", default="test", show_default=True, metavar="WHICH", help=_SHAPES_HELP,
-              callback=_shapes_option)
-@click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
-@click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
-              "leaderboard does with its secret seed.")
-@click.option("--reference-kernels", "reference_kernels", default=None, metavar="DIR", help=_REF_HELP)
 @click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]), default="test",
               show_default=True, help=_MODE_HELP + " Other than test: with --reference-kernels only.")
-@_run_options
+@_run_options("test")
 @click.pass_context
 def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
              seed: int | None, reference_kernels: str | None, mode: str, timeout: float,
@@ -608,10 +603,6 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
              epilog=_examples("bench", "submission.py", "submission.py --mode leaderboard",
                               "submission.py --shapes benchmark:0-2 --iters 20 --json"))
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--problem", "--leaderboard", "problem", default=None, type=PROBLEM_NAME, help=_PROBLEM_HELP)
-@click.option("--shapes", default="benchmark", show_default=True, metavar="WHICH", help=_SHAPES_HELP,
-              callback=_shapes_option)
-@click.option("--shape", "custom", multiple=True, metavar="K=V,...", help=_SHAPE_HELP)
 @click.option("--iters", type=click.IntRange(min=1), default=None,
               help="A fixed number of timed calls per shape (default: eval.py's rule, see --mode).")
 @click.option("--max-time", type=click.FloatRange(min=0), default=120.0, show_default=True,
@@ -621,15 +612,12 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
                    "flush the caches (default: eval.py's 64000 MiB, 62.5 GiB; on a GPU whose memory "
                    "cannot hold it, the largest that fits, said on stderr and in --json). A size given "
                    "here that does not fit fails the shape.")
-@click.option("--seed", type=int, default=None, help="Mix this seed into every shape's seed, as the "
-              "leaderboard does with its secret seed.")
-@click.option("--reference-kernels", "reference_kernels", default=None, metavar="DIR", help=_REF_HELP)
 @click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]), default="benchmark",
               show_default=True, help=_MODE_HELP + " leaderboard: fresh inputs (seed += 13) for every "
               "timed call and every output checked. test: with --reference-kernels only.")
 @click.option("--force", is_flag=True, help="Time the pure-torch fallback on a CPU too (by default it "
               "gets one checked call and no timing).")
-@_run_options
+@_run_options("benchmark")
 @click.pass_context
 def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, custom: tuple[str, ...],
               iters: int | None, max_time: float, flush_mib: int | None, seed: int | None,

@@ -1,28 +1,10 @@
 """How submitgen bounds itself, the programs it starts and the files it reads: each command's CPU
-and memory budget, children that die with their parent (PR_SET_PDEATHSIG), the cyclic collector
-paused for a block that makes millions of objects, running a tool (stdin closed, a time limit, its
-process group ended), and the one bounded read of an input file. The bottom layer: the readers and
-the toolchain both use it.
-
-Budgets. Each command's budget in CPU time and memory is enforced at run time on the commands that
-read untrusted files and run no user code (`lint`, `inspect`, `diff`) and on the own process of
-`compile` and `build` (the programs they start, and the plan's child, get the limits from before
-the budget back: their bound is their time limit). `test` and `bench` get none (their process
-regenerates the problem's inputs and runs its reference; their bounds are the worker's time limits
-and the output they read back, docs/limits.md). BENCHMARKS.md's budgets table quotes these
-figures (tests/hostile/test_budgets.py checks that they agree). The memory budget is
-``RLIMIT_DATA`` and the time budget ``RLIMIT_CPU`` (CPU seconds this command may use, on top of
-what the process had used when it started), both as soft limits, restored when the command ends,
-set only in a process that ``submitgen``'s ``main()`` owns (``own_process``). Past either, the
-command stops with one ``Error:`` line naming the bound, its value and what was being read. For
-tests only: ``SUBMITGEN_TEST_BUDGET_MB`` and ``SUBMITGEN_TEST_BUDGET_S`` replace every command's
-memory (MB) or CPU (seconds) budget; a CPU budget of 0 means none beyond what the process had used
-when the command started (at least 1 s, since Linux reads an ``RLIMIT_CPU`` of 0 as 1).
-
-Reading a file: a regular file only, read once, its size checked before the read and again after
-it. A FIFO, a device, a socket or a folder is refused, never read (opened without blocking,
-checked with ``fstat`` on that descriptor); each caller turns :class:`Refused` into its own domain
-error."""
+and memory budget (docs/limits.md: which commands, what a child gets back, the test-only
+SUBMITGEN_TEST_BUDGET_MB/_S; BENCHMARKS.md quotes BUDGETS, tests/hostile/test_budgets.py checks
+that they agree), children that die with their parent, running a tool (stdin closed, a time limit,
+its process group ended), and the one bounded read of an input file (a regular file only, opened
+without blocking, its size checked before and after the read; callers turn :class:`Refused` into
+their own domain error). The bottom layer: the readers and the toolchain both use it."""
 
 from __future__ import annotations
 

@@ -2,9 +2,8 @@
 the file is never run): the launch names the plan uses for the kernels of each embedded object
 (``_SG_KERNEL_IMAGE``: several Triton specializations of one kernel share its symbol, one object
 each), the argument names of each kernel whose compiler decided part of its launches, as its source
-names them (``_SG_DEFAULTS``; files of earlier versions: the ``TRITON`` signature without the
-constexprs), then the scratch buffers submitgen appends, and the dynamic LDS each kernel is
-launched with (the provenance's ``lds`` field).
+names them (``_SG_DEFAULTS``), then the scratch buffers submitgen appends, and the dynamic LDS each
+kernel is launched with (the provenance's ``lds`` field).
 
 ``inspect`` and ``diff`` show kernels by these launch names; a file without the table (not built
 by submitgen) has none, and its kernels keep their symbol names."""
@@ -17,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from submitgen.project.load import FREEZE
 from submitgen.readers.base import KernelInfo
 from submitgen.render import provenance
 
@@ -50,32 +48,16 @@ class LaunchTable:
 
 
 def _assigned(tree: ast.Module, name: str) -> object | None:
-    """The literal value of the last module-level ``name = <literal>`` (or ``name =
-    sg_frozen(<literal>)``, the read-only TRITON table of a submitgen file); None if there is none."""
+    """The literal value of the last module-level ``name = <literal>``; None if there is none."""
     value = None
     for stmt in tree.body:
         if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                 and stmt.targets[0].id == name):
-            node = stmt.value
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == FREEZE
-                    and len(node.args) == 1 and not node.keywords):
-                node = node.args[0]
             try:
-                value = ast.literal_eval(node)
+                value = ast.literal_eval(stmt.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 value = None
     return value
-
-
-def triton_arg_names(entry: object) -> tuple[str, ...]:
-    """A TRITON entry's explicit arguments as the kernel receives them: the signature's parameters
-    that are not constexpr, in order, then the two scratch pointers; () if the entry has no
-    readable signature."""
-    sig = entry.get("signature") if isinstance(entry, dict) else None
-    if not isinstance(sig, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                            for k, v in sig.items()):
-        return ()
-    return tuple(k for k, v in sig.items() if v != "constexpr") + TRITON_SCRATCH_NAMES
 
 
 def _defaults(tree: ast.Module) -> dict[str, tuple[tuple[str, ...], int | None]]:
@@ -106,19 +88,6 @@ def _defaults(tree: ast.Module) -> dict[str, tuple[tuple[str, ...], int | None]]
     return out
 
 
-def _defaults_before(tree: ast.Module) -> dict[str, tuple[tuple[str, ...], int | None]]:
-    triton = _assigned(tree, "TRITON")
-    triton = triton if isinstance(triton, dict) else {}
-    facts = _assigned(tree, "_SG_TRITON")
-    facts = facts if isinstance(facts, dict) else {}
-    out: dict[str, tuple[tuple[str, ...], int | None]] = {}
-    for name in {*triton, *facts}:
-        fact = facts.get(name)
-        block = fact[0] if isinstance(fact, tuple) and fact and isinstance(fact[0], int) else None
-        out[name] = (triton_arg_names(triton.get(name)), block)
-    return out
-
-
 def object_indices(shas: Sequence[str], recorded: Sequence[str]) -> list[int]:
     """Each loaded object's index in the file's table: its position in the provenance's ``co``
     (identical objects take the recorded positions in turn), else its load position."""
@@ -140,8 +109,6 @@ def read_launch_table(text: str) -> LaunchTable | None:
     if not isinstance(image, dict) or not image:
         return None
     defaults = _defaults(tree)
-    if not defaults:  # a file of an earlier version: TRITON's signatures and _SG_TRITON's facts
-        defaults = _defaults_before(tree)
     prov = provenance.read(text)
     lds_items = prov.items("lds") if prov is not None else ()
     objects: dict[int, list[Launch]] = {}

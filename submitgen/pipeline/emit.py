@@ -8,7 +8,7 @@ from submitgen import __version__
 from submitgen.pipeline.values import Checked, EmbeddedObject, Prepared, Rendered
 from submitgen.render.embed import Blob, embed_images
 from submitgen.render.provenance import format_line, lds_item, seal
-from submitgen.render.template import AqlEntry, KernelEntry, Pasted, RenderContext, render
+from submitgen.render.template import KernelEntry, Pasted, RenderContext, render
 
 
 def provenance_line(p: Prepared, objects: Sequence[EmbeddedObject], checked: Checked,
@@ -80,8 +80,6 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
         ),
         allow_fallback=p.allow_fallback,
         reuse_output=p.reuse_output,
-        aql=tuple(AqlEntry(a.name, a.symbol, a.kernarg_segment_size, a.kernarg_segment_align,
-                           a.group_segment_fixed_size, a.private_segment_fixed_size, a.hidden)
-                  for a in checked.aql),
+        aql=checked.aql,
     )
     return Rendered(ctx, seal(render(ctx)))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from submitgen import textfmt
 from submitgen.launchers import LauncherSpec
-from submitgen.project.launches import AqlLayout
+from submitgen.project.launches import AqlEntry
 from submitgen.textfmt import payload_json
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ REUSE_OUTPUT_WARNING = (
 )
 
 
-def aql_zeroed_warnings(aql: Sequence[AqlLayout]) -> list[str]:
+def aql_zeroed_warnings(aql: Sequence[AqlEntry]) -> list[str]:
     """One warning per kernel whose metadata lists hidden arguments the AQL launcher passes as 0."""
     return [
         f"aql: kernel '{k.name}': {', '.join(k.zeroed)} cannot be honoured by a dispatcher of its own and "
@@ -31,7 +31,7 @@ def aql_zeroed_warnings(aql: Sequence[AqlLayout]) -> list[str]:
 
 
 def build_warnings(launcher: LauncherSpec, others: Sequence[LauncherSpec], leaderboard: str,
-                   aql: Sequence[AqlLayout], reuse_output: bool, objects: int = 1) -> tuple[str, ...]:
+                   aql: Sequence[AqlEntry], reuse_output: bool, objects: int = 1) -> tuple[str, ...]:
     """The notes a build prints: its launcher's import cost (for ``objects`` embedded code objects)
     beside the ``others`` (the other submittable launchers the target runs), and the warnings of the
     options chosen."""

@@ -12,7 +12,7 @@ from submitgen.lint.detector import Verdict
 from submitgen.lint.payload import PayloadEstimate
 from submitgen.options import Compress, Mode, Target
 from submitgen.problems import Problem
-from submitgen.project.launches import AqlLayout, KernelLayout, PlanCheck
+from submitgen.project.launches import AqlEntry, KernelLayout, PlanCheck
 from submitgen.project.load import KernelProject
 from submitgen.readers.base import ObjectInfo
 from submitgen.render.embed import Blob
@@ -117,7 +117,7 @@ class Checked:
     target_id: str
     layouts: tuple[KernelLayout, ...]
     plan: PlanCheck
-    aql: tuple[AqlLayout, ...]
+    aql: tuple[AqlEntry, ...]
     kernels: tuple[KernelSummary, ...]
     warnings: tuple[str, ...] = ()  # the objects' warning findings
 

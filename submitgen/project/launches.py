@@ -26,20 +26,6 @@ from submitgen.runtime.pack import SG_SLOT_OUT, SgLaunchDefaults, SgPlanError, s
 
 
 @dataclass(frozen=True)
-class AqlEntry:
-    """What ``--launcher aql`` needs of one kernel beyond :class:`KernelEntry`: the whole kernarg
-    segment and the hidden arguments at their metadata offsets."""
-
-    name: str
-    symbol: str  # NAME.kd
-    kernarg_segment_size: int
-    kernarg_segment_align: int
-    group_segment_fixed_size: int
-    private_segment_fixed_size: int
-    hidden: tuple[tuple[int, int, str], ...]  # (offset, size, value_kind)
-
-
-@dataclass(frozen=True)
 class KernelLayout:
     """What the submission needs of one kernel: where it lives and its explicit arguments."""
 
@@ -69,10 +55,18 @@ AQL_FILLED = frozenset({
 })
 
 
-class AqlLayout(AqlEntry):
-    """What ``--launcher aql`` needs of one kernel beyond KernelLayout: the whole kernarg segment
-    and the hidden arguments at their metadata offsets (ctypes/cpp files never render this). The
-    fields are :class:`~submitgen.render.context.AqlEntry`'s."""
+@dataclass(frozen=True)
+class AqlEntry:
+    """What ``--launcher aql`` needs of one kernel beyond :class:`KernelEntry`: the whole kernarg
+    segment and the hidden arguments at their metadata offsets."""
+
+    name: str
+    symbol: str  # NAME.kd
+    kernarg_segment_size: int
+    kernarg_segment_align: int
+    group_segment_fixed_size: int
+    private_segment_fixed_size: int
+    hidden: tuple[tuple[int, int, str], ...]  # (offset, size, value_kind)
 
     @property
     def zeroed(self) -> tuple[str, ...]:
@@ -80,7 +74,7 @@ class AqlLayout(AqlEntry):
         return tuple(kind for _, _, kind in self.hidden if kind not in AQL_FILLED)
 
 
-def aql_layouts(code_objects: Sequence[Any], layouts: Sequence[KernelLayout]) -> tuple[AqlLayout, ...]:
+def aql_layouts(code_objects: Sequence[Any], layouts: Sequence[KernelLayout]) -> tuple[AqlEntry, ...]:
     out = []
     for layout in layouts:
         kernel = _kernel_of(code_objects, layout)
@@ -91,7 +85,7 @@ def aql_layouts(code_objects: Sequence[Any], layouts: Sequence[KernelLayout]) ->
                 f"kernel '{layout.name}': arguments end at byte {end}, metadata .kernarg_segment_size is "
                 f"{kernel.kernarg_segment_size}"
             )
-        out.append(AqlLayout(  # keyed by the launch name: Triton specializations share a kernel name
+        out.append(AqlEntry(  # keyed by the launch name: Triton specializations share a kernel name
             layout.name, kernel.symbol, kernel.kernarg_segment_size, kernel.kernarg_segment_align,
             kernel.group_segment_fixed_size, kernel.private_segment_fixed_size, hidden,
         ))
