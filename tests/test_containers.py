@@ -67,16 +67,13 @@ def test_python_raw_base64_over_many_lines(tmp_path, cos):
     assert not (tmp_path / "SHOULD_NOT_EXIST").exists()
 
 
-def test_python_implicit_concatenation_and_join(tmp_path, cos):
+def test_python_implicit_concatenation(tmp_path, cos):
     b64 = base64.b64encode(cos["opencl"]).decode()
     implicit = "BLOB = (\n" + "\n".join(f'    "{c}"' for c in _chunks(b64)) + "\n)\n"
-    joined = "J = ''.join([\n" + ",\n".join(f"  '{c}'" for c in _chunks(b64)) + "])\n"
-    plus = "P = " + " + ".join(f'"{c}"' for c in _chunks(b64, 4000)) + "\n"
-    for i, src in enumerate((implicit, joined, plus)):
-        p = tmp_path / f"s{i}.py"
-        p.write_text("import torch\n" + src)
-        [lo] = load_code_objects(p)
-        assert lo.data == cos["opencl"] and lo.python_line in (2, 3)  # first line of the expression
+    p = tmp_path / "s.py"
+    p.write_text("import torch\n" + implicit)
+    [lo] = load_code_objects(p)
+    assert lo.data == cos["opencl"] and lo.python_line == 3  # the literal's first line
 
 
 @pytest.mark.parametrize(
@@ -129,3 +126,12 @@ def test_bundle_without_device_entry():
     b = make_bundle([("host-x86_64-unknown-linux-gnu-", b"")])
     with pytest.raises(ContainerError, match="offload bundle has no AMDGPU code object entry"):
         load_code_objects(b)
+
+
+def test_a_chain_deeper_than_the_parser_builds_is_one_error(tmp_path):
+    p = tmp_path / "deep.py"
+    p.write_text("x = " + " + ".join(['"a"'] * 3000) + "\n")
+    with pytest.raises(ContainerError) as e:
+        load_code_objects(p)
+    assert str(e.value) == (f"{p}: not read: an expression nests deeper than Python's parser builds "
+                            "(RecursionError)")

@@ -36,7 +36,7 @@ from submitgen.readers.base import KernelInfo as Kernel
 from submitgen.readers.base import ObjectInfo as CodeObject
 from submitgen.readers.containers import load_code_objects, read_input
 from submitgen.readers.demangle import demangle_many
-from submitgen.readers.pysource import decode_python
+from submitgen.readers.pycoding import decode_python
 from submitgen.render import provenance
 
 # --------------------------------------------------------------------------- options

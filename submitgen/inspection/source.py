@@ -15,7 +15,7 @@ from submitgen.errors import ContainerError
 from submitgen.inspection.launchtable import Launch, read_launch_table
 from submitgen.lint import read_header
 from submitgen.readers.containers import read_input
-from submitgen.readers.pysource import decode_python
+from submitgen.readers.pycoding import decode_python
 from submitgen.render import provenance
 from submitgen.render.provenance import field_items, parse_lds
 

@@ -24,13 +24,13 @@ from submitgen.readers.amd.reader import read_code_object
 from submitgen.readers.base import ObjectInfo
 from submitgen.readers.cuda.cubin import EM_CUDA, parse_cubin_header, read_cubin
 from submitgen.readers.joined import split_joined
+from submitgen.readers.pycoding import decode_python
 from submitgen.readers.pysource import (
     BUNDLE_MAGIC,
     CCOB_MAGIC,
     MAX_DECODED_SIZE,
     bounded,
     decode_blob,
-    decode_python,
     is_container,
     python_literals,
 )

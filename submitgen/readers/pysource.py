@@ -1,10 +1,7 @@
 """Code objects inside a Python file, found statically (the file is parsed with ``ast``, never
-imported or run): every string literal - implicitly concatenated, triple-quoted over many lines,
-``"a" + "b"`` chains or ``"".join([...])`` of literals - that decodes from base64, or from base64
-of zlib/gzip/lzma/xz/bz2 data, to an ELF code object or an offload bundle.
-
-Everything is bounded: a ``+`` chain is folded iteratively (no recursion, however long), a
-folded literal may not exceed ``MAX_LITERAL_CHARS``, and decompression stops at
+imported or run): every string literal (implicitly concatenated or triple-quoted over many lines,
+as submitgen and people write them) that decodes from base64, or from base64 of
+zlib/gzip/lzma/xz/bz2 data, to an ELF code object or an offload bundle. Decompression stops at
 ``MAX_DECODED_SIZE`` bytes (a decompression bomb is an error, not a hang)."""
 
 from __future__ import annotations
@@ -13,10 +10,8 @@ import ast
 import base64
 import binascii
 import bz2
-import io
 import lzma
 import re
-import tokenize
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,15 +19,11 @@ from typing import Any
 
 from submitgen.errors import ContainerError
 from submitgen.readers.elf import ELF_MAGIC
-from submitgen.readers.pycoding import PythonText, decode_python
 from submitgen.system import memory_budget_hit
-
-__all__ = ["PythonText", "decode_python"]  # re-exported: the .py readers decode with it
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 CCOB_MAGIC = b"CCOB"
 MAX_DECODED_SIZE = 64 * 1024 * 1024  # bytes any one blob may decode or decompress to
-MAX_LITERAL_CHARS = MAX_DECODED_SIZE * 4 // 3 + 1024  # a folded literal longer than this cannot be a blob
 _MIN_BLOB_CHARS = 24
 _B64_RE = re.compile(r"[A-Za-z0-9+/_-]+=*")
 _WS = re.compile(r"\s+")
@@ -55,112 +46,21 @@ def _constant(node: ast.AST) -> str | None:
     return None
 
 
-def _join(node: ast.AST, depth: int) -> str | None:
-    """``"sep".join([...])`` / ``(...)`` whose items are literals (joins nest at most 8 deep)."""
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "join"
-        and len(node.args) == 1
-        and not node.keywords
-        and isinstance(node.args[0], (ast.List, ast.Tuple))
-    ):
-        return None
-    sep = _constant(node.func.value)
-    parts = [literal_value(e, depth + 1) for e in node.args[0].elts]
-    if sep is None or any(p is None for p in parts):
-        return None
-    if len(sep) * max(len(parts) - 1, 0) + sum(map(len, parts)) > MAX_LITERAL_CHARS:  # type: ignore[arg-type]
-        return None  # past the bound before it is built: a long separator joins a list of many
-    return sep.join(parts)  # type: ignore[arg-type]
-
-
-def _leaf(node: ast.AST, depth: int) -> str | None:
-    v = _constant(node)
-    return v if v is not None or depth >= 8 else _join(node, depth)
-
-
-def literal_value(node: ast.AST, depth: int = 0) -> str | None:
-    """String value of a literal, a ``"a" + "b" + ...`` chain (any depth, folded without
-    recursion) or a ``"sep".join([literals])``; None for anything else or past the size bound."""
-    parts: list[str] = []
-    size = 0
-    todo: list[ast.AST] = [node]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
-            todo += (n.right, n.left)  # left first: popped first
-            continue
-        v = _leaf(n, depth)
-        size += len(v) if v is not None else 0
-        if v is None or size > MAX_LITERAL_CHARS:
-            return None
-        parts.append(v)
-    return "".join(parts)
-
-
-def _token_literals(text: str) -> list[Literal]:
-    """String literals and ``+`` / implicit concatenations of them, read token by token: for
-    sources whose expressions nest deeper than ``ast`` can build (a 20,000-term chain)."""
-    out: list[Literal] = []
-    parts: list[str] = []
-    line = 0
-    joinable = False  # the previous significant token lets a string continue the chain
-
-    def flush() -> None:
-        if parts:
-            out.append(Literal("".join(parts), line))
-            parts.clear()
-
-    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.type in (tokenize.NL, tokenize.COMMENT):
-            continue
-        if tok.type == tokenize.STRING:
-            value = _constant(ast.parse(tok.string, mode="eval").body) if "f" not in \
-                tok.string.split("'")[0].split('"')[0].lower() else None
-            if value is not None:
-                if not (parts and joinable):
-                    flush()
-                    line = tok.start[0]
-                parts.append(value)
-                joinable = True
-                continue
-        if tok.type == tokenize.OP and tok.string == "+" and parts:
-            joinable = True
-            continue
-        joinable = False
-        flush()
-    flush()
-    return out
-
-
 def python_literals(text: str, label: str = "<python>") -> list[Literal]:
-    """Every maximal string literal expression in a Python source, in line order."""
+    """Every string literal in a Python source, in line order."""
     try:
         tree = ast.parse(text)
-    except (RecursionError, MemoryError) as first:
-        if isinstance(first, MemoryError) and memory_budget_hit():
+    except (RecursionError, MemoryError) as e:
+        if isinstance(e, MemoryError) and memory_budget_hit():
             raise
-        try:
-            return _token_literals(text)
-        except (SyntaxError, tokenize.TokenError, ValueError, RecursionError, MemoryError) as e:
-            if isinstance(e, MemoryError) and memory_budget_hit():
-                raise
-            raise ContainerError(f"{label}: not valid Python: {e}") from None
+        raise ContainerError(f"{label}: not read: an expression nests deeper than Python's parser "
+                             f"builds ({type(e).__name__})") from None
     except (SyntaxError, ValueError) as e:
         line = getattr(e, "lineno", None)
         where = f" (line {line})" if line else ""
         detail = getattr(e, "msg", None) or str(e)
         raise ContainerError(f"{label}: not valid Python{where}: {detail}") from None
-    out: list[Literal] = []
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        v = literal_value(node) if isinstance(node, (ast.Constant, ast.BinOp, ast.Call)) else None
-        if v is not None:
-            out.append(Literal(v, getattr(node, "lineno", 0)))
-            continue
-        stack.extend(ast.iter_child_nodes(node))
+    out = [Literal(v, node.lineno) for node in ast.walk(tree) if (v := _constant(node)) is not None]
     out.sort(key=lambda lit: lit.line)
     return out
 

@@ -3,7 +3,7 @@ refused naming that bound, just above it, while one at the bound is read: the ke
 (4 KiB, in the metadata and in the descriptor), the metadata note (1 MiB), a kernel's arguments
 (1,024), the total that the blobs of one ``.py`` decode to (64 MiB), the size of a ``.py``
 inspect and lint read (1,000,000 bytes, the leaderboard's cap: the costliest source under it fits
-in their budgets, where a 3.9 MB one did not) and of a folded ``"sep".join([...])`` literal."""
+in their budgets, where a 3.9 MB one did not)."""
 
 from __future__ import annotations
 
@@ -183,15 +183,3 @@ def test_a_file_of_another_name_is_read_as_python_only_up_to_the_same_bound(tmp_
                             "696d706f72742074), and at 1,000,001 bytes too large to be read as a Python file "
                             "(at most 1,000,000, the leaderboard's limit)")
 
-
-def test_a_join_is_bounded_before_it_is_built(tmp_path):
-    """Before: an 850 KB file whose 400 KB separator joins 150,000 empty strings (a 60 GB
-    literal) was folded in full: inspect went past its memory budget."""
-    from submitgen.readers.pysource import MAX_LITERAL_CHARS, python_literals
-
-    bomb = "x = '" + "A" * 400_000 + "'.join([" + "''," * 150_000 + "])\n"
-    assert max(len(lit.text) for lit in python_literals(bomb)) == 400_000  # its parts, not the join
-    sep = "A" * 1000
-    at = "x = '" + sep + "'.join([" + "'b'," * (MAX_LITERAL_CHARS // 1001) + "])\n"
-    [lit] = python_literals(at)
-    assert len(lit.text) == (MAX_LITERAL_CHARS // 1001) * 1001 - 1000 <= MAX_LITERAL_CHARS

@@ -13,7 +13,7 @@ from conftest import HIP_ARGS, kernelguard_line
 
 from submitgen.cli import cli
 from submitgen.errors import ContainerError, SourceCodingError
-from submitgen.readers.pysource import decode_python
+from submitgen.readers.pycoding import decode_python
 
 HEADER = "#!POPCORN leaderboard amd-mxfp4-mm\n"
 KERNEL = "def custom_kernel(data):\n    return data\n"
