@@ -22,7 +22,7 @@ from submitgen.options import Target
 from submitgen.pipeline import BuildOptions, build_inputs, prepare
 from submitgen.pipeline.check import param_kinds, param_names
 from submitgen.pipeline.frontends import front_ends
-from submitgen.readers.amd import EM_AMDGPU
+from submitgen.readers.amd.header import EM_AMDGPU
 from submitgen.readers.containers import LoadedCodeObject, load_code_objects
 from submitgen.readers.cuda.cubin import EM_CUDA
 from submitgen.toolchain import triton

@@ -9,13 +9,11 @@ import msgpack
 import pytest
 
 from submitgen.errors import CodeObjectError
-from submitgen.readers.amd import (
-    decode_descriptor,
-    parse_header,
-    parse_metadata,
-    processors,
-    read_code_object,
-)
+from submitgen.readers.amd import processors
+from submitgen.readers.amd.descriptor import decode_descriptor
+from submitgen.readers.amd.header import parse_header
+from submitgen.readers.amd.metadata import parse_metadata
+from submitgen.readers.amd.reader import read_code_object
 
 EXPLICIT = [  # offset, size, value_kind of many_args(out, in, n, Params p, d, c, big, s)
     (0, 8, "global_buffer"), (8, 8, "global_buffer"), (16, 4, "by_value"), (24, 16, "by_value"),

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from submitgen.readers.amd import read_code_object, vgpr_encoding_granule
+from submitgen.readers.amd.descriptor import vgpr_encoding_granule
+from submitgen.readers.amd.reader import read_code_object
 
 PRESSURE = """
 #include <submitgen/device.h>

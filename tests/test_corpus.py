@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from readelf_notes import find_readelf, metadata
 
 from submitgen.cli import cli
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 
 CORPUS = Path(__file__).parent / "corpus" / "aiter"
 OBJECTS = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".co", ".hsaco"))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.readers.amd import read_code_object
 from submitgen.readers.amd.descriptor import KernelDescriptor
+from submitgen.readers.amd.reader import read_code_object
 
 OBJDUMP = shutil.which("llvm-objdump-22")
 pytestmark = pytest.mark.skipif(OBJDUMP is None, reason="llvm-objdump-22 (LLVM 22) is not installed")

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from submitgen.cli import cli
 from submitgen.problems import get_problem
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 from submitgen.readers.containers import load_code_objects
 from submitgen.render import provenance
 from submitgen.toolchain.compile import compile_sources

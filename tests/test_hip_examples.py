@@ -19,7 +19,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from submitgen.problems import get_problem
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 from submitgen.rules import BANNED_WORD
 from submitgen.toolchain.compile import compile_sources
 from submitgen.toolchain.cuda import compile_cuda, find_nvcc

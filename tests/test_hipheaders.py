@@ -11,7 +11,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from submitgen.errors import MissingHeaderError
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 from submitgen.toolchain import hipheaders
 from submitgen.toolchain.compile import compile_sources
 

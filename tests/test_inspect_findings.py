@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from submitgen.cli import cli
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 
 sys.path.insert(0, str(Path(__file__).parent / "hostile"))
 from elfedit import with_metadata  # noqa: E402

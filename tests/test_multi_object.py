@@ -192,7 +192,7 @@ def triton_objects(tmp_path_factory):
 def triton_context(
     arch: str, objects, scratch: dict[str, tuple[int, int]]
 ) -> tuple[RenderContext, list[bytes]]:
-    from submitgen.readers.amd import read_code_object
+    from submitgen.readers.amd.reader import read_code_object
     from submitgen.readers.cuda.cubin import read_cubin
 
     reader = read_cubin if arch == "sm_90" else read_code_object

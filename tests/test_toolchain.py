@@ -18,7 +18,7 @@ from submitgen import toolchain
 from submitgen.cli import cli
 from submitgen.errors import CompileError, ToolchainError
 from submitgen.files import device_include_dir
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 from submitgen.toolchain import discovery
 from submitgen.toolchain.compile import compile_sources
 from submitgen.toolchain.cuda import compile_cuda, find_nvcc

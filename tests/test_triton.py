@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from submitgen.errors import TritonCompileError
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 from submitgen.readers.cuda.cubin import read_cubin
 from submitgen.toolchain.triton import TritonSpec, cache_key, compile_triton, triton_version
 

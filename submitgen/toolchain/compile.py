@@ -23,7 +23,7 @@ from typing import Any
 
 from submitgen.errors import CompileError
 from submitgen.files import device_include_dir, private_dir
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 from submitgen.system import run_tool
 from submitgen.toolchain import cache, hipheaders
 from submitgen.toolchain.diagnostics import compile_failure, unmap_paths

@@ -15,9 +15,9 @@ import pytest
 from elfedit import kernel_edit, with_desc, with_metadata
 
 from submitgen.errors import CodeObjectError, ContainerError
-from submitgen.readers.amd import read_code_object
 from submitgen.readers.amd.checks import MAX_KERNARG_SEGMENT_SIZE
 from submitgen.readers.amd.metadata import MAX_ARGS, MAX_NOTE_SIZE
+from submitgen.readers.amd.reader import read_code_object
 from submitgen.readers.containers import MAX_PY_FILE_SIZE, MAX_TOTAL_DECODED, load_code_objects
 
 SRC = r"""

@@ -13,7 +13,7 @@ import sys
 import pytest
 from elfedit import kernel_edit, with_metadata
 
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 
 SRC = r"""
 extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, 256)))

@@ -14,7 +14,7 @@ from elfedit import E_PHNUM, E_PHOFF, kernel_edit, patch_header, with_metadata
 from submitgen.cli import cli
 from submitgen.errors import CodeObjectError
 from submitgen.pipeline import BuildOptions, build
-from submitgen.readers.amd import read_code_object
+from submitgen.readers.amd.reader import read_code_object
 
 SRC = r"""
 extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, 256)))

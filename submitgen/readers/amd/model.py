@@ -152,10 +152,6 @@ def _opt(v: int | None) -> str:
     return "-" if v is None else str(v)
 
 
-# The reader's argument type under its older name.
-KernelArg = ArgMeta
-
-
 @dataclass(frozen=True)
 class CodeObject(KernelLookup):
     header: ElfHeader
