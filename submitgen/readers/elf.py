@@ -141,52 +141,15 @@ def library_errors(label: str) -> Iterator[None]:
         raise CodeObjectError(f"{label}: malformed ELF: {type(e).__name__}: {str(e)[:120]}") from None
 
 
-SHF_COMPRESSED = 0x800
-_SYMBOL_TABLE_TYPES = frozenset(("SHT_SYMTAB", "SHT_DYNSYM", "SHT_SUNW_LDYNSYM"))  # pyelftools' own
-
-
-class Section:
-    """One section as the readers use it: its header's fields by pyelftools' names and values
-    (``sec["sh_type"]``), its name and its bytes."""
-
-    __slots__ = ("header", "name", "index", "_image", "_library")
-
-    def __init__(self, header: Any, name: str, index: int, image: ElfImage, library: Any):
-        self.header, self.name, self.index, self._image, self._library = header, name, index, image, library
-
-    def __getitem__(self, key: str) -> Any:
-        return self.header[key]
-
-    def data(self) -> bytes:
-        """The section's bytes, as pyelftools' ``Section.data()`` gives them."""
-        h = self.header
-        if h["sh_type"] == "SHT_NOBITS" or h["sh_flags"] & SHF_COMPRESSED:
-            return bytes(self.library().data())
-        start = h["sh_offset"]
-        return self._image.data[start:start + h["sh_size"]]
-
-    def library(self) -> Any:
-        """pyelftools' object for this section."""
-        return self._library
-
-    @property
-    def is_symbol_table(self) -> bool:
-        return self.header["sh_type"] in _SYMBOL_TABLE_TYPES
-
-    def symbol_table(self) -> SymbolTableSection | None:
-        """pyelftools' symbol table for this section, or None when it is not one."""
-        table = self.library() if self.is_symbol_table else None
-        return table if isinstance(table, SymbolTableSection) else None
-
-
 class ElfImage:
-    """An ELF file's sections, notes and symbols, with every section checked to lie in the file."""
+    """An ELF file's sections (pyelftools' own: ``sec["sh_type"]``, ``sec.name``, ``sec.data()``),
+    notes and symbols, with every section checked to lie in the file."""
 
     def __init__(self, data: bytes, label: str, no_file_bytes: tuple[Any, ...] = ("SHT_NOBITS",)):
         self.data, self.label = data, label
         self.elf = ELFFile(BytesIO(data))
         self._symbols: dict[tuple[str, ...], dict[str, Symbol]] = {}
-        self.sections = self._read_sections()
+        self.sections = list(self.elf.iter_sections())
         self._no_file_bytes = no_file_bytes
         for sec in self.sections:
             end = sec["sh_offset"] + sec["sh_size"]
@@ -194,10 +157,7 @@ class ElfImage:
                 raise CodeObjectError(f"{label}: truncated ELF: section {sec.name or '#?'!r} ends at byte "
                                       f"{end}, file has {len(data)} bytes")
 
-    def _read_sections(self) -> list[Section]:
-        return [Section(sec.header, sec.name, i, self, sec) for i, sec in enumerate(self.elf.iter_sections())]
-
-    def section(self, name: str) -> Section | None:
+    def section(self, name: str) -> Any:
         return next((s for s in self.sections if s.name == name), None)
 
     def notes(self) -> Iterator[tuple[str, int, bytes]]:
@@ -225,7 +185,7 @@ class ElfImage:
     def symbol_table(self, name: str) -> SymbolTableSection | None:
         """pyelftools' symbol table section named ``name``, or None."""
         sec = self.section(name)
-        return sec.symbol_table() if sec is not None else None
+        return sec if isinstance(sec, SymbolTableSection) else None
 
     def symbols(self, order: tuple[str, ...]) -> dict[str, Symbol]:
         """Named symbols of the first table in ``order`` that has any (first definition wins);
@@ -234,10 +194,7 @@ class ElfImage:
             return self._symbols[order]
         out: dict[str, Symbol] = {}
         for secname in order:
-            sec = self.section(secname)
-            if sec is None or not sec.is_symbol_table:
-                continue
-            table = sec.symbol_table()
+            table = self.symbol_table(secname)
             for sym in table.iter_symbols() if table is not None else ():
                 if sym.name and sym.name not in out:
                     e = sym.entry
