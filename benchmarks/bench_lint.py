@@ -37,21 +37,6 @@ HEADER = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\nimport base6
 TARGET = 1_000_000
 
 
-def taint_chain() -> str:
-    """x_i = x_{i+1} + 1 for every i, the decoder at the bottom: each round of a fixed-point
-    iteration would taint one more name, so a quadratic analysis needs ~70,000 rounds."""
-    lines = []
-    i = 0
-    size = len(HEADER)
-    while size < TARGET - 200:
-        line = f"x{i} = x{i + 1} + 1\n"
-        lines.append(line)
-        size += len(line)
-        i += 1
-    tail = f"x{i} = base64.b64decode(b'eD0x')\nexec(x0)\n\n\ndef custom_kernel(data):\n    return data\n"
-    return HEADER + "".join(lines) + tail
-
-
 def functions() -> str:
     """1 MB of small functions calling each other: typical code, many names."""
     parts = [HEADER]
@@ -145,7 +130,6 @@ def main() -> None:
     print(f"first call (reads the problems' facts from source, no torch): "
           f"{time.perf_counter() - t0:.2f} s; torch imported: {'torch' in sys.modules}; "
           f"load average {os.getloadavg()[0]:.1f}")
-    timed("1 MB taint chain (x_i = x_(i+1) + 1, decoder last)", taint_chain())
     timed("1 MB of small functions", functions())
     for label, body in deep().items():
         timed(label, HEADER + body + "\n\ndef custom_kernel(data):\n    return data\n")

@@ -489,8 +489,8 @@ def _no_json_with_reference(as_json: bool) -> None:
 def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
     """Check FILE against the leaderboard's rules without running it: the #!POPCORN header as
     popcorn-cli reads it, the banned word (any case), size and payload budget, KernelGuard's verdict
-    (when the kernelguard package is installed), a module-level custom_kernel, exec/eval of decoded
-    data and kernels on an HSA queue of their own. Prints one line per finding (FILE:LINE: RULE
+    (when the kernelguard package is installed), a module-level custom_kernel and kernels on an HSA
+    queue of their own. Prints one line per finding (FILE:LINE: RULE
     [SOURCE]: message (fix: ...)), then KernelGuard's verdict and version, and exits 1 if any rule
     of popcorn-cli, kernelbot, KernelGuard or eval.py fails (a reviewer's policy only warns)."""
     from submitgen.lint import lint_file_report, render_findings

@@ -93,18 +93,6 @@ class MissingHeaderError(CompileError):
     """A source includes a header that no installed toolchain or wheel provides."""
 
 
-# Python sources whose coding declaration hides code (submitgen/readers/pycoding.py: decode_python)
-class SourceCodingError(ContainerError):
-    """A ``.py`` whose PEP 263 coding Python accepts but under which the code Python reads differs
-    from what its bytes show (utf-7, utf-16, EBCDIC, ASCII bytes swallowed by a multibyte codec).
-    ``line`` is the coding line (1 or 2; 1 for a BOM), ``detail`` the message without the path."""
-
-    def __init__(self, source: str, line: int, detail: str) -> None:
-        self.line = line
-        self.detail = detail
-        super().__init__(f"{source}: {detail}")
-
-
 # Launchers (submitgen/launchers/)
 class LauncherError(SubmitgenError):
     """A launcher spec that says too little (no target runs it, a figure without its machine and

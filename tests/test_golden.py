@@ -7,6 +7,7 @@ change shows up in review as a diff of the golden file. Regenerate on purpose wi
 
 from __future__ import annotations
 
+import ast
 import base64
 import os
 import subprocess
@@ -98,6 +99,17 @@ def test_golden_reads_top_down(name):
     reads top-down: the header, the plan and def custom_kernel, the machinery, then the base64 and
     the import-time setup (tests/ruffclean.py: order_problems)."""
     assert order_problems((GOLDEN / name).read_text()) == ""
+
+
+def test_goldens_run_no_code_they_build():
+    """Decoded data is never exec'd: no golden (one per launcher) calls exec, eval, compile or a
+    dynamic import anywhere in its tree; what it decodes is the code object for the loader."""
+    for path in sorted(GOLDEN.glob("*.py")):
+        calls = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+                 for n in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
+        assert "b64decode" in calls, path.name  # the walk sees the calls
+        assert not calls & {"exec", "eval", "compile", "__import__", "import_module"}, path.name
 
 
 def test_order_problems_sees_each_misplaced_part():

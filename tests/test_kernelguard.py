@@ -77,10 +77,6 @@ def test_a_file_kernelguard_filters_fails_lint_with_the_pattern_named(tmp_path):
         f"{path}:1: kernelguard [KernelGuard]: OBFUSCATED_EXEC (critical): exec() with encoded/decoded "
         "payload (hides exploit code); KernelGuard filters the file, and kernelbot refuses it (fix: change "
         "the code the evidence describes)",
-        f"{path}:5: warning: exec-decoded [reviewer policy]: exec() of decoded data (base64/zlib/lzma/... "
-        "decode flows into it): hidden code, which reviewers disqualify (KernelGuard refuses the forms it "
-        "recognizes as OBFUSCATED_EXEC) (fix: write the code in the file as plain Python; decode only "
-        "binary data (e.g. a code object for hipModuleLoadData))",
         f"{path}: KernelGuard {VERSION}: hacked, filtered (high_critical): OBFUSCATED_EXEC"]
 
 
@@ -92,8 +88,7 @@ def test_lint_json_gives_each_findings_source_and_kernelguards_verdict(tmp_path)
     doc = json.loads(result.output)
     assert [(f["rule"], f["source"], f["severity"]) for f in doc["errors"]] == [
         ("kernelguard", "kernelguard", "error")]
-    assert [(f["rule"], f["source"], f["severity"]) for f in doc["warnings"]] == [
-        ("exec-decoded", "policy", "warning")]
+    assert doc["warnings"] == []
     assert doc["kernelguard"] == {
         "version": VERSION, "installed": True, "classification": "hacked", "should_filter": True,
         "filter_reason": "high_critical", "failure": None, "timed_out": False, "matched_patterns": [
@@ -123,7 +118,7 @@ def test_lint_says_plainly_when_kernelguard_is_not_installed(tmp_path):
             f"sys.argv = ['submitgen', 'lint', {str(path)!r}]; main()")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[1:] == [
+    assert done.stdout.splitlines() == [
         f"{path}: KernelGuard: not installed, so its check did not run (pip install "
         "'submitgen[kernelguard]')",
         f"{path}: lint passed; {lint_file_report(path).payload.summary()}"]
@@ -131,13 +126,14 @@ def test_lint_says_plainly_when_kernelguard_is_not_installed(tmp_path):
 
 def test_a_file_kernelguard_fails_on_is_refused_as_kernelbot_refuses_it():
     """kernelbot refuses a submission whose KernelGuard pre-check exits non-zero; 3,000 terms of one
-    sum are past the recursion limit of KernelGuard's parse (lint itself reads them, with a warning)."""
+    sum are past the recursion limit of KernelGuard's parse (and of Python's: a syntax error too)."""
     report = lint_report(HEADER + "x = " + " + ".join(['"a"'] * 3000) + "\n" + KERNEL)
-    [f] = report.errors
+    syntax, f = report.errors
+    assert syntax.rule == "syntax"
     assert (f.rule, f.source, f.line) == ("kernelguard", "kernelguard", 1)
     assert f.message.startswith(f"KernelGuard {VERSION} fails on this file (RecursionError: ")
     assert f.message.endswith("): kernelbot refuses a file whose pre-check fails")
-    assert [w.rule for w in report.warnings] == ["nesting"]
+    assert report.warnings == ()
 
 
 def test_kernelguard_past_its_cpu_time_here_is_a_warning_that_its_verdict_is_unknown(tmp_path):
@@ -209,20 +205,6 @@ def test_crlf_line_ends_are_read_as_lines():
 
 def test_a_reviewer_policy_finding_is_never_an_error():
     with pytest.raises(ValueError, match="a 'policy' finding is a warning, got 'error'"):
-        LintFinding("exec-decoded", 1, "m", "f", source="policy")
+        LintFinding("hsa-queue", 1, "m", "f", source="policy")
     with pytest.raises(ValueError, match="lint finding source must be one of"):
         LintFinding("header", 1, "m", "f", source="the moon")
-
-
-def test_a_word_built_at_run_time_warns_and_passes(tmp_path):
-    """The server's grep misses a word built from pieces: a reviewer's policy, so lint warns."""
-    path = tmp_path / "built.py"
-    path.write_text(HEADER + "import torch\n\nNAME = chr(83) + 'trea' + 'm'\n" + KERNEL)
-    result = _lint(path)
-    assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0] == (
-        f"{path}:5: warning: banned-word [reviewer policy]: the expression at column 8 builds '{WORD}', "
-        "built from constant pieces (chr(), concatenation, join, formatting, ...): the server's text check "
-        "misses it, but the word is banned to keep kernels off queues of their own, and hiding it is "
-        "grounds for disqualification (fix: use the default queue (pass 0 as the HIP queue argument); do "
-        "not create or look up another queue)")

@@ -1,6 +1,5 @@
 """`submitgen lint` on files written here, one per rule change, with the exact lines users see:
-words built from constant pieces, the #!POPCORN header as popcorn-cli reads it, and lint without
-torch."""
+the #!POPCORN header as popcorn-cli reads it, and lint without torch."""
 
 from __future__ import annotations
 
@@ -20,74 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def lint(path: Path, *args: str):
     return CliRunner().invoke(cli, ["lint", str(path), *args], catch_exceptions=False)
-
-
-def built(line: int, col: int, word: str) -> str:
-    return (f"{line}: warning: banned-word [reviewer policy]: the expression at column {col} builds "
-            f"{word!r}, built from constant pieces (chr(), concatenation, join, formatting, ...): the "
-            "server's text check misses it, but the word is banned to keep kernels off queues of their "
-            "own, and hiding it is grounds for disqualification (fix: use the default queue (pass 0 as "
-            "the HIP queue argument); do not create or look up another queue)")
-
-
-def test_queue_built_by_name_warns_as_a_reviewers_policy(tmp_path: Path):
-    """The server's grep misses a word built at run time: no tool refuses the file, reviewers do."""
-    sub = tmp_path / "submission.py"
-    sub.write_text(HEADER + "import torch\n"
-                   "q = getattr(torch.cuda, chr(83)+chr(116)+'ream')()\n" + KERNEL)
-    result = lint(sub)
-    assert result.exit_code == 0
-    assert result.output.splitlines()[:2] == [f"{sub}:" + built(4, 25, WORD), kernelguard_line(sub)]
-
-
-def test_every_constant_form_is_folded(tmp_path: Path):
-    forms = [
-        "''.join(map(chr, [83, 116, 114, 101, 97, 109]))",
-        "'maerts'[::-1]",
-        "f\"{'St'}{'ream'}\"",
-        "'%s%s' % ('St', 'ream')",
-        "'{}{}'.format('St', 'ream')",
-        "''.join(chr(c) for c in (83, 116, 114, 101, 97, 109))",
-        "bytes([83, 116, 114, 101, 97, 109]).decode()",
-        "'ST' 'REAM'.lower().capitalize()",
-        "'S\\x74ream'",
-        "codecs.decode('Fgernz', 'rot13')",
-        "base64.b64decode('U3RyZWFt').decode()",
-        "'S-t-r-e-a-m'.replace('-', '')",
-    ]
-    sub = tmp_path / "submission.py"
-    sub.write_text(HEADER + "import base64, codecs\n" + "".join(f"x{i} = {f}\n" for i, f in enumerate(forms))
-                   + "a = 'Str'\nb = a + 'eam'\n" + KERNEL)
-    result = lint(sub)
-    assert result.exit_code == 0
-    lines = [f"{sub}:" + built(4 + i, 6 if i < 10 else 7, BANNED_WORD if i == 1 else WORD)
-             for i in range(len(forms))]
-    assert result.output.splitlines()[:-1] == lines + [f"{sub}:" + built(4 + len(forms) + 1, 5, WORD),
-                                                      kernelguard_line(sub)]
-
-
-def test_hsa_queue_built_by_name(tmp_path: Path):
-    sub = tmp_path / "submission.py"
-    sub.write_text(HEADER + "import ctypes\nhsa = ctypes.CDLL('libhsa-runtime64.so')\n"
-                   "make = getattr(hsa, 'hsa_queue_' + 'create')\n" + KERNEL)
-    result = lint(sub)
-    assert result.exit_code == 0
-    assert result.output.splitlines()[:-1] == [
-        f"{sub}:5: warning: hsa-queue [reviewer policy]: the expression at column 21 builds "
-        f"'hsa_queue_create', built from "
-        "constant pieces (chr(), concatenation, join, formatting, ...): a call by that name creates an "
-        "HSA queue of its own, outside torch's timing events, which the organizers disqualify (fix: "
-        "launch with hipModuleLaunchKernel on the default queue (0) so the leaderboard's events time "
-        "the kernel)", kernelguard_line(sub)]
-
-
-def test_plain_strings_and_unknown_values_pass(tmp_path: Path):
-    sub = tmp_path / "submission.py"
-    sub.write_text(HEADER + "import os\nname = os.environ.get('X', 'S') + 'tr'\nq = 'que' + 'ue'\n"
-                   "x = x + 'a'\n" + KERNEL)
-    result = lint(sub)
-    assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"{kernelguard_line(sub)}\n{sub}: lint passed; estimated payload ")
 
 
 def test_header_after_a_docstring_passes_with_warnings(tmp_path: Path):

@@ -184,41 +184,6 @@ def test_no_header_without_problem():
         "popcorn-cli)"]
 
 
-def test_exec_of_decoded_data_flagged():
-    text = HEADER + (
-        "import base64, zlib\n"
-        "SRC = 'eJwrzs9LSS0uBgAGpgJm'\n"
-        "code = zlib.decompress(base64.b64decode(SRC))\n"
-        "exec(code)\n" + BODY)
-    assert lines(text) == [  # a reviewer's policy warns; KernelGuard itself filters this form
-        "sub.py:1: kernelguard [KernelGuard]: OBFUSCATED_EXEC (critical): exec() with encoded/decoded "
-        "payload "
-        "(hides exploit code); KernelGuard filters the file, and kernelbot refuses it (fix: change the code "
-        "the evidence describes)"]
-    assert every_line(text)[1:] == [
-        "sub.py:6: warning: exec-decoded [reviewer policy]: exec() of decoded data (base64/zlib/lzma/... "
-        "decode flows into it): hidden code, which reviewers disqualify (KernelGuard refuses the forms it "
-        "recognizes as OBFUSCATED_EXEC) (fix: write the code in the file as plain Python; decode only "
-        "binary data (e.g. a code object for hipModuleLoadData))"]
-
-
-@pytest.mark.parametrize("snippet,rule", [
-    ("import lzma\ndef _load():\n    return lzma.decompress(b'')\neval(_load())\n", "exec-decoded"),
-    ("import base64, builtins\nbuiltins.exec(base64.b64decode(b'eD0x'))\n", "exec-decoded"),
-    ("import codecs\nrun = exec\nrun(codecs.decode('k=1', 'rot13'))\n", "exec-decoded"),
-    ("import base64\ngetattr(__builtins__, 'eval')(base64.b64decode(b'MQ=='))\n", "exec-decoded"),
-    ("import base64\n__import__(base64.b64decode(b'b3M=').decode())\n", "exec-decoded"),
-    ("import marshal\nmarshal.loads(b'')\n", "exec-decoded"),
-    ("src = 'x' + '=1'\nexec(src)\n", "exec-dynamic"),
-    ("compile(open('f').read(), 'f', 'exec')\n", "exec-dynamic"),
-    ("import importlib\nname = 'o' + 's'\nimportlib.import_module(name)\n", "import-dynamic"),
-])
-def test_exec_and_import_tricks(snippet: str, rule: str):
-    report = lint_report(HEADER + snippet + BODY)
-    assert [(f.rule, f.source) for f in report.warnings if f.rule != "kernelguard"] == [(rule, "policy")]
-    assert {f.rule for f in report.errors} <= {"kernelguard"}  # KernelGuard's own verdict, where it has one
-
-
 @pytest.mark.parametrize("snippet", [
     "exec('x = 1')\n",
     "import re\nfrom re import compile\nPAT = compile('a+')\n",

@@ -1,86 +1,10 @@
-"""Static checks of a single-file submission against the rules the leaderboard enforces.
-
-The file is read, never imported or run. Each finding is one line::
+"""Static checks of a single-file submission against the rules the leaderboard enforces: the file
+is read, never imported or run. Each finding is one line::
 
     path:LINE: [warning: ]RULE [SOURCE]: message (fix: ...)
 
-SOURCE says whose rule it is (:data:`submitgen.lint.findings.SOURCES`): ``popcorn-cli``,
-``kernelbot`` (its grep, size limit and header check) and ``KernelGuard`` refuse a file, so their
-findings may fail the lint; ``eval.py`` fails (errors) or may fail (warnings) the run of a file the
-leaderboard accepted; a ``reviewer policy`` (leaderboards.md: what the organizers disqualify, which
-no tool refuses) is always a warning.
-
-Rules (their sources: docs/rules.md):
-
-``coding``
-    the file is decoded as Python decodes it (PEP 263: a UTF-8 BOM, then a coding line in the
-    first two lines, else UTF-8). A coding under which the code Python reads differs from what the
-    bytes show (utf-7, utf-16/32, EBCDIC, a multibyte codec that swallows ASCII bytes: decided by
-    :func:`submitgen.readers.pycoding.decode_python`'s check) gets a warning (reviewers' policy) where
-    the file is UTF-8 and fails where it is not (popcorn-cli reads UTF-8 and refuses it), as does
-    any file that is not UTF-8, and one whose coding Python refuses (eval.py). ``test`` and
-    ``bench`` refuse to run a file whose coding hides code, even with ``--no-lint``.
-``header``
-    ``#!POPCORN`` directives as popcorn-cli reads them: from any line that starts with ``#`` or
-    ``//`` and whose first word is ``#!POPCORN`` or ``//!POPCORN`` (exact case), the last of each
-    kind winning, in lines that end at ``\n`` only (a file whose lines end in a bare ``\r`` is one
-    line to popcorn-cli: a warning names the directives it does not read); popcorn-cli sends the
-    leaderboard with the request. Names must be known
-    (``leaderboard``, ``gpu``/``gpus``; another is a warning), with a value; the leaderboard must be
-    one lint knows and agree with ``--problem``, the GPU one it runs on, and only one. Without
-    ``--problem`` the leaderboard is required; a missing ``gpu`` is a warning (popcorn-cli's
-    ``--gpu`` supplies it). A directive outside the first comment block is a warning (the server
-    itself reads only that block), two that disagree an error, a near miss (``# !POPCORN``,
-    ``#!popcorn``, an indented one) an error since nothing reads it.
-``banned-word``
-    the word the server greps for (``s-t-r-e-a-m``, any case, anywhere: comments, strings, kernel
-    names, base64 blobs). One finding per line that holds it. Also a word that no line spells but a
-    constant expression builds (``chr(83) + ...``, ``'...'[::-1]``, ``''.join(map(chr, ...))``,
-    f-strings, ``%``/``format``, a name bound once to such a value: :mod:`submitgen.lint.fold`):
-    a warning, since the server's grep misses it, but reviewers disqualify hiding the word.
-``size``
-    at most 1,000,000 bytes (HTTP 413 above).
-``payload``
-    the estimated dispatch payload (:mod:`submitgen.lint.payload`) within 65,535 characters.
-``syntax``
-    the file must parse; otherwise the AST rules below cannot run.
-``exec-decoded``
-    ``exec``/``eval``/``compile`` (also reached through ``builtins``, ``getattr`` or an alias),
-    ``__import__``/``importlib.import_module``, ``marshal.loads`` or ``pickle.loads`` of data that
-    flows from a decoder (base64/binascii/codecs decode, zlib/lzma/bz2/gzip decompress,
-    ``bytes.fromhex``). A warning (reviewers disqualify hidden code); KernelGuard's own
-    ``OBFUSCATED_EXEC``, which recognizes fewer forms, is the ``kernelguard`` rule. The flow analysis
-    is by name across the whole file (assignments, function returns), so it errs towards flagging.
-    ``marshal.loads`` is flagged whatever its argument (it makes code objects).
-``exec-dynamic``
-    Decision: *any* ``exec``/``eval``/``compile`` whose argument is not a string literal gets a
-    warning too, as do ``runpy`` and ``loader.exec_module``. A static check cannot prove that a
-    computed string is not decoded data (the name-based flow analysis misses data passed through
-    containers or attributes), kernelguard records these (``DYNAMIC_EXECUTION``), and a
-    submission never needs them: write the code as code.
-``import-dynamic``
-    ``__import__``/``importlib.import_module`` of a computed name: reviewers and kernelguard
-    cannot see what is imported. Import by name.
-``custom-kernel``
-    ``custom_kernel`` must be bound at module level: ``def``, ``class``, an assignment or
-    ``from ... import custom_kernel``, also inside a module-level ``if``/``try``/``with``.
-``hsa-queue``
-    ``hsa_queue_create`` anywhere, spelled or built from constant pieces: a kernel dispatched on a
-    queue of its own runs outside the leaderboard's timing events (the ~4 µs timing artefact),
-    which the organizers disqualify (a warning).
-``kernelguard``
-    KernelGuard's own verdict (:mod:`submitgen.lint.detector`), where the ``kernelguard`` package
-    is installed: each pattern it matched, an error when it filters the file (``should_filter``),
-    else a warning; an error when it fails on the file (kernelbot then refuses it).
-``nesting`` (warning)
-    an expression nests deeper than Python's default recursion limit: the lint still reads it
-    (see :mod:`submitgen.lint.parse`), but CPython may refuse to compile it.
-``input-write`` (warning)
-    for a problem whose evaluator passes the inputs uncloned (``ProblemSpec.eval_clones_inputs``
-    False): ``custom_kernel`` visibly writes into a tensor bound from ``data`` (an in-place method,
-    slice assignment, augmented assignment, ``out=``).
-
-Warnings are reported but do not fail the lint.
+SOURCE says whose rule it is (:data:`submitgen.lint.findings.SOURCES`). The rules, what each checks
+and where the leaderboard's code enforces it: docs/rules.md. Warnings do not fail the lint.
 """
 
 from __future__ import annotations
@@ -88,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from submitgen.errors import ContainerError, LintError, SourceCodingError
+from submitgen.errors import ContainerError, LintError
 from submitgen.lint.detector import Verdict
 from submitgen.lint.detector import run as kernelguard_verdict
 from submitgen.lint.findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, SOURCES, WARNING, LintFinding
-from submitgen.lint.flow import hidden_code_findings, walk
 from submitgen.lint.header import (
     Header,
     check_header,
@@ -105,7 +28,7 @@ from submitgen.lint.header import (
 from submitgen.lint.kernel import binds_custom_kernel, input_write_findings
 from submitgen.lint.parse import Parsed, parse
 from submitgen.lint.payload import PayloadEstimate, estimate_payload
-from submitgen.lint.text import check_banned_word, check_built_words, check_hsa_queue
+from submitgen.lint.text import check_banned_word, check_hsa_queue
 from submitgen.problems.registry import leaderboards
 from submitgen.readers.pycoding import decode_python
 from submitgen.rules import PAYLOAD_LIMIT
@@ -167,13 +90,10 @@ class LintReport:
         return tuple(f for f in self.errors if f.rule == rule)
 
 
-def _check_ast(parsed: Parsed, clones_inputs: bool, flagged: dict[str, set[int]]) -> list[LintFinding]:
+def _check_ast(parsed: Parsed, clones_inputs: bool) -> list[LintFinding]:
     found = list(parsed.findings)
     if parsed.tree is None:
         return found
-    nodes = walk(parsed.tree)
-    found += check_built_words(nodes, flagged)
-    found += hidden_code_findings(parsed.tree, nodes)
     if not binds_custom_kernel(parsed.tree.body):
         found.append(LintFinding(
             "custom-kernel", 1, "no module-level 'custom_kernel': the evaluator imports "
@@ -220,14 +140,10 @@ def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None
             "embed less: compress the code object with lzma before base64, drop unused "
             "kernels or sources", source="kernelbot"))
     found += check_hsa_queue(lines)
-    flagged = {rule: {f.line for f in found if f.rule == rule} for rule in ("banned-word", "hsa-queue")}
-    # the collector waits: the parse and the tree rules make millions of objects and hold every
-    # node of a 1 MB tree (the fold also a stack of generators as deep as a chain of names), and a
-    # tree holds no cycles (CPU of bench_lint's 1 MB taint chain 8.7 s -> 5.7 s, 1 MB of functions
-    # 6.2 s -> 4.4 s)
+    # the collector waits: the parse makes millions of objects for a 1 MB file, and a tree holds no
+    # cycles
     with no_cyclic_gc():
-        parsed = parse(text)
-        found += _check_ast(parsed, _clones_inputs(target), flagged)
+        found += _check_ast(parse(text), _clones_inputs(target))
     verdict = kernelguard_verdict(text)
     found += verdict.findings()
     order = {r: i for i, r in enumerate(RULES)}
@@ -271,62 +187,38 @@ _CODING_FIX = "save the file as UTF-8 and remove the coding line"
 
 def decode_submission(raw: bytes) -> tuple[str, tuple[LintFinding, ...]]:
     """The text Python reads from ``raw`` (PEP 263: BOM, coding line, UTF-8) and the ``coding``
-    findings: an error for a file that popcorn-cli, which reads UTF-8, cannot send or whose coding
-    Python refuses; a warning (reviewers' policy) for a coding that hides code from a reader
-    (:func:`decode_python`) in a file popcorn-cli sends. Where
-    Python's decoding hides code, the text is the bytes as a reader sees them (latin-1); where it
-    fails, the bytes read as UTF-8 (undecodable bytes kept as surrogates), so that the other rules
-    still run."""
-    fallback = raw.decode("utf-8", "surrogateescape")
+    findings: an error for a file that popcorn-cli, which reads UTF-8, cannot send, or whose coding
+    Python refuses. Where Python cannot decode it, the text is the bytes read as UTF-8 (undecodable
+    bytes kept as surrogates), so that the other rules still run."""
+    found: list[LintFinding] = []
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        found.append(LintFinding(
+            "coding", raw.count(b"\n", 0, e.start) + 1, f"the file is not valid UTF-8 (byte "
+            f"0x{raw[e.start]:02x} here): popcorn-cli reads a submission as UTF-8 and refuses it",
+            _CODING_FIX, source="popcorn-cli"))
     try:
         source = decode_python(raw, "")
-    except SourceCodingError as e:  # the other rules read the bytes as a reader sees them
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            refused = (LintFinding("coding", e.line, f"{e.detail}; and popcorn-cli, which reads a submission "
-                                   "as UTF-8, refuses it", _CODING_FIX, source="popcorn-cli"),)
-            return raw.decode("latin-1"), refused
-        return raw.decode("latin-1"), (LintFinding(
-            "coding", e.line, f"{e.detail}: the leaderboard runs it, and reviewers disqualify hidden code",
-            _CODING_FIX, WARNING, source="policy"),)
     except ContainerError as e:
-        detail = str(e).removeprefix(": ")
-        if detail.startswith("not valid Python: byte"):
-            return fallback, ()  # bytes invalid in the coding: the syntax rule reports the file
-        why = detail.removeprefix("not valid Python: ")
-        return fallback, (LintFinding("coding", 1, f"Python refuses the file's coding ({why})", _CODING_FIX,
-                                      source="eval.py"),)
-    found: tuple[LintFinding, ...] = ()
+        if not found:
+            why = str(e).removeprefix(": not valid Python: ")
+            found.append(LintFinding("coding", 1, f"Python refuses the file's coding ({why})", _CODING_FIX,
+                                     source="eval.py"))
+        return raw.decode("utf-8", "surrogateescape"), tuple(found)
     if source.encoding == "utf-8-sig" and source.text.startswith(("#!POPCORN", "//!POPCORN")):
-        found = (LintFinding(
+        found.append(LintFinding(
             "header", 1, "the file starts with a UTF-8 BOM: Python skips it, but popcorn-cli and the "
             "server read the first line as the BOM and then '#!POPCORN ...', not as a directive",
             "save the file without the BOM (or pass --leaderboard and --gpu to popcorn-cli)", WARNING,
-            source="popcorn-cli"),)
-    if source.encoding not in ("utf-8", "utf-8-sig"):
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            found = (LintFinding(
-                "coding", raw.count(b"\n", 0, e.start) + 1, f"the file is {source.encoding} (line "
-                f"{source.coding_line}) and not valid UTF-8 (byte 0x{raw[e.start]:02x} here): Python reads "
-                "it, but popcorn-cli reads a submission as UTF-8 and refuses it", _CODING_FIX,
-                source="popcorn-cli"),)
-    return source.text, found
+            source="popcorn-cli"))
+    return source.text, tuple(found)
 
 
 def read_submission(path: str | Path) -> tuple[str, int]:
     """(text, size in bytes) of a submission file, decoded as Python decodes it; LintError when it
-    cannot be read, is not a regular file, is larger than READ_LIMIT, or declares a coding that
-    hides code from a reader (``test`` and ``bench`` never run such a file)."""
+    cannot be read, is not a regular file or is larger than READ_LIMIT."""
     raw = _read_bytes(path)
-    try:
-        decode_python(raw, "")
-    except SourceCodingError as e:
-        raise LintError(f"cannot read submission {str(path)!r}: {e.detail}") from None
-    except ContainerError:
-        pass  # Python refuses the file: the syntax or coding rule says so
     return decode_submission(raw)[0], len(raw)
 
 

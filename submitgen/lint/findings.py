@@ -9,8 +9,8 @@ from submitgen.rules import BANNED_WORD, SIZE_LIMIT
 
 __all__ = ["ADVISORY", "BANNED_WORD", "ERROR", "RULES", "SIZE_LIMIT", "SOURCES", "WARNING", "LintFinding"]
 
-RULES = ("coding", "header", "banned-word", "size", "payload", "syntax", "exec-decoded", "exec-dynamic",
-         "import-dynamic", "custom-kernel", "hsa-queue", "kernelguard", "nesting", "input-write")
+RULES = ("coding", "header", "banned-word", "size", "payload", "syntax", "custom-kernel", "hsa-queue",
+         "kernelguard", "input-write")
 
 ERROR = "error"
 WARNING = "warning"

@@ -8,7 +8,6 @@ import ast
 from collections.abc import Iterator
 
 from submitgen.lint.findings import WARNING, LintFinding
-from submitgen.lint.flow import dotted
 
 _VIEWS = frozenset({
     "view", "view_as", "reshape", "reshape_as", "t", "T", "mT", "transpose", "permute", "flatten",
@@ -18,6 +17,16 @@ _VIEWS = frozenset({
 """Methods and attributes whose result shares the tensor's memory (``flip`` copies, but it is where
 a write is meant for the input)."""
 _NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "record_"})
+
+
+def _dotted(node: ast.expr) -> str:
+    """``a.b.c`` for an attribute chain (``?`` where the chain starts with something else)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    parts.append(node.id if isinstance(node, ast.Name) else "?")
+    return ".".join(reversed(parts))
 
 
 def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
@@ -113,14 +122,14 @@ def _call_writes(node: ast.Call, inputs: set[str]) -> Iterator[tuple[int, str, s
     if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_") \
             and func.attr not in _NOT_WRITES:
         name = _root(func.value)
-        if name not in inputs and node.args and dotted(func.value).split(".")[0] == "torch":
+        if name not in inputs and node.args and _dotted(func.value).split(".")[0] == "torch":
             name = _root(node.args[0])  # torch.relu_(x) and the like
         if name in inputs:
             yield node.lineno, name, f"calls the in-place {func.attr}() on it"
     for kw in node.keywords:
         name = _root(kw.value) if kw.arg == "out" else None
         if name in inputs:
-            yield node.lineno, name, f"passes it as out= of {dotted(func)}()"
+            yield node.lineno, name, f"passes it as out= of {_dotted(func)}()"
 
 
 def _writes(fn: ast.FunctionDef | ast.AsyncFunctionDef, inputs: set[str]) -> Iterator[tuple[int, str, str]]:
