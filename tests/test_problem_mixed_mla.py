@@ -10,6 +10,7 @@ import torch
 from submitgen.problems import get_problem, mixed_mla, mxfp4
 
 MLA = get_problem("mixed-mla")
+STRICT_REL_L2 = 0.2  # measured: fp8 Q and KV score 0.03-0.04, mxfp4 KV 0.065-0.12, an all-zero output 1.0
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +115,8 @@ def test_check_rule_and_strict_figure():
     res = MLA.check(off2, ref)
     assert res.passed and res.mismatches == 8 * 512 and res.mismatch_ratio == pytest.approx(0.05)
     assert "rel L2" in res.message and 0 < res.rel_l2_err < 0.3
-    zeros = MLA.check_strict(torch.zeros_like(ref), ref)
-    assert not zeros.passed and zeros.rel_l2_err == 1.0 and "strict" in zeros.message
+    zeros = MLA.check(torch.zeros_like(ref), ref)
+    assert zeros.rel_l2_err == 1.0 > STRICT_REL_L2
     nan = ref.clone()
     nan[0, 0, 0] = float("nan")
     assert MLA.check(nan, ref).passed and MLA.check(nan, ref).mismatches == 1
@@ -130,7 +131,7 @@ def test_fallback_small_and_unmutated(fallback):
         torch.equal(t.view(torch.uint8), c.view(torch.uint8)) for t, c in zip(MLA.leaves(data), before)
     )
     assert out.shape == (5, 16, 512) and out.dtype == torch.bfloat16
-    res = MLA.check_strict(out, data)
+    res = MLA.check(out, data)
     assert res.passed and res.rel_l2_err < 1e-2, res.message
     assert q is data[0] and kv is data[1]
 
@@ -139,11 +140,11 @@ def _run_config(index, fallback, record_property, vs_fp8=True):
     data = MLA.generate_input(MLA.tests[index])
     out = fallback(data)
     ref = MLA.reference(data)
-    res = MLA.check_strict(out, ref)
+    res = MLA.check(out, ref)
     record_property("check", res.message)
-    assert res.passed and res.mismatch_ratio <= 0.05, res.message
-    # The rule alone would nearly pass zeros; the strict figure catches them.
-    assert not MLA.check_strict(torch.zeros_like(ref), ref).passed
+    assert res.passed and res.mismatch_ratio <= 0.05 and res.rel_l2_err <= STRICT_REL_L2, res.message
+    # The rule alone would nearly pass zeros; the rel L2 bound catches them.
+    assert MLA.check(torch.zeros_like(ref), ref).rel_l2_err > STRICT_REL_L2
     if vs_fp8:
         # Against the leaderboard's own kind of reference (fp8 Q and KV) it passes too.
         lb = MLA.check(out, MLA.reference(data, kv="fp8"))

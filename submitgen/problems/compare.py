@@ -26,8 +26,6 @@ class Tolerance:
     atol: float
     max_mismatch_ratio: float = 0.0
     """Fraction of elements allowed to fail ``isclose`` (mixed-mla: 0.05)."""
-    strict_rel_l2: float | None = None
-    """``check_strict`` also requires ``rel_l2_err`` at most this (None: same as ``check``)."""
     check_dtype: bool = False
     """An output whose dtype differs from the reference's fails (mxfp4-mm)."""
 
@@ -65,9 +63,8 @@ def _rule_mismatches(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> to
     return bad
 
 
-def compare(output: object, expected: torch.Tensor, tol: Tolerance, strict: bool = False) -> CheckResult:
-    """Judge ``output`` against the reference output ``expected`` by the leaderboard's rule (and,
-    with ``strict``, also by ``tol.strict_rel_l2``)."""
+def compare(output: object, expected: torch.Tensor, tol: Tolerance) -> CheckResult:
+    """Judge ``output`` against the reference output ``expected`` by the leaderboard's rule."""
     if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
         return _shape_fail(output, expected)
     if tol.check_dtype and output.dtype != expected.dtype:
@@ -98,13 +95,6 @@ def compare(output: object, expected: torch.Tensor, tol: Tolerance, strict: bool
     rel_l2 = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else math.inf)
 
     ratio = mismatches / max(total, 1)
-    verdict = "pass" if passed else "FAIL"
-    extra = ""
-    if strict and tol.strict_rel_l2 is not None:
-        ok = rel_l2 <= tol.strict_rel_l2
-        extra = f"; strict: rel L2 <= {tol.strict_rel_l2:g} {'holds' if ok else 'FAILS'}"
-        passed = passed and ok
-        verdict = "pass" if passed else "FAIL"
-    message = (f"{verdict} ({rule}): {mismatches}/{total} mismatched ({ratio:.4%}), "
-               f"max abs err {max_abs:.4g}, max rel err {max_rel:.4g}, rel L2 err {rel_l2:.4g}{extra}")
+    message = (f"{'pass' if passed else 'FAIL'} ({rule}): {mismatches}/{total} mismatched ({ratio:.4%}), "
+               f"max abs err {max_abs:.4g}, max rel err {max_rel:.4g}, rel L2 err {rel_l2:.4g}")
     return CheckResult(passed, max_abs, max_rel, mismatches, total, ratio, message, rel_l2)

@@ -46,9 +46,6 @@ BENCHMARKS = (
 )
 RTOL = ATOL = 0.1
 MAX_MISMATCH_RATIO = 0.05
-STRICT_REL_L2 = 0.2
-"""``check_strict`` bound on the relative L2 error. Measured here: fp8 Q and KV score
-0.03-0.04, mxfp4 KV 0.065-0.12, an all-zero output 1.0."""
 
 _CHUNK_ROWS = 1 << 15
 """KV rows converted per step while generating: bounds the float32 temporaries to ~100 MB."""
@@ -250,8 +247,7 @@ def reference(data: Any, kv: str = "bf16") -> torch.Tensor:
 
 PROBLEM = mi355x_problem(
     globals(), kernel="mixed_mla",
-    tolerance=Tolerance(rtol=RTOL, atol=ATOL, max_mismatch_ratio=MAX_MISMATCH_RATIO,
-                        strict_rel_l2=STRICT_REL_L2),
+    tolerance=Tolerance(rtol=RTOL, atol=ATOL, max_mismatch_ratio=MAX_MISMATCH_RATIO),
     input_names=("q", "kv_data['bf16']", "kv_data['fp8'][0]", "kv_data['fp8'][1]", "kv_data['mxfp4'][0]",
                  "kv_data['mxfp4'][1]", "qo_indptr", "kv_indptr"),
 )

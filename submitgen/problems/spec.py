@@ -8,6 +8,7 @@ payload estimate, ``submitgen test``/``bench`` and the CLI read it through the r
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_map
 
 from submitgen.errors import ProblemError
 from submitgen.files import kernels_dir
@@ -30,22 +32,6 @@ FALLBACK_FUNCTION = "_sg_fallback"
 def frozen_specs(specs: Any) -> tuple[Mapping[str, Any], ...]:
     """Shape specs as a tuple of read-only mappings (what ``ProblemSpec.tests``/``benchmarks`` hold)."""
     return tuple(MappingProxyType(dict(s)) for s in specs)
-
-
-def module_source(module_name: str) -> str:
-    """The source text of an importable module: what a submission pastes for a fallback."""
-    import importlib
-
-    try:
-        module = importlib.import_module(module_name)
-        return inspect.getsource(module)
-    except (ImportError, OSError, TypeError) as e:
-        raise ProblemError(f"cannot read the source of module {module_name!r}: {e}") from e
-
-
-def functions_source(*functions: Callable[..., Any]) -> str:
-    """The source of ``functions``, two blank lines apart, as a submission pastes them."""
-    return "\n\n\n".join(inspect.getsource(f).rstrip() for f in functions) + "\n"
 
 
 @dataclass(frozen=True)
@@ -133,13 +119,25 @@ class ProblemSpec:
     def leaves_source(self) -> str:
         """Source of ``_sg_leaves`` and ``_sg_key``, pasted into submissions."""
         if "leaves" not in self._cache:
-            self._cache["leaves"] = functions_source(self.leaves, self.key)
+            sources = (inspect.getsource(f).rstrip() for f in (self.leaves, self.key))
+            self._cache["leaves"] = "\n\n\n".join(sources) + "\n"
         return self._cache["leaves"]
 
     @property
     def fallback_source(self) -> str:
-        """Source of the fallback module, pasted into submissions."""
-        return fallback_source(self)
+        """Source of the fallback module, pasted into submissions (read once per spec)."""
+        if self.fallback_text or not self.fallback_module:
+            return self.fallback_text or NO_FALLBACK
+        if "fallback" not in self._cache:
+            try:
+                text = inspect.getsource(importlib.import_module(self.fallback_module))
+            except (ImportError, OSError, TypeError) as e:
+                raise ProblemError(f"cannot read the source of module {self.fallback_module!r}: {e}") from e
+            if f"def {FALLBACK_FUNCTION}(" not in text:
+                raise ProblemError(f"problem {self.name!r}: fallback module {self.fallback_module!r} defines "
+                                   f"no {FALLBACK_FUNCTION}(data)")
+            self._cache["fallback"] = text
+        return self._cache["fallback"]
 
     def input_name(self, index: int) -> str:
         """The name of leaf ``index`` for messages."""
@@ -155,45 +153,17 @@ class ProblemSpec:
             self.meta_input(spec), lambda t: torch.empty(t.shape, dtype=t.dtype, device=device)
         )
 
-    def _expected(self, data_or_reference: Any) -> torch.Tensor:
-        if isinstance(data_or_reference, torch.Tensor):
-            return data_or_reference
-        return self.reference(data_or_reference)
-
     def check(self, output: Any, data_or_reference: Any) -> CheckResult:
         """The leaderboard's rule on ``output`` against the reference output (a tensor) or against the
         reference computed from the inputs."""
-        return compare(output, self._expected(data_or_reference), self.tolerance)
-
-    def check_strict(self, output: Any, data_or_reference: Any) -> CheckResult:
-        """``check``, and also ``rel_l2_err <= tolerance.strict_rel_l2`` where the problem sets one."""
-        return compare(output, self._expected(data_or_reference), self.tolerance, strict=True)
-
-
-def fallback_source(spec: ProblemSpec) -> str:
-    """The fallback module's source text (read once per spec)."""
-    if spec.fallback_text or not spec.fallback_module:
-        return spec.fallback_text or NO_FALLBACK
-    if "fallback" not in spec._cache:
-        text = module_source(spec.fallback_module)
-        if f"def {FALLBACK_FUNCTION}(" not in text:
-            raise ProblemError(f"problem {spec.name!r}: fallback module {spec.fallback_module!r} defines "
-                               f"no {FALLBACK_FUNCTION}(data)")
-        spec._cache["fallback"] = text
-    return spec._cache["fallback"]
+        expected = data_or_reference if isinstance(data_or_reference, torch.Tensor) else \
+            self.reference(data_or_reference)
+        return compare(output, expected, self.tolerance)
 
 
 def map_tensors(data: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
     """``data`` (nested tuples/lists/dicts) with every tensor replaced by ``fn(tensor)``."""
-    if isinstance(data, torch.Tensor):
-        return fn(data)
-    if isinstance(data, tuple):
-        return tuple(map_tensors(v, fn) for v in data)
-    if isinstance(data, list):
-        return [map_tensors(v, fn) for v in data]
-    if isinstance(data, dict):
-        return {k: map_tensors(v, fn) for k, v in data.items()}
-    return data
+    return tree_map(lambda v: fn(v) if isinstance(v, torch.Tensor) else v, data)
 
 
 def mi355x_problem(ns: Mapping[str, Any], *, kernel: str, tolerance: Tolerance,
