@@ -60,7 +60,8 @@ def python_literals(text: str, label: str = "<python>") -> list[Literal]:
         where = f" (line {line})" if line else ""
         detail = getattr(e, "msg", None) or str(e)
         raise ContainerError(f"{label}: not valid Python{where}: {detail}") from None
-    out = [Literal(v, node.lineno) for node in ast.walk(tree) if (v := _constant(node)) is not None]
+    out = [Literal(v, getattr(node, "lineno", 0))
+           for node in ast.walk(tree) if (v := _constant(node)) is not None]
     out.sort(key=lambda lit: lit.line)
     return out
 
