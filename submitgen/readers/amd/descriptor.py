@@ -14,26 +14,19 @@ from submitgen.readers.amd import processors
 KD_SIZE = 64
 _KD = struct.Struct("<IIIIq20sIIIHHI")
 
-# compute_pgm_rsrc1
 RSRC1_VGPR_GRANULES = (0, 0x3F)  # GRANULATED_WORKITEM_VGPR_COUNT
 RSRC1_SGPR_GRANULES = (6, 0xF)  # GRANULATED_WAVEFRONT_SGPR_COUNT (GFX9)
-RSRC1_FLOAT_ROUND_MODE_32 = (12, 3)
-RSRC1_FLOAT_ROUND_MODE_16_64 = (14, 3)
-RSRC1_FLOAT_DENORM_MODE_32 = (16, 3)
-RSRC1_FLOAT_DENORM_MODE_16_64 = (18, 3)
-RSRC1_ENABLE_DX10_CLAMP = (21, 1)
-RSRC1_ENABLE_IEEE_MODE = (23, 1)
-RSRC1_FP16_OVFL = (26, 1)
-# compute_pgm_rsrc2
-RSRC2_ENABLE_PRIVATE_SEGMENT = (0, 1)
-RSRC2_USER_SGPR_COUNT = (1, 0x1F)
-RSRC2_ENABLE_TRAP_HANDLER = (6, 1)
-RSRC2_WORKGROUP_ID_X = (7, 1)
-RSRC2_WORKGROUP_ID_Y = (8, 1)
-RSRC2_WORKGROUP_ID_Z = (9, 1)
-RSRC2_WORKGROUP_INFO = (10, 1)
+# KernelDescriptor's fields read as they are from compute_pgm_rsrc1 / 2: (field, word, shift, mask);
+# a one-bit field is a flag
+_RSRC_FIELDS = (
+    ("float_round_mode_32", 1, 12, 3), ("float_round_mode_16_64", 1, 14, 3),
+    ("float_denorm_mode_32", 1, 16, 3), ("float_denorm_mode_16_64", 1, 18, 3),
+    ("enable_dx10_clamp", 1, 21, 1), ("enable_ieee_mode", 1, 23, 1), ("fp16_overflow", 1, 26, 1),
+    ("enable_private_segment", 2, 0, 1), ("user_sgpr_count", 2, 1, 0x1F), ("enable_trap_handler", 2, 6, 1),
+    ("workgroup_id_x", 2, 7, 1), ("workgroup_id_y", 2, 8, 1), ("workgroup_id_z", 2, 9, 1),
+    ("workgroup_info", 2, 10, 1), ("granulated_lds_size", 2, 15, 0x1FF),
+)
 RSRC2_VGPR_WORKITEM_ID = (11, 3)
-RSRC2_GRANULATED_LDS_SIZE = (15, 0x1FF)
 RSRC2_EXCEPTIONS = (  # (bit, name): the exceptions that trap, bits 24-30
     (24, "fp_ieee_invalid_op"), (25, "fp_denorm_src"), (26, "fp_ieee_div_zero"), (27, "fp_ieee_overflow"),
     (28, "fp_ieee_underflow"), (29, "fp_ieee_inexact"), (30, "int_div_zero"),
@@ -134,31 +127,9 @@ def _user_sgprs(kcp: int, preload_len: int) -> tuple[tuple[str, ...], int]:
     return tuple(user) + (("kernarg_preload",) if preload_len else ()), need
 
 
-def _rsrc1(rsrc1: int) -> dict[str, Any]:
-    return dict(
-        float_round_mode_32=bits(rsrc1, RSRC1_FLOAT_ROUND_MODE_32),
-        float_round_mode_16_64=bits(rsrc1, RSRC1_FLOAT_ROUND_MODE_16_64),
-        float_denorm_mode_32=bits(rsrc1, RSRC1_FLOAT_DENORM_MODE_32),
-        float_denorm_mode_16_64=bits(rsrc1, RSRC1_FLOAT_DENORM_MODE_16_64),
-        enable_dx10_clamp=bool(bits(rsrc1, RSRC1_ENABLE_DX10_CLAMP)),
-        enable_ieee_mode=bool(bits(rsrc1, RSRC1_ENABLE_IEEE_MODE)),
-        fp16_overflow=bool(bits(rsrc1, RSRC1_FP16_OVFL)),
-    )
-
-
-def _rsrc2(rsrc2: int) -> dict[str, Any]:
-    return dict(
-        enable_private_segment=bool(bits(rsrc2, RSRC2_ENABLE_PRIVATE_SEGMENT)),
-        user_sgpr_count=bits(rsrc2, RSRC2_USER_SGPR_COUNT),
-        enable_trap_handler=bool(bits(rsrc2, RSRC2_ENABLE_TRAP_HANDLER)),
-        workgroup_id_x=bool(bits(rsrc2, RSRC2_WORKGROUP_ID_X)),
-        workgroup_id_y=bool(bits(rsrc2, RSRC2_WORKGROUP_ID_Y)),
-        workgroup_id_z=bool(bits(rsrc2, RSRC2_WORKGROUP_ID_Z)),
-        workgroup_info=bool(bits(rsrc2, RSRC2_WORKGROUP_INFO)),
-        workitem_id_dims=bits(rsrc2, RSRC2_VGPR_WORKITEM_ID) + 1,
-        granulated_lds_size=bits(rsrc2, RSRC2_GRANULATED_LDS_SIZE),
-        exceptions=tuple(name for bit, name in RSRC2_EXCEPTIONS if rsrc2 >> bit & 1),
-    )
+def _fields(rsrc1: int, rsrc2: int) -> dict[str, Any]:
+    return {name: (bool if mask == 1 else int)(bits((rsrc1, rsrc2)[word - 1], (shift, mask)))
+            for name, word, shift, mask in _RSRC_FIELDS}
 
 
 def decode_descriptor(kd: bytes, address: int, processor: str) -> KernelDescriptor:
@@ -189,8 +160,9 @@ def decode_descriptor(kd: bytes, address: int, processor: str) -> KernelDescript
         sgpr_alloc=sgpr_alloc,
         accum_offset=accum,
         agpr_alloc=max(0, vgpr_alloc - accum) if accum is not None else 0,
-        **_rsrc1(rsrc1),
-        **_rsrc2(rsrc2),
+        **_fields(rsrc1, rsrc2),
+        workitem_id_dims=bits(rsrc2, RSRC2_VGPR_WORKITEM_ID) + 1,
+        exceptions=tuple(name for bit, name in RSRC2_EXCEPTIONS if rsrc2 >> bit & 1),
         tg_split=bool(bits(rsrc3, RSRC3_TG_SPLIT)) if unified else False,
         user_sgprs=user,
         user_sgprs_needed=need,
