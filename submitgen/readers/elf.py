@@ -1,18 +1,9 @@
-"""ELF64 little-endian images, as the AMD code object and NVIDIA cubin readers need them.
+"""ELF64 little-endian images, through pyelftools, as the AMD code object and NVIDIA cubin readers
+need them; the one place that turns pyelftools' and ``struct``'s exceptions into ``CodeObjectError``.
 
-This is the one place that checks the ELF header, the section and program header tables and
-note records, reads symbols, and turns pyelftools' and ``struct``'s exceptions into
-``CodeObjectError`` (one line: the label, the thing, the expected and the actual value). The
-ELF layout (header fields, ``SHT_NOTE`` records, symbol tables) is the System V gABI's; see
-docs/readers.md.
-
-Sections, their names, symbols and program headers are pyelftools'. Two small parts are read by
-hand, for their messages, not for speed: the ELF header's checks (``read_header``: each field's
-expected and actual value) and note records (``_iter_notes``: the byte where one runs past its
-section). pyelftools costs about 2 ms of CPU an object, 9 ms for the six objects of the largest
-default build (``benchmarks/bench_elf_reader.py``), against a command's startup of a few hundred
-ms; the struct reads that used to replace it saved that, which only a read of thousands of objects
-at once feels."""
+Read by hand, for their messages (each field's expected and actual value; the byte where a note
+runs past its section), not for speed: the ELF header's checks (``read_header``) and note records
+(``_iter_notes``). pyelftools costs about 2 ms of CPU an object (``benchmarks/bench_elf_reader.py``)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,9 @@
 """Triton kernels -> each backend's images (gfx950/gfx942 hsaco, sm_90 cubins), with the installed
-``triton`` (the optional ``[triton]`` extra), on any machine: no GPU, ROCm or CUDA toolkit needed.
-
-The kernel's file is loaded from the bytes the caller read (``TritonSpec.source_bytes``), as a
-module of its own, in a child process under a time limit (``triton_worker.py``): nothing else of
-the kernel project runs, and the object always matches the bytes the cache key names. What a
-launch needs comes from Triton's compiled metadata (see docs/triton.md): block = num_warps x wave
-size, dynamic shared memory = ``shared``, and two trailing scratch pointers (global, profile)
-whose sizes are ``global_scratch``/``profile_scratch``.
-
+``triton`` (the ``[triton]`` extra), on any machine; compiled in a child process from the bytes the
+caller read (``triton_worker.py``). What a launch needs and how the file is loaded: docs/triton.md.
 Cache: ``<cache folder>/triton/``, keyed on the source bytes and path, the specialization, the
 options, the Triton version (and where it is installed), the target and Triton's ``TRITON_*``
-settings. A hit imports no Triton at all.
-"""
+settings; a hit imports no Triton at all."""
 
 from __future__ import annotations
 

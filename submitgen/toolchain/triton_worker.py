@@ -1,10 +1,6 @@
-"""Triton compiles in a child process: the kernels' files run there (a file that loops, exits or
-prints at import cannot hang or end the build, only fail it), under a time limit, and Triton's
-own diagnostics (MLIR dumps) stay out of the user's terminal.
-
-The parent passes the specializations in a pickle it wrote itself; the child answers with
-msgpack (plain data: bytes, numbers, strings), which the parent decodes without running anything.
-"""
+"""Triton compiles in a child process, under a time limit (why: docs/triton.md, "Loading the kernel's
+file"). The parent passes the specializations in a pickle it wrote itself; the child answers with
+msgpack (plain data), which the parent decodes without running anything."""
 
 from __future__ import annotations
 
@@ -19,10 +15,9 @@ import msgpack
 
 from submitgen.errors import SubmitgenError, TritonCompileError, TritonMissingError
 from submitgen.system import run_tool
-from submitgen.toolchain.triton import TritonArtifact, TritonSpec, triton_env
+from submitgen.toolchain.triton import _META_FIELDS, TritonArtifact, TritonSpec, triton_env
 
-_FIELDS = ("image", "kind", "symbol", "shared", "num_warps", "warp_size", "global_scratch", "profile_scratch",
-           "triton_version")
+_FIELDS = ("image", *_META_FIELDS)
 _ERRORS = {"TritonMissingError": TritonMissingError}
 _MAX_RESULT_BYTES = 1 << 30
 

@@ -1,23 +1,6 @@
-"""NVIDIA cubin (CUDA ELF) bytes -> a frozen, typed model with the kernel interface the build uses.
-
-``read_cubin(data)`` checks the ELF header (ELF64, little-endian, EM_CUDA 190), takes the SM
-architecture from ``e_flags``, and reads each kernel's parameters and resources from the
-``.nv.info`` sections (``nvinfo.py``). Input it cannot make sense of raises ``CodeObjectError``;
-things that parse but look wrong become ``Finding``s (the class the AMD reader uses).
-
-``.nv.shared.NAME`` (NOBITS) is a kernel's static shared memory. From sm_90 on (the object has a
-``.nv.shared.reserved.*`` section) it also holds the 1 KiB the driver reserves per block; the
-driver reports the size less that 1 KiB (checked on an H200), and so does this reader.
-
-The processor is ``sm_90a`` when the cubin is architecture-specific: ``.nv.compat``'s
-CUDA_ACCELERATOR_TARGET record (what ``cuobjdump`` reads), or LLVM's ``EF_CUDA_ACCELERATORS``
-``e_flags`` bit (0x8 from ABI version 8, 0x800 before).
-
-A cubin does not say whether a parameter is a pointer or a value: every parameter has
-``value_kind="cuda_param"``. The packer (``runtime/pack.py``) accepts a tensor for an 8-byte
-``cuda_param`` and an int / float / ctypes struct for one of any size. A cubin records no
-register spill counts (no ``.nv.info`` record holds them: ptxas prints them, the ELF keeps only the
-stack frame), and NVIDIA has no SGPRs or AGPRs: all are None, shown as absent or "not recorded"."""
+"""NVIDIA cubin (CUDA ELF) bytes -> a frozen, typed model with the kernel interface the build uses:
+the header (``e_flags``: the SM), and each kernel's parameters and resources from ``.nv.info``
+(``nvinfo.py``). What a cubin says and does not say: docs/readers.md, "CUDA cubins"."""
 
 from __future__ import annotations
 
@@ -40,7 +23,7 @@ EF_CUDA_ACCELERATORS_V1 = 0x800  # ABI version 7 and below
 SHT_CUDA_INFO = nvinfo.SHT_CUDA_INFO
 SHT_CUDA_SHARED = 0x7000000A  # .nv.shared.NAME in relocatable (-rdc) cubins: no file bytes, like NOBITS
 _NO_FILE_BYTES = ("SHT_NOBITS", SHT_CUDA_SHARED)
-RESERVED_SHARED_BYTES = 1024  # per block, from sm_90 cubins on (see the module docstring)
+RESERVED_SHARED_BYTES = 1024  # per block, from sm_90 cubins on (docs/readers.md)
 DEFAULT_MAX_THREADS = MAX_WORKGROUP_SIZE
 
 # Maximum shared memory per thread block (static + dynamic, with the opt-in), in bytes, by SM.

@@ -1,28 +1,5 @@
 """The ``.nv.info`` sections of an NVIDIA cubin: records, and the attributes the cubin reader uses.
-
-* A section of type ``SHT_CUDA_INFO`` (0x70000000) is a run of records, each
-  ``u8 format, u8 attribute`` followed by: format 1 (NVAL), 2 (BVAL), 3 (HVAL): a ``u16``
-  value, 4 bytes in all; format 4 (SVAL): a ``u16`` size and that many payload bytes.
-* ``.nv.info`` (whole object) holds per-function records whose payload starts with a ``u32``
-  symbol index into ``.symtab``: 0x2f REGCOUNT (sym, u32 registers per thread), 0x11 FRAME_SIZE
-  (sym, u32 bytes), 0x12 MIN_STACK_SIZE (sym, u32 bytes: the kernel's whole call chain).
-* ``.nv.info.NAME`` (``sh_info`` = the index of ``.text.NAME``) holds the kernel's own:
-  0x17 KPARAM_INFO (``u32`` index, ``u16`` ordinal, ``u16`` offset, ``u32`` flags whose bits
-  18..31 are the size in bytes; one record per parameter, in any order), 0x19 CBANK_PARAM_SIZE
-  (HVAL: bytes of parameters), 0x0a PARAM_CBANK (``u32`` symbol of ``.nv.constant0.NAME``,
-  ``u16`` offset of the parameters in constant bank 0, ``u16`` size), 0x05 MAX_THREADS
-  (``__launch_bounds__``: 3 x ``u32``), 0x10 REQNTID (PTX ``.reqntid``: 3 x ``u32``),
-  0x1b MAXREG_COUNT (HVAL), 0x4c NUM_BARRIERS (BVAL), 0x3d CTA_PER_CLUSTER
-  (``__cluster_dims__``: 3 x ``u32``). Other attributes are kept by id only.
-
-* ``.nv.compat`` (``SHT_CUDA_COMPAT_INFO``) is a run of the same records; 0x09
-  CUDA_ACCELERATOR_TARGET (BVAL) is 1 in an ``sm_90a`` cubin, 0 in an ``sm_90`` one (nvcc 13 writes
-  ``e_flags`` 0x6005a04 for both; ``cuobjdump -elf`` reads ``sm=90a`` from this record).
-* No record holds register spill counts: ptxas prints them (``-v``), the cubin keeps only the
-  stack frame (FRAME_SIZE, MIN_STACK_SIZE).
-
-Found on cubins from nvcc 13.0 (sm_80 .. sm_120), cross-checked against ``cuobjdump -elf``
-(13.5) and the CUDA driver's answers on an H200 (docs/readers.md)."""
+Their layout (not documented by NVIDIA; read off nvcc 13.0 cubins): docs/readers.md, "CUDA cubins"."""
 
 from __future__ import annotations
 
