@@ -62,10 +62,6 @@ class BundleEntry:
     size: int
 
     @property
-    def kind(self) -> str:
-        return self.id.split("-", 1)[0]
-
-    @property
     def triple(self) -> str:
         return "-".join(self.id.split("-", 1)[-1].split("-")[:4])
 
@@ -188,8 +184,8 @@ def decompress_ccob(data: bytes, label: str = "<bytes>", limit: int = MAX_DECODE
     return out
 
 
-def _from_bundle(data: bytes, path: str, arch: str | None, base: dict[str, Any]) -> list[LoadedCodeObject]:
-    src = base.get("_label", path)
+def _from_bundle(data: bytes, path: str, arch: str | None, src: str,
+                 fields: dict[str, Any]) -> list[LoadedCodeObject]:
     entries = list_bundle(data, src)
     devices = [e for e in entries if e.is_device]
     if not devices:
@@ -199,7 +195,6 @@ def _from_bundle(data: bytes, path: str, arch: str | None, base: dict[str, Any])
     if not picked:
         raise ContainerError(f"{src}: offload bundle has no entry for {arch}; it has "
                              f"{', '.join(e.id for e in devices)}")
-    fields = {k: v for k, v in base.items() if not k.startswith("_")}
     return [LoadedCodeObject(data[e.offset:e.offset + e.size], path, bundle_entry=e.id,
                              **{"container": "bundle", **fields}) for e in picked]
 
@@ -219,8 +214,8 @@ def _from_python(text: str, path: str, arch: str | None) -> list[LoadedCodeObjec
             raise ContainerError(f"{path}:{lit.line}: the file's embedded blobs decode to more than "
                                  f"{MAX_TOTAL_DECODED} bytes together (the bound on a .py's total)")
         try:
-            found.extend(_from_bytes(blob, path, arch, {"container": "python", "python_line": lit.line,
-                                                        "encoding": enc, "_label": f"{path}:{lit.line}"}))
+            found.extend(_from_bytes(blob, path, arch, f"{path}:{lit.line}",
+                                     {"container": "python", "python_line": lit.line, "encoding": enc}))
         except ContainerError as e:
             if arch is None:
                 raise
@@ -238,13 +233,12 @@ def _from_python(text: str, path: str, arch: str | None) -> list[LoadedCodeObjec
 # --------------------------------------------------------------------------- entry points
 
 
-def _from_bytes(data: bytes, path: str, arch: str | None, base: dict[str, Any]) -> list[LoadedCodeObject]:
-    label = base.get("_label", path)
-    fields = {k: v for k, v in base.items() if not k.startswith("_")}
+def _from_bytes(data: bytes, path: str, arch: str | None, label: str,
+                fields: dict[str, Any]) -> list[LoadedCodeObject]:
     if data.startswith(ELF_MAGIC):
         joined = split_joined(data)  # a submission may embed several code objects in one text
         if len(joined) > 1:
-            return [obj for image in joined for obj in _from_bytes(image, path, arch, base)]
+            return [obj for image in joined for obj in _from_bytes(image, path, arch, label, fields)]
         if arch is not None:
             try:
                 cuda = elf.e_machine(data) == EM_CUDA
@@ -255,9 +249,9 @@ def _from_bytes(data: bytes, path: str, arch: str | None, base: dict[str, Any]) 
                 raise ContainerError(f"{label}: code object is for {proc}, expected {arch}")
         return [LoadedCodeObject(data, path, **{"container": "elf", **fields})]
     if data.startswith(BUNDLE_MAGIC):
-        return _from_bundle(data, path, arch, base)
+        return _from_bundle(data, path, arch, label, fields)
     if data.startswith(CCOB_MAGIC):
-        return _from_bundle(decompress_ccob(data, label), path, arch, base)
+        return _from_bundle(decompress_ccob(data, label), path, arch, label, fields)
     raise ContainerError(f"{label}: not an ELF code object, an offload bundle or a Python file: "
                          f"starts with {data[:8].hex() or 'nothing (empty)'}")
 
@@ -297,7 +291,7 @@ def load_code_objects(
             f"{path}: empty file: expected an ELF code object, an offload bundle or a Python file"
         )
     if not is_py and is_container(data):
-        return _from_bytes(data, path, arch, {})
+        return _from_bytes(data, path, arch, path, {})
     if not is_py and len(data) > MAX_PY_FILE_SIZE:
         raise ContainerError(f"{path}: not an ELF code object or an offload bundle (starts with "
                              f"{data[:8].hex()}), and at {len(data):,} bytes too large to be read as a "
@@ -307,10 +301,10 @@ def load_code_objects(
     except ContainerError:
         if is_py:
             raise
-        return _from_bytes(data, path, arch, {})  # raises "not an ELF ..."
+        return _from_bytes(data, path, arch, path, {})  # raises "not an ELF ..."
     if not is_py:
         try:
             ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return _from_bytes(data, path, arch, {})
+            return _from_bytes(data, path, arch, path, {})
     return _from_python(text, path, arch)

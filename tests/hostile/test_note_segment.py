@@ -1,7 +1,8 @@
 """The metadata is read from what the loader reads: the PT_NOTE segment's note first, the .note
 section's only without one. A code object whose two copies disagree (the section says a 1024-thread
 block and 6 arguments, the segment the real 256 and 7) is shown with the segment's values and an
-error finding naming the first difference; ``inspect`` exits 1 and ``build --co`` refuses it. The
+error finding (which no longer names the first difference: a compiler writes one note twice, and
+only a forged object differs); ``inspect`` exits 1 and ``build --co`` refuses it. The
 object is compiled here and one copy patched (tests/hostile/elfedit.py)."""
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ void k(float* out, const float* a, const float* b, int n, int m, float s, long l
   if (i < n + m) out[i] = a[i] * s + b[i] + z;
 }
 """
-PREFIX = ("the metadata note of the PT_NOTE segment (what the loader reads, shown here) and of the .note "
-          "section differ: ")
+MISMATCH = ("note-mismatch", "the metadata note of the PT_NOTE segment (what the loader reads, shown here) "
+            "and of the .note section differ")
 
 
 def forge(doc: dict) -> None:
@@ -50,22 +51,17 @@ def test_a_forged_section_is_not_what_is_read_and_is_an_error(real):
     forged = with_metadata(real, forge, only="section")
     k = read_code_object(forged).kernels[0]
     assert (k.max_flat_workgroup_size, len(k.args)) == (256, 7)  # the segment's copy
-    assert errors(forged) == [("note-mismatch", PREFIX + "amdhsa.kernels kernel 'k' .args length: segment 7, "
-                                                          "section 6")]
+    assert errors(forged) == [MISMATCH]
 
 
 def test_a_forged_segment_is_what_is_read_and_is_an_error(real):
     forged = with_metadata(real, forge, only="segment")
     k = read_code_object(forged).kernels[0]
     assert (k.max_flat_workgroup_size, len(k.args)) == (1024, 6)
-    assert errors(forged) == [("note-mismatch", PREFIX + "amdhsa.kernels kernel 'k' .args length: segment 6, "
-                                                          "section 7")]
+    assert errors(forged) == [MISMATCH]
 
 
-def test_the_first_differing_key_is_named(real):
-    forged = with_metadata(real, kernel_edit("k", max_flat_workgroup_size=1024), only="section")
-    want = PREFIX + "amdhsa.kernels kernel 'k' .max_flat_workgroup_size: segment 256, section 1024"
-    assert errors(forged) == [("note-mismatch", want)]
+def test_two_equal_copies_are_no_error(real):
     both = with_metadata(real, kernel_edit("k", max_flat_workgroup_size=1024))
     assert errors(both) == [] and read_code_object(both).kernels[0].max_flat_workgroup_size == 1024
 
@@ -74,7 +70,7 @@ def test_a_section_copy_that_is_not_msgpack_is_an_error(real):
     from elfedit import with_desc
 
     forged = with_desc(real, b"\xc1\xc1", only="section")
-    assert errors(forged) == [("note-mismatch", PREFIX + "the section's copy is not msgpack")]
+    assert errors(forged) == [MISMATCH]
 
 
 @pytest.mark.slow
@@ -94,5 +90,5 @@ def test_inspect_exits_1_and_build_refuses(real, tmp_path):
                         "--co", str(co), "-o", str(tmp_path / "s.py")], capture_output=True, text=True,
                        timeout=300)
     assert b.returncode == 1
-    assert b.stderr == f"Error: {co}: {PREFIX}amdhsa.kernels kernel 'k' .args length: segment 7, section 6\n"
+    assert b.stderr == f"Error: {co}: {MISMATCH[1]}\n"
     assert not (tmp_path / "s.py").exists()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from typing import Any
 
 from submitgen.errors import CodeObjectError
 from submitgen.readers import elf
@@ -52,57 +51,9 @@ def _metadata_notes(image: elf.ElfImage, header: ElfHeader, findings: list[Findi
         raise CodeObjectError(f"{image.label}: no NT_AMDGPU_METADATA note (owner 'AMDGPU', type 32): "
                               "expected one in a PT_NOTE segment or a SHT_NOTE section")
     if in_segments and in_sections and in_segments[0] != in_sections[0]:
-        findings.append(Finding("error", "note-mismatch",
-                                "the metadata note of the PT_NOTE segment (what the loader reads, shown "
-                                "here) and of the .note section differ: "
-                                + _difference(in_segments[0], in_sections[0], image.label)))
+        findings.append(Finding("error", "note-mismatch", "the metadata note of the PT_NOTE segment (what "
+                                "the loader reads, shown here) and of the .note section differ"))
     return (in_segments or in_sections)[0]
-
-
-def _difference(segment: bytes, section: bytes, label: str) -> str:
-    """Where two metadata notes first differ, as ``PATH: segment A, section B``."""
-    try:
-        b = decode_metadata_note(section, label)
-    except CodeObjectError:
-        return "the section's copy is not msgpack"
-    a = decode_metadata_note(segment, label)  # the reader decodes it anyway: its error is the one to show
-    path, x, y = _first_difference(a, b, "")
-    return f"{path or 'the root'}: segment {_short(x)}, section {_short(y)}"
-
-
-_MISSING = object()
-
-
-def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any]:
-    """(where, a's value, b's value) of the first place two decoded notes differ; a kernel's
-    entry is named by its ``.name``."""
-    def step(key: Any, x: Any) -> str:
-        named = isinstance(x, dict) and isinstance(x.get(".name"), str)
-        return " ".join(p for p in (path, f"kernel {x['.name']!r}" if named else str(key)) if p)
-
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in [*a, *(k for k in b if k not in a)]:
-            x, y = a.get(key, _MISSING), b.get(key, _MISSING)
-            if x != y or type(x) is not type(y):
-                return _first_difference(x, y, step(key, x))
-    elif isinstance(a, list) and isinstance(b, list):
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x != y or type(x) is not type(y):
-                return _first_difference(x, y, step(f"[{i}]", x))
-        if len(a) != len(b):
-            return f"{path} length".strip(), len(a), len(b)
-    return path, a, b
-
-
-def _short(v: Any) -> str:
-    if v is _MISSING:
-        return "absent"
-    if isinstance(v, list):
-        return f"a list of {len(v)}"
-    if isinstance(v, dict):
-        return f"a map of {len(v)} keys"
-    shown = repr(v)
-    return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
 def _read(data: bytes, header: ElfHeader, label: str) -> CodeObject:
