@@ -1,15 +1,6 @@
-"""The build: kernel project -> code objects -> checks -> rendered submission -> checks -> file.
-
-Each stage is a function taking and returning frozen values (``values.py``)::
-
-    prepare(options)                -> Prepared        (prepare.py)
-    produce_objects(prepared)       -> EmbeddedObject* (produce.py; each object parsed once)
-    check(prepared, objects)        -> Checked         (check.py; the plan on every shape)
-    render_submission(...)          -> Rendered        (emit.py)
-    verify(prepared, rendered, ...) -> Verified        (verify.py; one lint run)
-    write(prepared, verified)       -> the file        (here)
-
-Nothing is written unless every check passes; the file is written atomically."""
+"""The build as stages over frozen values (``values.py``; HACKING.md, layout): prepare -> produce
+objects -> check -> render -> verify -> write. Nothing is written unless every check passes; the
+file is written atomically."""
 
 from __future__ import annotations
 

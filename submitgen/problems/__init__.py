@@ -1,13 +1,6 @@
-"""The leaderboard problems: their shapes, inputs, torch reference, correctness rule, and the
-pure-torch fallback that submissions paste in.
-
-Each problem is one module of this package binding ``PROBLEM = ProblemSpec(...)``
-(:mod:`submitgen.problems.spec`) plus its fallback module under ``fallbacks/``; the registry
-(:mod:`submitgen.problems.registry`) finds them. See HACKING.md, "Adding a problem".
-
-The names below load on first use, so that importing a submodule (the CLI's parameter type) does
-not import torch.
-"""
+"""The leaderboard problems (HACKING.md, "Adding a problem"): one module each binding ``PROBLEM =
+ProblemSpec(...)``, found by :mod:`submitgen.problems.registry`. The names below load on first use,
+so that importing a submodule (the CLI's parameter type) does not import torch."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
 """The amd-moe-mxfp4 reference pipeline (aiter ``fused_moe`` with per-1x32 MXFP4, two stages) on the
-CPU or any torch device, one expert at a time (docs/moe-mxfp4.md has the steps and their sources).
-
-1. ``hidden_states`` quantized to MXFP4 per 32 values along H: the ``+0x200000`` scale rule and
-   round half up (not to even) onto the e2m1 grid, then dequantized (float32).
-2. Stage 1, per (token, slot) with expert e: gate = A·Wgate[e]ᵀ, up = A·Wup[e]ᵀ on the dequantized
-   shuffled weights, float32; ``silu(gate) * up`` stored as bf16.
-3. That intermediate re-quantized by the same activation rule.
-4. Stage 2: A2·Wdown[e]ᵀ (float32) times the slot's routing weight, summed over the slots, bf16.
-
-Memory: one expert's weights dequantized at a time (float32, 117 MB for gate/up at H=7168,
-d_expert=2048) plus the activations: every listed shape runs in well under 1 GB beyond its inputs.
-"""
+CPU or any torch device, one expert at a time (docs/moe-mxfp4.md has the steps and their sources):
+one expert's weights are dequantized at a time (float32, 117 MB for gate/up at H=7168,
+d_expert=2048)."""
 
 from __future__ import annotations
 

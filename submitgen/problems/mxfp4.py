@@ -1,24 +1,7 @@
-"""The MXFP4 format as the leaderboards use it: e2m1 values in packed pairs, one e8m0 scale per
-32 elements, and aiter's two layouts (the 16x16 weight pre-shuffle and the e8m0 scale shuffle).
-
-Facts (sources in docs/rules.md, "Problems"):
-
-- e2m1 codes 0..7 are {0, .5, 1, 1.5, 2, 3, 4, 6}; bit 3 is the sign. Two codes per byte, the
-  even element in the low nibble.
-- e8m0 byte b means 2^(b-127).
-- Scale rule of both aiter quantizers: ``amax' = (bits(amax) + 0x200000) & 0xFF800000`` (amax
-  rounded up to the next power of two when its mantissa is >= 1.75), ``scale_exp =
-  floor(log2(amax')) - 2`` clamped to [-127, 127], byte ``scale_exp + 127``, data ``x * 2^-scale_exp``.
-- moe-mxfp4's weights use another scale rule (aiter ``per_1x32_f4_quant``, docs/moe-mxfp4.md):
-  ``amax / 4`` converted to e8m0 by taking its exponent and adding one when the mantissa is >= 1.5
-  (``scale_rule="per_1x32"``); the data is then rounded to nearest even.
-- Rounding onto the grid: ``ties="even"`` is aiter's Triton ``dynamic_mxfp4_quant`` (the
-  mxfp4-mm leaderboard since reference-kernels #120); ``ties="up"`` is the older
-  ``aiter.utility.fp4_utils.dynamic_mxfp4_quant`` (the mixed-mla KV cache). Both saturate to 6.
-
-This module is written from those rules only, as grid arithmetic (counting the midpoints
-below a value), so that it checks the bit-trick code in submitgen/problems/fallbacks/ independently.
-"""
+"""The MXFP4 format as the leaderboards use it (docs/mxfp4.md; moe-mxfp4's weight scale rule:
+docs/moe-mxfp4.md): e2m1 values in packed pairs, one e8m0 scale per 32 elements, and aiter's two
+layouts. Written from those rules only, as grid arithmetic (counting the midpoints below a value),
+so that it checks the bit-trick code in submitgen/problems/fallbacks/ independently."""
 
 from __future__ import annotations
 

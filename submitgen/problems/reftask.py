@@ -1,13 +1,7 @@
 """A reference-kernels problem folder (``--reference-kernels DIR``): its ``task.yml`` read as
-kernelbot reads it, and the cases file eval.py takes.
-
-``task.yml`` names the files of a run (``files``: ``name`` and ``source``, relative to DIR, so
-``../eval.py`` is the shared one; ``@SUBMISSION@`` is the user's file), the script to run
-(``config.main``), the ``tests`` and ``benchmarks`` (mappings of a case's arguments), a timeout per
-mode (``test_timeout``, ``benchmark_timeout``, ``ranked_timeout``; kernelbot's default is 180 s) and
-``ranking_by`` (kernelbot's default 'last' runs only the last benchmark in benchmark and leaderboard
-modes; 'geom' runs them all and ranks by their geometric mean). Every check names the file and what
-is wrong; nothing here runs anything."""
+kernelbot reads it (docs/reference-kernels.md: files, config.main, tests/benchmarks, the timeouts,
+ranking_by), and the cases file eval.py takes. Every check names the file and what is wrong;
+nothing here runs anything."""
 
 from __future__ import annotations
 
