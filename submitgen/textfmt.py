@@ -146,8 +146,7 @@ def envelope(command: str, ok: bool, fields: Mapping[str, Any] | None = None) ->
 
 def error_envelope(command: str, error: str) -> dict[str, Any]:
     """The envelope of a command stopped by a domain error (what its Error: line would say)."""
-    return {"command": command, "version": __version__, "format_version": FORMAT_VERSION, "ok": False,
-            "error": error}
+    return envelope(command, False) | {"error": error}
 
 
 def dumps(doc: Mapping[str, Any]) -> str:

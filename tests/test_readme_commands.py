@@ -158,5 +158,5 @@ def test_the_problems_table_gives_each_default_projects_language():
     assert sorted(r[0] for r in rows) == sorted(PROBLEMS)
     for name, leaderboard, folder, language in rows:
         problem = PROBLEMS[name]
-        assert (problem.leaderboard, problem.kernel_dir) == (leaderboard, folder)
+        assert (problem.leaderboard, problem.kernel_project.name) == (leaderboard, folder)
         assert language == _language(ROOT / "kernels" / folder), name

@@ -135,4 +135,4 @@ def test_unregistered_toy_is_unknown_again(tmp_path):
 
 def test_project_folder_is_the_specs(toy):
     assert toy.kernel_project == Path(__file__).resolve().parent / "projects" / "toy_add"
-    assert toy.kernel_dir == "toy_add"
+    assert toy.kernel_project.name == "toy_add"

@@ -1,5 +1,5 @@
-"""The click parameter type for a problem name: usage lines and completion list the registry's
-problems when they are shown, so a problem added by a module appears without touching the CLI (a
+"""The click parameter type for a problem name: usage lines list the registry's problems when they
+are shown, so a problem added by a module appears without touching the CLI (a
 plug-in by its entry point's name: nothing is imported to show them)."""
 
 from __future__ import annotations
@@ -22,12 +22,6 @@ class ProblemName(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         return str(value)
-
-    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-        from click.shell_completion import CompletionItem
-
-
-        return [CompletionItem(n) for n in usage_names() if n.startswith(incomplete)]
 
 
 PROBLEM_NAME = ProblemName()

@@ -111,11 +111,6 @@ class ProblemSpec:
         return hash(self.name)
 
     @property
-    def kernel_dir(self) -> str:
-        """The folder name of the default kernel project."""
-        return self.kernel_project.name
-
-    @property
     def leaves_source(self) -> str:
         """Source of ``_sg_leaves`` and ``_sg_key``, pasted into submissions."""
         if "leaves" not in self._cache:

@@ -66,15 +66,13 @@ def lds_item(index: int, name: str, nbytes: int) -> str:
 
 def parse_lds(items: Sequence[str], index: int | None) -> dict[str, int]:
     """Dynamic LDS bytes per kernel name of the object at ``index`` in "co", from the decoded items
-    of an ``lds`` field. ``INDEX/NAME:BYTES`` applies to that object only (the index is digits, the
-    bytes are digits: the first "/" and the last ":" split it whatever the name holds); the older
-    ``NAME:BYTES`` applies to that name in every object. Malformed items are skipped."""
+    of an ``lds`` field: ``INDEX/NAME:BYTES`` (the index is digits, the bytes are digits: the first
+    "/" and the last ":" split it whatever the name holds). Malformed items are skipped."""
     out: dict[str, int] = {}
     for item in items:
-        head, sep, rest = item.partition("/")
-        scoped = bool(sep) and head.isdigit()
-        name, _, value = (rest if scoped else item).rpartition(":")
-        if not name or not value.isdigit() or (scoped and int(head) != index):
+        head, _, rest = item.partition("/")
+        name, _, value = rest.rpartition(":")
+        if not head.isdigit() or not name or not value.isdigit() or int(head) != index:
             continue
         out[name] = int(value)
     return out
