@@ -448,12 +448,23 @@ def _given(ctx: click.Context, *names: str) -> list[str]:
             if ctx.get_parameter_source(n) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)]
 
 
-def _run_reference(ctx: click.Context, file: str, folder: str, mode: str, problem: str | None,
-                   seed: int | None, timeout: float, no_lint: bool, builtin_only: tuple[str, ...]) -> None:
+def _run_reference(ctx: click.Context, file: str, folder: str | None, mode: str, problem: str | None,
+                   seed: int | None, timeout: float, no_lint: bool, as_json: bool,
+                   builtin_only: tuple[str, ...]) -> bool:
+    """With --reference-kernels DIR (or --problem DIR, a problem folder): run DIR's own eval.py and
+    return True; False when neither names one."""
     from submitgen.errors import EvaluateError
     from submitgen.evaluate.reffmt import format_reference_report
     from submitgen.evaluate.refkernels import run_reference
+    from submitgen.problems.folder import is_folder
 
+    if folder is None and problem is not None and is_folder(problem):
+        folder = problem
+    if folder is None:
+        return False
+    if as_json:
+        raise EvaluateError("--json does not apply with --reference-kernels: eval.py's own report is "
+                            "printed as it gives it")
     extra = _given(ctx, *builtin_only)
     if extra:
         raise EvaluateError(f"{', '.join(extra)} do(es) not apply with --reference-kernels: eval.py runs "
@@ -462,23 +473,7 @@ def _run_reference(ctx: click.Context, file: str, folder: str, mode: str, proble
     _run_and_report(file, problem, no_lint, format_reference_report, lambda: run_reference(
         file, folder, mode=mode, problem=problem, seed=seed, timeout_s=limit, lint=not no_lint,
         progress=_progress_text))
-
-
-def _folder_harness(problem: str | None, reference_kernels: str | None) -> str | None:
-    """--reference-kernels DIR, or --problem DIR where DIR is a problem folder: its eval.py decides."""
-    from submitgen.problems.folder import is_folder
-
-    if reference_kernels is None and problem is not None and is_folder(problem):
-        return problem
-    return reference_kernels
-
-
-def _no_json_with_reference(as_json: bool) -> None:
-    from submitgen.errors import EvaluateError
-
-    if as_json:
-        raise EvaluateError("--json does not apply with --reference-kernels: eval.py's own report is "
-                            "printed as it gives it")
+    return True
 
 
 @cli.command("lint", short_help="Check a submission against the leaderboard's rules.",
@@ -583,11 +578,9 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
                 interpret, problem=problem, shapes=shapes if _given(ctx, "shapes") else None, custom=custom,
                 seed=seed, timeout_s=timeout if _given(ctx, "timeout") else None, progress=_progress,
                 announce=_announce, interpret=True), require_kernel, test_fields if as_json else None)
-        reference_kernels = _folder_harness(problem, reference_kernels)
-        if reference_kernels is not None:
-            _no_json_with_reference(as_json)
-            return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
-                                  ("shapes", "custom", "require_kernel"))
+        if _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint, as_json,
+                          ("shapes", "custom", "require_kernel")):
+            return
         if mode != "test":
             raise EvaluateError(f"test --mode {mode} needs --reference-kernels DIR; the built-in harness "
                                 f"times with `submitgen bench --mode {mode}`" if mode == "leaderboard" else
@@ -636,12 +629,9 @@ def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, c
     from submitgen.evaluate.jsonfmt import bench_fields
 
     with _json_errors("bench", as_json):
-        reference_kernels = _folder_harness(problem, reference_kernels)
-        if reference_kernels is not None:
-            _no_json_with_reference(as_json)
-            return _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint,
-                                  ("shapes", "custom", "iters", "max_time", "flush_mib", "force",
-                                   "require_kernel"))
+        if _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint, as_json,
+                          ("shapes", "custom", "iters", "max_time", "flush_mib", "force", "require_kernel")):
+            return
         if mode == "test":
             raise EvaluateError("bench --mode test needs --reference-kernels DIR; the built-in harness "
                                 "checks with `submitgen test`")

@@ -88,32 +88,21 @@ def rebuild_flags(opts: BuildOptions, *, target: Target, arch: str, compress: Co
     default, paths by their name only (never paths on this machine). Every field of BuildOptions but
     ``NOT_REBUILT`` is here."""
     default = BuildOptions(problem=opts.problem)
-    flags: list[str] = []
-    if opts.kernels:
-        flags += ["--kernels", Path(opts.kernels).name]
-    for co in opts.code_objects:
-        flags += ["--co", Path(co).name]
-    if opts.fallback is not None:
-        flags += ["--fallback", Path(opts.fallback).name]
-    if opts.target is not None:
-        flags += ["--target", str(target)]
-    if opts.arch:
-        flags += ["--arch", arch]
-    if compress != default.compress:
-        flags += ["--compress", str(compress)]
-    if not opts.allow_fallback:
-        flags.append("--no-fallback")
-    if opts.reuse_output:
-        flags.append("--reuse-output")
-    if not is_default(launcher):
-        flags += ["--launcher", launcher.name]
-    if opts.allow_own_queue:
-        flags.append("--allow-own-queue")
-    if opts.compiler:
-        flags += ["--compiler", Path(opts.compiler).name]
-    if opts.plan_timeout != default.plan_timeout:
-        flags += ["--plan-timeout", f"{opts.plan_timeout:g}"]
-    return tuple(flags)
+
+    def name(path: object) -> str | None:
+        return Path(path).name if path else None  # type: ignore[arg-type]
+
+    pairs = [("--kernels", name(opts.kernels)), *(("--co", name(co)) for co in opts.code_objects),
+             ("--fallback", name(opts.fallback)), ("--target", str(target) if opts.target else None),
+             ("--arch", arch if opts.arch else None),
+             ("--compress", str(compress) if compress != default.compress else None),
+             ("--no-fallback", "" if not opts.allow_fallback else None),
+             ("--reuse-output", "" if opts.reuse_output else None),
+             ("--launcher", None if is_default(launcher) else launcher.name),
+             ("--allow-own-queue", "" if opts.allow_own_queue else None), ("--compiler", name(opts.compiler)),
+             ("--plan-timeout", f"{opts.plan_timeout:g}" if opts.plan_timeout != default.plan_timeout else
+              None)]
+    return tuple(word for flag, value in pairs if value is not None for word in (flag, value) if word)
 
 
 def build_inputs(p: Prepared) -> tuple[Path, ...]:
