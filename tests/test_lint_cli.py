@@ -45,15 +45,15 @@ def test_header_after_a_docstring_passes_with_warnings(tmp_path: Path):
     assert len(out) == 4
 
 
-def test_header_missing_names_the_files_own_leaderboard(tmp_path: Path):
+def test_header_missing_leaderboard_fails(tmp_path: Path):
+    """'# !POPCORN' is no directive to popcorn-cli: the file names no leaderboard."""
     sub = tmp_path / "submission.py"
     sub.write_text("# !POPCORN leaderboard amd-moe-mxfp4\n#!POPCORN gpu MI355X\nimport torch\n" + KERNEL)
     result = lint(sub)
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        f"{sub}:1: header [popcorn-cli]: '# !POPCORN leaderboard amd-moe-mxfp4' is not read as a directive: "
-        "popcorn-cli wants '#!POPCORN' (exactly, at the start of the line) as the first word (fix: "
-        "write it as '#!POPCORN leaderboard amd-moe-mxfp4')",
         f"{sub}:1: header [popcorn-cli]: no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it "
-        "from a comment line that starts with '#!POPCORN' (fix: add '#!POPCORN leaderboard amd-moe-mxfp4' as "
-        "the first line, or pass --problem)", kernelguard_line(sub)]
+        "from a comment line that starts with '#!POPCORN' (fix: add '#!POPCORN leaderboard <name>' (one of "
+        "amd-mxfp4-mm, amd-mixed-mla, amd-moe-mxfp4, amd-identity, amd-fp8-mm, amd-mixture-of-experts, "
+        "amd-mla-decode, amd-all2all, amd-gemm-rs, amd-ag-gemm) as the first line, or pass --problem)",
+        kernelguard_line(sub)]

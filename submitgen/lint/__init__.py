@@ -15,11 +15,9 @@ from pathlib import Path
 from submitgen.errors import ContainerError, LintError
 from submitgen.lint.detector import Verdict
 from submitgen.lint.detector import run as kernelguard_verdict
-from submitgen.lint.findings import BANNED_WORD, ERROR, RULES, SIZE_LIMIT, SOURCES, WARNING, LintFinding
+from submitgen.lint.findings import RULES, SIZE_LIMIT, WARNING, LintFinding
 from submitgen.lint.header import (
-    Header,
     check_header,
-    known_gpus,
     known_leaderboards,
     read_header,
     resolve_leaderboard,
@@ -35,24 +33,12 @@ from submitgen.rules import PAYLOAD_LIMIT
 from submitgen.system import Refused, no_cyclic_gc, read_regular
 
 __all__ = [
-    "BANNED_WORD",
-    "ERROR",
-    "RULES",
-    "SIZE_LIMIT",
-    "SOURCES",
-    "WARNING",
-    "Header",
-    "LintError",
     "LintFinding",
     "LintReport",
-    "Verdict",
-    "known_gpus",
-    "known_leaderboards",
     "lint_file",
     "lint_file_report",
     "lint_report",
     "lint_text",
-    "decode_submission",
     "read_header",
     "read_submission",
     "render_findings",
@@ -80,11 +66,6 @@ class LintReport:
     @property
     def passed(self) -> bool:
         return not self.errors
-
-    @property
-    def findings(self) -> tuple[LintFinding, ...]:
-        """The failed rules (warnings left out)."""
-        return self.errors
 
     def failed(self, rule: str) -> tuple[LintFinding, ...]:
         return tuple(f for f in self.errors if f.rule == rule)

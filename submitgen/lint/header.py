@@ -27,21 +27,18 @@ def known_gpus() -> tuple[str, ...]:
 
 _DIRECTIVE_PREFIXES = ("#!POPCORN", "//!POPCORN")
 _DIRECTIVE_NAMES = ("leaderboard", "gpus")  # "gpu" is read as "gpus"
-_NEAR_MISSES = ("#!POPCORN", "//!POPCORN", "# !POPCORN", "// !POPCORN")
 
 
 @dataclass(frozen=True)
 class Header:
     """The directives as popcorn-cli reads them: from every line that starts with ``#`` or ``//``
     whose first word is ``#!POPCORN`` or ``//!POPCORN`` (exact case; the directive's name in any
-    case), the last of each kind winning. ``block_end`` is the number of lines of the first
-    comment block, the only lines the server itself reads directives from."""
+    case), the last of each kind winning."""
 
     leaderboard: str | None
     gpus: tuple[str, ...]
     leaderboard_line: int | None
     gpus_line: int | None
-    block_end: int  # number of lines in the first comment block
 
 
 def resolve_problem(name: str) -> tuple[str, int | None]:
@@ -66,15 +63,8 @@ def resolve_leaderboard(name: str) -> str:
     return resolve_problem(name)[0]
 
 
-_WHITE_SPACE = re.compile("[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
-"""Unicode's White_Space characters, where Rust's ``split_whitespace`` splits (Python's ``str.split``
-also splits at \x1c-\x1f)."""
 _PYTHON_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 """Where Python's ``splitlines`` (the server's reading) ends a line and popcorn-cli does not."""
-
-
-def _words(line: str) -> list[str]:
-    return [w for w in _WHITE_SPACE.split(line) if w]
 
 
 def popcorn_lines(text: str) -> list[tuple[int, str]]:
@@ -117,15 +107,6 @@ def _hidden_directives(no: int, line: str) -> LintFinding | None:
         "save the file with '\\n' (or '\\r\\n') line ends", WARNING, source="popcorn-cli")
 
 
-def _near_miss(line: str) -> bool:
-    """A line meant as a directive that popcorn-cli does not read as one (``# !POPCORN``,
-    ``#!popcorn``, an indented ``#!POPCORN``)."""
-    if line.startswith(("#", "//")):
-        words = line.split()
-        return bool(words) and words[0] not in _DIRECTIVE_PREFIXES and "!POPCORN" in line.upper()
-    return line.lstrip().upper().startswith(_NEAR_MISSES)
-
-
 def _parse_header(text: str) -> tuple[Header, list[LintFinding]]:
     found: list[LintFinding] = []
     values: dict[str, tuple[int, list[str]]] = {}
@@ -134,16 +115,9 @@ def _parse_header(text: str) -> tuple[Header, list[LintFinding]]:
         hidden = _hidden_directives(no, line)
         if hidden is not None:
             found.append(hidden)
-        shown = line.splitlines()[0] if hidden is not None else line  # what a reader sees as the line
-        if _near_miss(shown):
-            found.append(LintFinding(
-                "header", no, f"{shown.strip()!r} is not read as a directive: popcorn-cli wants "
-                "'#!POPCORN' (exactly, at the start of the line) as the first word",
-                f"write it as {_respelled(shown)!r}", source="popcorn-cli"))
-            continue
         if not line.startswith(("#", "//")):
             continue
-        words = _words(line)
+        words = line.split()
         if not words or words[0] not in _DIRECTIVE_PREFIXES:
             continue
         if len(words) < 3:
@@ -158,17 +132,13 @@ def _parse_header(text: str) -> tuple[Header, list[LintFinding]]:
                                      "server read only 'leaderboard' and 'gpu' (or 'gpus') and ignore it",
                                      "remove the line or correct the name", WARNING, source="popcorn-cli"))
             continue
-        if name in values:
-            first, before = values[name]
-            if before != words[2:]:
-                found.append(LintFinding(
-                    "header", no, f"second {name!r} directive says {' '.join(words[2:])!r}, the one on "
-                    f"line {first} {' '.join(before)!r}: popcorn-cli takes the last one, the server "
-                    "refuses a leaderboard that differs from its first comment block's",
-                    "keep one of them", source="kernelbot"))
-            else:
-                found.append(LintFinding("header", no, f"{name!r} directive repeats line {first}",
-                                         "keep one of them", WARNING, source="popcorn-cli"))
+        first, before = values.get(name, (0, words[2:]))
+        if before != words[2:]:
+            found.append(LintFinding(
+                "header", no, f"second {name!r} directive says {' '.join(words[2:])!r}, the one on "
+                f"line {first} {' '.join(before)!r}: popcorn-cli takes the last one, the server "
+                "refuses a leaderboard that differs from its first comment block's",
+                "keep one of them", source="kernelbot"))
         if at >= block_chars:
             found.append(LintFinding(
                 "header", no, f"this directive is {_after(block_end)}: popcorn-cli reads it and sends "
@@ -185,7 +155,6 @@ def _parse_header(text: str) -> tuple[Header, list[LintFinding]]:
         gpus=tuple(gp[1]) if gp else (),
         leaderboard_line=lb[0] if lb else None,
         gpus_line=gp[0] if gp else None,
-        block_end=block_end,
     )
     return header, found
 
@@ -194,13 +163,6 @@ def _after(block_end: int) -> str:
     if block_end == 0:
         return "not in a comment block at the top of the file (its first line is not a comment)"
     return f"after the first comment block (which ends at line {block_end})"
-
-
-def _respelled(line: str) -> str:
-    """A near miss as popcorn-cli would read it: '#!POPCORN leaderboard amd-mixed-mla'."""
-    words = line.replace("!", " ! ", 1).split()
-    rest = [w for w in words[1:] if w.upper() not in ("!", "POPCORN", "!POPCORN")]
-    return " ".join(["#!POPCORN", *rest]) if rest else "#!POPCORN <name> <value>"
 
 
 def read_header(text: str) -> Header:
@@ -221,17 +183,6 @@ def _check_gpus(header: Header, target: str | None, known: dict[str, tuple[str, 
                                      f"GPU {gpu!r} is not one this tool knows: {where}", fix,
                                      ERROR if target or near else WARNING, source="kernelbot"))
     return found
-
-
-def _leaderboard_fix(text: str, known: dict[str, tuple[str, ...]]) -> str:
-    """'#!POPCORN leaderboard NAME' for the fix text: the leaderboard a near miss names, when one
-    does (the file's own), else a placeholder and the known names."""
-    for _, line in popcorn_lines(text):
-        if _near_miss(line):
-            words = _respelled(line).split()
-            if len(words) >= 3 and words[1].lower() == "leaderboard":
-                return f"'#!POPCORN leaderboard {words[2]}'"
-    return f"'#!POPCORN leaderboard <name>' (one of {', '.join(known)})"
 
 
 def check_header(text: str, problem: str | None, gpu: str | None = None) -> list[LintFinding]:
@@ -261,7 +212,8 @@ def check_header(text: str, problem: str | None, gpu: str | None = None) -> list
         found.append(LintFinding(
             "header", 1, "no '#!POPCORN leaderboard <name>' directive: popcorn-cli reads it from a "
             "comment line that starts with '#!POPCORN'",
-            f"add {_leaderboard_fix(text, known)} as the first line, or pass --problem",
+            f"add '#!POPCORN leaderboard <name>' (one of {', '.join(known)}) as the first line, or pass "
+            "--problem",
             source="popcorn-cli"))
     board = lb if lb in known else (problem if problem in known else None)
     found += _check_gpus(header, board, known)

@@ -53,7 +53,7 @@ def verify(p: Prepared, rendered: Rendered, images: Sequence[bytes]) -> Verified
     named = {rule for rule, _, _ in _RULE_CHECKS} | {"payload"} | allowed
     # a reviewer's policy only warns in lint, but a build does not emit what reviewers disqualify
     policy = tuple(f for f in report.warnings if f.source == "policy")
-    others = [f for f in report.findings + policy if f.rule not in named]
+    others = [f for f in report.errors + policy if f.rule not in named]
     if others:
         f = others[0]
         raise ValidationError(f"rendered submission fails lint: line {f.line}: {f.rule}: {f.message}")
