@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from submitgen.cli import cli
 from submitgen.diff.compare import diff_sides, load_side, plan_blocks
-from submitgen.readers.amd import processors, read_code_object
+from submitgen.readers.amd import processors
+from submitgen.readers.amd.reader import read_code_object
 
 # NACC independent accumulators stay live across the loop: more of them, more VGPRs.
 ACC = r"""

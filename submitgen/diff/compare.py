@@ -46,23 +46,14 @@ def parse_fail_on(text: str | Sequence[str] | None) -> tuple[str, ...]:
     """``"spills,occupancy"`` (or several such strings) -> ``("spills", "occupancy")``."""
     if text is None:
         return ()
-    parts = [text] if isinstance(text, str) else list(text)
-    out: list[str] = []
-    for part in parts:
-        for word in part.split(","):
-            w = word.strip().lower()
-            if not w:
-                continue
-            if w not in FAIL_ON_RULES:
-                raise DiffError(f"--fail-on: unknown measure {word.strip()!r}: expected a comma-separated "
-                                f"list of {', '.join(FAIL_ON_RULES)}")
-            if w not in out:
-                out.append(w)
-    if not out:
-        raise DiffError(
-            f"--fail-on: expected a comma-separated list of {', '.join(FAIL_ON_RULES)}, got nothing"
-        )
-    return tuple(out)
+    words = [w.strip() for part in ([text] if isinstance(text, str) else text) for w in part.split(",")]
+    expected = f"expected a comma-separated list of {', '.join(FAIL_ON_RULES)}"
+    for word in words:
+        if word and word.lower() not in FAIL_ON_RULES:
+            raise DiffError(f"--fail-on: unknown measure {word!r}: {expected}")
+    if not any(words):
+        raise DiffError(f"--fail-on: {expected}, got nothing")
+    return tuple(dict.fromkeys(w.lower() for w in words if w))
 
 
 def parse_pairs(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -126,55 +117,37 @@ def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Sid
 # --------------------------------------------------------------------------- comparing
 
 
-def _side_plan_block(side: Side, name: str) -> tuple[int, ...]:
-    if name in side.plan_blocks:
-        return side.plan_blocks[name]
-    return side.plan_blocks.get(None, ())
-
-
-def _triton_block(side: Side, name: str) -> tuple[int, ...]:
-    la = side.launch(name)
-    return (la.block,) if la is not None and la.block else ()
-
-
 def _choose_block(old: Side, new: Side, pair: KernelPair, block: int | None) -> BlockChoice:
+    def choice(bo: int, bn: int, source: str, why: str) -> BlockChoice:
+        return BlockChoice(bo, bn, source, f"{f'block {bo}' if bo == bn else f'block {bo} -> {bn}'} ({why})")
+
     if block is not None:
-        return BlockChoice(block, block, "option", f"block {block} (--block)")
-    ko, _ = old.get(pair.old)  # type: ignore[misc]
-    kn, _ = new.get(pair.new)  # type: ignore[misc]
-    to, tn = _triton_block(old, pair.old), _triton_block(new, pair.new)
+        return choice(block, block, "option", "--block")
+    lo, ln = old.launch(pair.old), new.launch(pair.new)
+    to, tn = (lo.block if lo else None), (ln.block if ln else None)
     if to or tn:
-        bo, bn = (to or tn)[0], (tn or to)[0]
-        shown = f"block {bo}" if bo == bn else f"block {bo} -> {bn}"
-        return BlockChoice(bo, bn, "triton", f"{shown} (Triton's num_warps x wave size)")
-    po, pn = _side_plan_block(old, pair.old), _side_plan_block(new, pair.new)
+        return choice(to or tn, tn or to, "triton", "Triton's num_warps x wave size")  # type: ignore[arg-type]
+    po, pn = (side.plan_blocks.get(n, side.plan_blocks.get(None, ()))
+              for side, n in ((old, pair.old), (new, pair.new)))
     if po or pn:
         po, pn = po or pn, pn or po
-        bo, bn = max(po), max(pn)
-        others = sorted(set(po + pn) - {bo, bn})
-        shown = f"block {bo}" if bo == bn else f"block {bo} -> {bn}"
-        extra = f"; it also uses {', '.join(map(str, others))}" if others else ""
-        return BlockChoice(bo, bn, "launch plan", f"{shown} (launch plan{extra})")
+        others = sorted(set(po + pn) - {max(po), max(pn)})
+        return choice(max(po), max(pn), "launch plan",
+                      "launch plan" + (f"; it also uses {', '.join(map(str, others))}" if others else ""))
+    ko, kn = old.get(pair.old)[0], new.get(pair.new)[0]  # type: ignore[index]
 
     def cap(k: Kernel) -> int:
         return required_block(k) or min(k.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
 
-    bo, bn = cap(ko), cap(kn)
-    shown = f"block {bo}" if bo == bn else f"block {bo} -> {bn}"
     if required_block(ko) or required_block(kn):
-        return BlockChoice(bo, bn, "required block", f"{shown} (.reqd_workgroup_size; no launch plan)")
-    return BlockChoice(bo, bn, "max workgroup size", f"{shown} (max workgroup size; no launch plan)")
+        return choice(cap(ko), cap(kn), "required block", ".reqd_workgroup_size; no launch plan")
+    return choice(cap(ko), cap(kn), "max workgroup size", "max workgroup size; no launch plan")
 
 
 def _target_for(co: CodeObject, arch: str | None) -> processors.Processor | None:
     if arch:
         return processors.PROCESSORS.get(arch.split(":", 1)[0].strip().lower())
     return co.processor_facts()
-
-
-def _dynamic_lds(side: Side, name: str) -> int | None:
-    la = side.launch(name)
-    return la.dynamic_lds if la is not None else None
 
 
 def _fields(ko: Kernel, kn: Kernel, co_o: CodeObject, co_n: CodeObject,
@@ -203,23 +176,14 @@ def _compare(old: Side, new: Side, pair: KernelPair, demangled: str, arch: str |
     kn, co_n = new.get(pair.new)  # type: ignore[misc]
     choice = _choose_block(old, new, pair, block)
     to, tn = _target_for(co_o, arch), _target_for(co_n, arch)
-    lds = (_dynamic_lds(old, pair.old), _dynamic_lds(new, pair.new))
+    lo, ln = old.launch(pair.old), new.launch(pair.new)
+    lds = (lo.dynamic_lds if lo else None, ln.dynamic_lds if ln else None)
     occ_o = processors.occupancy(ko, to, choice.old, dynamic_lds=lds[0] or 0) if to is not None else None
     occ_n = processors.occupancy(kn, tn, choice.new, dynamic_lds=lds[1] or 0) if tn is not None else None
-    return KernelDiff(
-        pair.new,
-        demangled,
-        choice,
-        tn.name if tn is not None else None,
-        occ_o,
-        occ_n,
-        _fields(ko, kn, co_o, co_n, occ_o, occ_n, lds),
-        pair_args(ko.explicit_args, kn.explicit_args),
-        old_name=pair.old,
-        pairing=pair.how,
-        old_target=to.name if to is not None else None,
-        symbol=kn.name,
-    )
+    fields = _fields(ko, kn, co_o, co_n, occ_o, occ_n, lds)
+    return KernelDiff(pair.new, demangled, choice, tn.name if tn else None, occ_o, occ_n, fields,
+                      pair_args(ko.explicit_args, kn.explicit_args), old_name=pair.old, pairing=pair.how,
+                      old_target=to.name if to else None, symbol=kn.name)
 
 
 def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
@@ -229,14 +193,8 @@ def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
             if kd.args:
                 first = kd.args[0]
                 more = f" (and {len(kd.args) - 1} more)" if len(kd.args) > 1 else ""
-                out.append(
-                    Trip(
-                        rule,
-                        kd.name,
-                        f"kernel {kd.name!r} {arg_label(first)}: {fmt_arg(first.old)} -> "
-                        f"{fmt_arg(first.new)}{more}",
-                    )
-                )
+                out.append(Trip(rule, kd.name, f"kernel {kd.name!r} {arg_label(first)}: {fmt_arg(first.old)} "
+                                               f"-> {fmt_arg(first.new)}{more}"))
             continue
         for f in kd.fields:
             if f.rule == rule and f.worse:
@@ -246,23 +204,22 @@ def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
     return out
 
 
-def _matches(side: Side, i: int, name: str) -> bool:
-    """Does ``name`` (a launch name, or the kernel's .name, .symbol or demangled name) name the
-    ``i``-th kernel of ``side``?"""
-    if side.name_of(i) == name:
-        return True
-    k, co = side.kernels[i]
-    with contextlib.suppress(CodeObjectError):
-        return co.kernel(name).name == k.name
-    return False
+def _named(side: Side, name: str) -> tuple[str, ...]:
+    """The launch names of ``side`` that ``name`` (a launch name, or a kernel's .name, .symbol or
+    demangled name) names."""
+    def names(launch: str, k: Kernel, co: CodeObject) -> bool:
+        with contextlib.suppress(CodeObjectError):
+            return launch == name or co.kernel(name).name == k.name
+        return False
+
+    return tuple(n for n, (k, co) in zip(side.names, side.kernels) if names(n, k, co))
 
 
 def _selected(old: Side, new: Side, kernel: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The kernel names of each side, kept to those ``--kernel`` names when it is given."""
     if kernel is None:
         return old.names, new.names
-    picked = [tuple(s.name_of(i) for i in range(len(s.kernels)) if _matches(s, i, kernel))
-              for s in (old, new)]
+    picked = [_named(s, kernel) for s in (old, new)]
     if not picked[0] and not picked[1]:
         avail = list(dict.fromkeys(old.names + new.names))
         raise DiffError(f"no kernel named {kernel!r} in OLD or NEW; available: "
@@ -272,7 +229,7 @@ def _selected(old: Side, new: Side, kernel: str | None) -> tuple[tuple[str, ...]
 
 def _resolve(side: Side, name: str, which: str) -> str:
     """``--pair`` names a kernel by launch name, .name, .symbol or demangled name; its launch name."""
-    found = [side.name_of(i) for i in range(len(side.kernels)) if _matches(side, i, name)]
+    found = _named(side, name)
     if name in found:
         return name
     if len(found) == 1:

@@ -53,27 +53,17 @@ class Side:
     plan_blocks: Mapping[str | None, tuple[int, ...]]  # None: launches with a non-literal name
     launches: tuple[Launch | None, ...] = ()  # per kernel: its launch-table entry (None: no table)
 
-    def _launch(self, i: int) -> Launch | None:
-        return self.launches[i] if i < len(self.launches) else None
-
-    def name_of(self, i: int) -> str:
-        la = self._launch(i)
-        return la.name if la is not None else self.kernels[i][0].name
-
-    def get(self, name: str) -> tuple[Kernel, CodeObject] | None:
-        i = self.index(name)
-        return self.kernels[i] if i is not None else None
-
-    def index(self, name: str) -> int | None:
-        return next((i for i in range(len(self.kernels)) if self.name_of(i) == name), None)
-
-    def launch(self, name: str) -> Launch | None:
-        i = self.index(name)
-        return self._launch(i) if i is not None else None
-
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(self.name_of(i) for i in range(len(self.kernels)))
+        launches = (*self.launches, *(None,) * len(self.kernels))
+        return tuple(la.name if la is not None else k.name for (k, _), la in zip(self.kernels, launches))
+
+    def get(self, name: str) -> tuple[Kernel, CodeObject] | None:
+        return self.kernels[self.names.index(name)] if name in self.names else None
+
+    def launch(self, name: str) -> Launch | None:
+        i = self.names.index(name) if name in self.names else len(self.launches)
+        return self.launches[i] if i < len(self.launches) else None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from typing import TYPE_CHECKING, Any
 
@@ -115,16 +116,15 @@ def _arg_lines(args: tuple[ArgChange, ...]) -> list[str]:
         for c in args[i:j]:
             ref = c.new or c.old
             first, *more = _arg_body(c)
-            lines += _labelled(
-                f"arg {c.index}" + (f" {ref.name}" if ref is not None and ref.name else ""), first
-            )
+            name = f" {ref.name}" if ref is not None and ref.name else ""
+            lines += _labelled(f"arg {c.index}{name}", first)
             lines += [fit_middle(f"  {'':<{_LW}}{extra}", WIDTH) for extra in more]
     return lines
 
 
 def _launched_as(side: Side, co: Any) -> str:
     """``: mm_m16`` when a launch table names this object's kernels otherwise than their .name."""
-    names = [side.name_of(i) for i, (_, c) in enumerate(side.kernels) if c is co]
+    names = [side.names[i] for i, (_, c) in enumerate(side.kernels) if c is co]
     return f": {', '.join(names)}" if names != [k.name for k in co.kernels] else ""
 
 
@@ -132,13 +132,9 @@ def _side_lines(tag: str, side: Side, paths: list[str]) -> list[str]:
     lines = []
     for co, shown in zip(side.code_objects, paths):
         lines.append(fit_middle(f"{tag}  {shown}", WIDTH))
-        lines.append(
-            fit_middle(
-                f"     {co.target_id}, {co.version_label}, sha256 {co.sha256[:16]}, {len(co.kernels)} "
-                f"kernel{'s' if len(co.kernels) != 1 else ''}{_launched_as(side, co)}",
-                WIDTH,
-            )
-        )
+        lines.append(fit_middle(f"     {co.target_id}, {co.version_label}, sha256 {co.sha256[:16]}, "
+                                f"{len(co.kernels)} kernel{'s' if len(co.kernels) != 1 else ''}"
+                                f"{_launched_as(side, co)}", WIDTH))
     return lines
 
 
@@ -196,11 +192,9 @@ def render_text(result: DiffResult, *, show_all: bool = False) -> str:
     lines.append(f"kernels: {len(result.kernels)} paired, {changed} changed, {len(result.added)} added, "
                  f"{len(result.removed)} removed")
     if not result.kernels:
-        lines += textwrap.wrap(
-            "nothing compared: no kernel of OLD pairs with one of NEW by name, and the sides "
-            "do not hold exactly one kernel each; pair them with --pair OLD=NEW",
-            WIDTH,
-        )
+        lines += textwrap.wrap("nothing compared: no kernel of OLD pairs with one of NEW by name, and the "
+                               "sides do not hold exactly one kernel each; pair them with --pair OLD=NEW",
+                               WIDTH)
     lines += [fit_middle(f"added    kernel {n}", WIDTH) for n in result.added]
     lines += [fit_middle(f"removed  kernel {n}", WIDTH) for n in result.removed]
     for kd in result.kernels:
@@ -210,9 +204,8 @@ def render_text(result: DiffResult, *, show_all: bool = False) -> str:
         rules = ",".join(result.fail_on)
         if result.tripped:
             for t in result.tripped:
-                lines += textwrap.wrap(
-                    f"fail-on {t.rule}: tripped: {t.message}", WIDTH, subsequent_indent="    "
-                )
+                lines += textwrap.wrap(f"fail-on {t.rule}: tripped: {t.message}", WIDTH,
+                                       subsequent_indent="    ")
         else:
             lines.append(fit_middle(f"fail-on {rules}: passed (no listed measure got worse)", WIDTH))
     return textfmt.lines(lines)
@@ -243,38 +236,15 @@ def _side_json(side: Side) -> dict[str, Any]:
 
 def _kernel_json(kd: KernelDiff) -> dict[str, Any]:
     return {
-        "name": kd.name,
-        "old_name": kd.old_name or kd.name,
-        "symbol": kd.symbol or kd.name,
-        "pairing": kd.pairing,
-        "demangled_name": kd.demangled,
-        "changed": kd.changed,
-        "block": {
-            "old": kd.block.old,
-            "new": kd.block.new,
-            "source": kd.block.source,
-            "detail": kd.block.detail,
-        },
-        "occupancy_target": kd.occupancy_target,
+        "name": kd.name, "old_name": kd.old_name or kd.name, "symbol": kd.symbol or kd.name,
+        "pairing": kd.pairing, "demangled_name": kd.demangled, "changed": kd.changed,
+        "block": dataclasses.asdict(kd.block), "occupancy_target": kd.occupancy_target,
         "occupancy_targets": {"old": kd.old_target, "new": kd.occupancy_target},
-        "fields": [
-            {
-                "field": f.key,
-                "label": f.label,
-                "unit": f.unit,
-                "old": f.old,
-                "new": f.new,
-                "delta": f.delta,
-                "changed": f.changed,
-                "worse": f.worse,
-            }
-            for f in kd.fields
-        ],
+        "fields": [{"field": f.key, "label": f.label, "unit": f.unit, "old": f.old, "new": f.new,
+                    "delta": f.delta, "changed": f.changed, "worse": f.worse} for f in kd.fields],
         "occupancy": {"old": _occ_json(kd.old_occupancy), "new": _occ_json(kd.new_occupancy)},
-        "args": [
-            {"index": c.index, "status": c.status, "old": _arg_json(c.old), "new": _arg_json(c.new)}
-            for c in kd.args
-        ],
+        "args": [{"index": c.index, "status": c.status, "old": _arg_json(c.old), "new": _arg_json(c.new)}
+                 for c in kd.args],
     }
 
 
