@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -162,42 +161,25 @@ class Job:
     label: str = "<bytes>"
 
 
-def instruction_mix(image: bytes, processor: str, tool: Disassembler, symbols: Sequence[str] | None = None,
-                    label: str = "<bytes>") -> dict[str, InstructionMix]:
-    """Disassemble ``image`` (an AMD code object) once for ``processor``; the mix of each function
-    symbol in ``symbols`` (all of them when None) over its whole code range. A disassembler failure
-    raises a SubmitgenError naming the tool and its message."""
-    with private_dir("disasm") as d:
-        obj = Path(d) / "object.co"
-        obj.write_bytes(image)
-        r, listing = _disassemble(tool, processor, [str(obj)], Path(d))
-    if r.returncode != 0:
-        why = (r.stderr.strip().splitlines() or ["no message"])[-1]
-        raise SubmitgenError(f"{tool.path} could not disassemble the {processor} object: {why}")
-    ranges = code_ranges(image, label)
-    return _mixes_of(listing, ranges, list(ranges) if symbols is None else symbols)
-
-
 def instruction_mixes(jobs: Sequence[Job], tool: Disassembler) -> list[dict[str, InstructionMix]]:
-    """``instruction_mix`` of every job, in the order of ``jobs``."""
-    return [instruction_mix(j.image, j.processor, tool, j.symbols, j.label) for j in jobs]
-
-
-def _disassemble(tool: Disassembler, processor: str, paths: Sequence[str],
-                 folder: Path) -> tuple[subprocess.CompletedProcess[str], bytes]:
-    """One disassembler process over ``paths``; its listing goes through a file in ``folder``
-    (through a pipe, a large listing cost several times the system time)."""
-    listing = folder / "listing.txt"
-    r = run_tool([tool.path, "-d", f"--mcpu={processor}", "--no-show-raw-insn", *paths],
-                 timeout=TIMEOUT_S, what=f"disassembling with {tool.path}", stdout_to=listing)
-    return r, listing.read_bytes()
-
-
-def _mixes_of(listing: bytes, ranges: dict[str, tuple[int, int | None]],
-              symbols: Sequence[str]) -> dict[str, InstructionMix]:
-    """The mix of each of ``symbols`` that has a code range, from one object's listing."""
-    parsed = parse_listing(listing.decode("utf-8", errors="replace"))
-    return {name: mix_of(parsed, *ranges[name]) for name in symbols if name in ranges}
+    """For each job, in order: its object disassembled once for its processor, and the mix of each
+    of its ``symbols`` over the symbol's whole code range. A disassembler failure raises a
+    SubmitgenError naming the tool and its message."""
+    out = []
+    for job in jobs:
+        with private_dir("disasm") as d:
+            obj, listing = Path(d) / "object.co", Path(d) / "listing.txt"
+            obj.write_bytes(job.image)
+            # the listing goes through a file: through a pipe, a large one cost several times the system time
+            r = run_tool([tool.path, "-d", f"--mcpu={job.processor}", "--no-show-raw-insn", str(obj)],
+                         timeout=TIMEOUT_S, what=f"disassembling with {tool.path}", stdout_to=listing)
+            text = listing.read_bytes().decode("utf-8", errors="replace")
+        if r.returncode != 0:
+            why = (r.stderr.strip().splitlines() or ["no message"])[-1]
+            raise SubmitgenError(f"{tool.path} could not disassemble the {job.processor} object: {why}")
+        ranges, parsed = code_ranges(job.image, job.label), parse_listing(text)
+        out.append({name: mix_of(parsed, *ranges[name]) for name in job.symbols if name in ranges})
+    return out
 
 
 def _mix(mnemonics: Counter[str]) -> InstructionMix:
