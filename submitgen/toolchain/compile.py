@@ -326,14 +326,9 @@ def parse_deps(work: Path, dep: Path) -> list[Path]:
     return [Path(os.path.abspath(work / n.replace("\\ ", " "))) for n in names]
 
 
-def check_code_object(data: bytes, arch: str, *, label: str = "<compiled>") -> tuple[str, ...]:
-    """Read a linked code object back with the code object reader: it must be for ``arch`` and
-    hold at least one kernel, each with its ``NAME.kd`` descriptor. Returns the kernel names."""
-    return tuple(k.name for k in read_back(data, arch, label=label).kernels)
-
-
 def read_back(data: bytes, arch: str, *, label: str = "<compiled>") -> Any:
-    """:func:`check_code_object`, returning the reader's model (the build reuses it: one parse)."""
+    """A linked code object read back with the code object reader: it must be for ``arch`` and hold
+    at least one kernel, each with its ``NAME.kd`` descriptor. The build reuses the model (one parse)."""
     co = read_code_object(data, label=label)
     if co.header.processor != arch:
         raise CompileError(f"{label}: the code object is for {co.header.processor}, expected {arch}")

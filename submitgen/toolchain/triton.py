@@ -23,7 +23,6 @@ from pathlib import Path
 
 from submitgen import options
 from submitgen.errors import TritonCompileError, TritonMissingError
-from submitgen.files import private_dir
 from submitgen.system import DEFAULT_TIMEOUT_S
 from submitgen.toolchain import cache
 
@@ -311,22 +310,6 @@ def _check_options(spec: TritonSpec, backend, opts: dict) -> None:
                           f"backend (known: {', '.join(sorted(known))})")
 
 
-@contextlib.contextmanager
-def _private_triton_cache():
-    """Triton keeps a cache of its own in ~/.triton: point it at a folder that goes away, so a
-    compile never depends on (or fills) it; submitgen's cache holds the results."""
-    old = os.environ.get("TRITON_CACHE_DIR")
-    with private_dir("triton") as d:
-        os.environ["TRITON_CACHE_DIR"] = d
-        try:
-            yield
-        finally:
-            if old is None:
-                os.environ.pop("TRITON_CACHE_DIR", None)
-            else:
-                os.environ["TRITON_CACHE_DIR"] = old
-
-
 def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
     """Compile in this process (the child's side of compile_triton_many)."""
     triton, GPUTarget, ASTSource = _import_triton()
@@ -346,8 +329,7 @@ def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
         _check_options(spec, make_backend(target), opts)
         src = ASTSource(fn=fn, signature=signature, constexprs=dict(spec.constexprs), attrs=attrs)
         try:
-            with _private_triton_cache():
-                compiled = triton.compile(src, target=target, options=opts)
+            compiled = triton.compile(src, target=target, options=opts)
         except Exception as e:  # Triton raises many kinds (CompilationError, RuntimeError from MLIR/LLVM...)
             raise _compile_error(spec, fn, arch, e) from None
     md = compiled.metadata
@@ -359,9 +341,10 @@ def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
         profile_scratch=int(getattr(md, "profile_scratch_size", 0)), triton_version=version,
     )
     if kind == "hsaco":
-        from submitgen.toolchain.compile import check_code_object  # lazy: compile imports this module
+        from submitgen.toolchain.compile import read_back  # lazy: compile imports this module
 
-        names = check_code_object(art.image, arch, label=f"{spec.source.name}:{spec.kernel}")
+        co = read_back(art.image, arch, label=f"{spec.source.name}:{spec.kernel}")
+        names = [k.name for k in co.kernels]
         if art.symbol not in names:
             raise _fail(spec, f"Triton's object for {arch} holds {', '.join(names)}, not {art.symbol}")
     return art

@@ -34,6 +34,8 @@ def compile_in_child(
     }
     names = ", ".join(s.name for s in specs)
     with tempfile.TemporaryDirectory(prefix="submitgen-triton-job-") as d:
+        # Triton's own cache goes away with the job: a compile never depends on (or fills) ~/.triton
+        env["TRITON_CACHE_DIR"] = str(Path(d) / "triton-cache")
         request, result = Path(d) / "request.pickle", Path(d) / "result.msgpack"
         request.write_bytes(pickle.dumps({"arch": arch, "version": version, "specs": list(specs)}))
         r = run_tool(
