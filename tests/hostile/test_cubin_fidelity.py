@@ -58,7 +58,7 @@ def cubins(tmp_path_factory) -> dict[str, tuple[Path, str]]:
 def test_the_processor_is_what_cuobjdump_reads(cubins, arch):
     path, _ = cubins[arch]
     co = read_cubin(path.read_bytes(), label=str(path))
-    assert co.processor == arch and co.header.family == "sm_90"
+    assert co.processor == arch and co.header.sm == 90
     assert co.target_id == f"nvptx-nvidia-cuda--{arch}"
     assert co.header_json()["architecture_specific"] == (arch == "sm_90a")
     tool = _cuobjdump()

@@ -55,11 +55,6 @@ class CubinHeader:
         return f"sm_{self.sm}{'a' if self.accelerator else ''}"
 
     @property
-    def family(self) -> str:
-        """``sm_90`` for sm_90 and sm_90a: the device an sm_90a cubin runs on."""
-        return f"sm_{self.sm}"
-
-    @property
     def target_id(self) -> str:
         return f"nvptx-nvidia-cuda--{self.processor}"
 
@@ -106,14 +101,6 @@ class CubinObject(KernelLookup):
         return textfmt.wrap(f"{self.target_id}   cubin {self.header.elf_type}   {self.size} bytes   "
                             f"sha256 {self.sha256[:16]}   {n} kernel{'s' if n != 1 else ''}", "", "    ") + \
             [f"  shared memory per block: at most {self.max_shared_bytes} B (static + dynamic)"]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "source": self.label,
-            **self.header_json(),
-            "kernels": [{**k.to_json(), "findings": [f.to_json() for f in k.findings]} for k in self.kernels],
-            "findings": [f.to_json() for f in self.findings if f.kernel is None],
-        }
 
 
 def parse_cubin_header(data: bytes, label: str = "<bytes>") -> CubinHeader:
