@@ -17,7 +17,6 @@ import re
 import sys
 import types
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,34 +122,24 @@ def _import_triton():
 
 def compile_triton(spec: TritonSpec, arch: str, *, cache: bool = True,
                    timeout: float = DEFAULT_TIMEOUT_S) -> TritonArtifact:
-    """Compile one specialization for ``arch`` (one of ``arches()``: "gfx950", "gfx942", "sm_90"). Raises
-    TritonMissingError (with how to install it) or TritonCompileError (file, kernel, Triton's
-    message, on one line)."""
-    return compile_triton_many((spec,), arch, cache=cache, timeout=timeout)[0]
-
-
-def compile_triton_many(specs: Sequence[TritonSpec], arch: str, *, cache: bool = True,
-                        timeout: float = DEFAULT_TIMEOUT_S) -> tuple[TritonArtifact, ...]:
-    """Compile several specializations for ``arch``: cache hits here, the rest in one child
-    process (the kernels' files run there, under ``timeout`` seconds, and Triton's own output
-    stays there)."""
+    """Compile one specialization for ``arch`` (one of ``arches()``: "gfx950", "gfx942", "sm_90"): a
+    cache hit here, else in a child process (the kernel's file runs there, under ``timeout``
+    seconds, and Triton's own output stays there). Raises TritonMissingError (with how to install
+    it) or TritonCompileError (file, kernel, Triton's message, on one line)."""
     known = arches()
     if arch not in known:
-        bad = specs[0] if specs else None
-        where = f"{bad.source}: Triton kernel '{bad.kernel}': " if bad else ""
-        raise TritonCompileError(f"{where}arch {arch!r} is not one of {', '.join(known)}")
+        raise TritonCompileError(f"{spec.source}: Triton kernel '{spec.kernel}': arch {arch!r} is not one of "
+                                 f"{', '.join(known)}")
     version, where = triton_version()
-    keys = [cache_key(s, arch, version, where) for s in specs]
-    found: list[TritonArtifact | None] = [_lookup(k, s) if cache else None for k, s in zip(keys, specs)]
-    todo = [i for i, art in enumerate(found) if art is None]
-    if todo:
+    key = cache_key(spec, arch, version, where)
+    art = _lookup(key, spec) if cache else None
+    if art is None:
         from submitgen.toolchain.triton_worker import compile_in_child  # lazy: the worker imports this module
 
-        for i, art in zip(todo, compile_in_child([specs[i] for i in todo], arch, version, timeout)):
-            found[i] = art
-            if cache:
-                _store(keys[i], art)
-    return tuple(a for a in found if a is not None)
+        art = compile_in_child(spec, arch, version, timeout)
+        if cache:
+            _store(key, art)
+    return art
 
 
 def cache_key(spec: TritonSpec, arch: str, version: str, where: str) -> str:
@@ -311,7 +300,7 @@ def _check_options(spec: TritonSpec, backend, opts: dict) -> None:
 
 
 def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
-    """Compile in this process (the child's side of compile_triton_many)."""
+    """Compile in this process (the child's side of compile_triton)."""
     triton, GPUTarget, ASTSource = _import_triton()
     from triton.compiler.compiler import make_backend  # noqa: PLC0415
     from triton.runtime.jit import JITFunction  # noqa: PLC0415
