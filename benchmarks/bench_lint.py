@@ -1,22 +1,18 @@
-"""How long `submitgen lint` takes on large and deep files (the taint analysis is linear; the
-parser runs in a thread with a big stack for deep files).
+"""How long `submitgen lint` takes on large and deep files.
 
 Run: .venv/bin/python benchmarks/bench_lint.py
 
-Measured on the 2-core development machine shared with other jobs, 2026-12-02 00:10 UTC,
-CPython 3.11.7 (load average 7.9-10: wall times there are mostly waiting for a core, so the CPU
-figures are the ones to compare):
-    fresh process, 997-line file, 'python -m submitgen lint': cpu median 0.38 s (5 runs), wall
-        median 1.18 s; torch not imported (lint read 3-19 s a file while it imported torch)
-    in-process lint_report of that file                    cpu 0.09 s
-    first call (the problems' facts read from source)      0.29 s wall
-    1 MB taint chain (a quadratic analysis needs ~70,000 rounds)   cpu 5.9 s
-    1 MB of small functions                                 cpu 4.9 s
-    3,000-term 'a' + 'b' chain                              cpu 0.10 s (nesting warning)
-    5,000-deep unary chain / 1,100 elifs / 990-long attribute chain   cpu <= 0.13 s each
-    200,000-deep unary chain                                cpu 0.02 s (syntax finding: past the
-                                                            parser's bound)
-Before (quadratic taint propagation): 53 KB took 30 s and 110 KB ran past 120 s.
+Measured on the 2-core development machine shared with other jobs, 2026-12-07 04:47 UTC,
+CPython 3.11.7, load average 4.4-5.5 (the cpu figures of lint_report are this process's: they
+leave out KernelGuard's forked child for files over 4,096 characters):
+    fresh process, 997-line file, 'python -m submitgen lint': cpu median 0.82 s (5 runs), wall
+        median 1.70 s; torch not imported
+    first call (the problems' facts read from source)      0.14 s wall
+    1 MB of small functions                                 cpu 0.95 s, wall 9.6 s
+    3,000-term 'a' + 'b' chain / 5,000-deep unary chain / 200,000-deep unary chain
+                                                            cpu <= 0.01 s each (syntax finding:
+                                                            past Python's recursion limit)
+    1,100 elifs / 990-long attribute chain                  cpu <= 0.03 s each
 """
 
 from __future__ import annotations
