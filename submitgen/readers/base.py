@@ -89,9 +89,6 @@ class KernelInfo(Protocol):
     def private_segment_fixed_size(self) -> int: ...
 
     @property
-    def wavefront_size(self) -> int: ...
-
-    @property
     def vgpr_count(self) -> int: ...
 
     # None on NVIDIA
@@ -114,9 +111,6 @@ class KernelInfo(Protocol):
     def reqd_workgroup_size(self) -> tuple[int, ...] | None: ...
 
     @property
-    def code_size(self) -> int | None: ...
-
-    @property
     def findings(self) -> tuple[Finding, ...]: ...
 
     @property
@@ -124,12 +118,6 @@ class KernelInfo(Protocol):
 
     @property
     def explicit_args(self) -> tuple[ArgInfo, ...]: ...
-
-    @property
-    def hidden_args(self) -> tuple[ArgInfo, ...]: ...
-
-    @property
-    def explicit_args_size(self) -> int: ...
 
     def to_json(self, demangled: str) -> dict[str, Any]:
         """The reader's own keys for inspect --json (docs/inspect-json.md)."""
