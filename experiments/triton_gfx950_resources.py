@@ -21,7 +21,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # _common lives in benchma
 
 from _common import load_module as _module  # noqa: E402
 
-from submitgen.readers.amd import processors, read_code_object  # noqa: E402
+from submitgen.readers.amd import processors  # noqa: E402
+from submitgen.readers.amd.reader import read_code_object  # noqa: E402
 
 PROJECTS = (
     ROOT / "kernels" / "mxfp4_mm",

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from submitgen.readers.amd import processors, read_code_object
+from submitgen.readers.amd import processors
+from submitgen.readers.amd.reader import read_code_object
 
 LLC = shutil.which("llc-22")
 pytestmark = pytest.mark.skipif(LLC is None, reason="llc-22 (LLVM 22) is not installed")

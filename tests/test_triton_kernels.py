@@ -26,7 +26,8 @@ import torch
 
 from submitgen.problems import get_problem
 from submitgen.project.load import _for_arch
-from submitgen.readers.amd import processors, read_code_object
+from submitgen.readers.amd import processors
+from submitgen.readers.amd.reader import read_code_object
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = {
