@@ -73,10 +73,9 @@ def amdgpu_metadata(image: bytes) -> dict:
 def artifacts(project: Path) -> dict:
     """Triton's artifact of every specialization: the build's own compile, from the cache."""
     from submitgen.project.load import load_project
-    from submitgen.toolchain.triton import compile_triton_many
+    from submitgen.toolchain.triton import compile_triton
 
-    specs = load_project(project, ARCH).triton
-    return {s.name: a for s, a in zip(specs, compile_triton_many(specs, ARCH))}
+    return {s.name: compile_triton(s, ARCH) for s in load_project(project, ARCH).triton}
 
 
 def run_driver(sub: Path, problem: str, fakehip: Path, tmp: Path) -> tuple[list[dict], dict]:

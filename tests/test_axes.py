@@ -89,8 +89,8 @@ def test_a_new_target_is_read_and_built_for_through_its_backend(monkeypatch):
     monkeypatch.setattr(options, "TRITON_TARGETS", {**options.TRITON_TARGETS, **toy.triton_arches})
     assert triton.arches()["toy1"] == ("toy", 1, 16, "toybin")
     with pytest.raises(TritonCompileError) as e:
-        triton.compile_triton_many((), "gfx90a")
-    assert str(e.value) == "arch 'gfx90a' is not one of gfx950, gfx942, sm_90, toy1"
+        triton.compile_triton(triton.TritonSpec("k", Path("k.py"), b"", "k", (), ()), "gfx90a")
+    assert str(e.value) == "k.py: Triton kernel 'k': arch 'gfx90a' is not one of gfx950, gfx942, sm_90, toy1"
 
 
 # Files that belong to one target (or name targets for another reason): only they may name a target's
