@@ -39,7 +39,6 @@ MACH_NAMES: dict[int, str] = {
     0x051: "gfx9-generic", 0x052: "gfx10-1-generic", 0x053: "gfx10-3-generic",
     0x054: "gfx11-generic", 0x059: "gfx12-generic", 0x05F: "gfx9-4-generic",
 }
-MACH_NUMBERS: dict[str, int] = {name: mach for mach, name in MACH_NAMES.items()}
 # Processors whose VGPR file is unified arch+acc (granule 8, ACCUM_OFFSET in rsrc3).
 UNIFIED_VGPR = frozenset({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx9-4-generic"})
 ARCHITECTED_FLAT_SCRATCH = frozenset({"gfx940", "gfx941", "gfx942", "gfx950", "gfx9-4-generic"})
@@ -55,9 +54,6 @@ class Processor:
     """Facts of one processor. Sizes in bytes, register counts per lane (VGPR) or per wave (SGPR)."""
 
     name: str
-    marketing_name: str
-    mach: int  # EF_AMDGPU_MACH value in e_flags
-    compute_units: int
     simds_per_cu: int
     wavefront_size: int
     max_waves_per_simd: int
@@ -65,10 +61,6 @@ class Processor:
     lds_per_cu: int
     vgprs_per_simd_lane: int  # unified arch + acc VGPRs addressable per lane
     vgpr_granule: int
-    vgpr_file_bytes_per_cu: int
-    sgprs_per_simd: int
-    sgpr_granule: int
-    addressable_sgprs: int
     max_workgroup_size: int
     max_workgroups_per_cu: int
 
@@ -83,30 +75,19 @@ _COMMON = dict(
     max_waves_per_simd=8,
     vgprs_per_simd_lane=512,
     vgpr_granule=8,
-    vgpr_file_bytes_per_cu=512 * 1024,
-    sgprs_per_simd=800,
-    sgpr_granule=16,
-    addressable_sgprs=102,
     max_workgroup_size=MAX_WORKGROUP_SIZE,
     max_workgroups_per_cu=16,  # workgroup barriers per CU (LLVM getMaxWorkGroupsPerCU)
 )
 
-def _cdna(name: str, marketing_name: str, compute_units: int, lds: int) -> Processor:
+
+def _cdna(name: str, lds: int) -> Processor:
     """A CDNA processor: ``lds`` bytes of LDS per CU, all of which one workgroup may use."""
-    return Processor(
-        name=name,
-        marketing_name=marketing_name,
-        mach=MACH_NUMBERS[name],
-        compute_units=compute_units,
-        lds_per_workgroup=lds,
-        lds_per_cu=lds,
-        **_COMMON,
-    )
+    return Processor(name=name, lds_per_workgroup=lds, lds_per_cu=lds, **_COMMON)
 
 
 PROCESSORS: dict[str, Processor] = {
-    "gfx942": _cdna("gfx942", "MI300X/MI300A/MI325X (CDNA3)", compute_units=304, lds=64 * 1024),
-    "gfx950": _cdna("gfx950", "MI350X/MI355X (CDNA4)", compute_units=256, lds=160 * 1024),
+    "gfx942": _cdna("gfx942", lds=64 * 1024),  # MI300X/MI300A/MI325X (CDNA3)
+    "gfx950": _cdna("gfx950", lds=160 * 1024),  # MI350X/MI355X (CDNA4)
 }
 
 
@@ -120,5 +101,5 @@ def get_processor(name: str) -> Processor:
             f"unknown target {name!r}: expected one of {', '.join(sorted(PROCESSORS))}"
         ) from None
 
-__all__ = ["MACH_NAMES", "MACH_NUMBERS", "MAX_WORKGROUP_SIZE", "PROCESSORS", "KernelResources", "Occupancy",
+__all__ = ["MACH_NAMES", "MAX_WORKGROUP_SIZE", "PROCESSORS", "KernelResources", "Occupancy",
            "OccupancyLimit", "Processor", "UnknownTargetError", "get_processor", "occupancy"]
