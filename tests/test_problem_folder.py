@@ -463,7 +463,8 @@ def test_the_payload_baseline_is_the_folders_files_as_kernelbot_sends_them(tmp_p
     sources = {"submission.py": "", "task.py": TASK_PY, "utils.py": 'import torch\nDEVICE = "cuda"\n',
                "reference.py": REFERENCE, "eval.py": EVAL}
     config = {"lang": "py", "main": "eval.py", "sources": sources,
-              "tests": [{"n": 256, "seed": 1}, {"n": 1000, "seed": 2}], "benchmarks": [{"n": 4096, "seed": 3}],
+              "tests": [{"n": 256, "seed": 1}, {"n": 1000, "seed": 2}],
+              "benchmarks": [{"n": 4096, "seed": 3}],
               "ranking_by": "geom"}
     want = len(base64.b64encode(zlib.compress(json.dumps(config).encode("utf-8"), 9)))
     assert payload_baseline(folder) == want

@@ -195,8 +195,8 @@ def _execute(prep: PreparedFile, mode: str, shapes: Sequence[Shape], options: di
     dies, until every shape has a result."""
     root = import_root(prep.problem)
     lay_out(tmp / "run", prep.text, prep.problem, root)
-    cfg = {"mode": mode, "compile": compile_first, "problem": prep.problem.leaderboard, "problem_module": prep.problem.module,
-           "problem_root": root, **options}
+    cfg = {"mode": mode, "compile": compile_first, "problem": prep.problem.leaderboard,
+           "problem_module": prep.problem.module, "problem_root": root, **options}
     todo = list(range(len(shapes)))
     attempt = 0
     while todo:
