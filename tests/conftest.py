@@ -42,6 +42,17 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
     return subprocess.CompletedProcess(["submitgen", *args], r.exit_code, r.stdout, r.stderr)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fake_tensor_mode_imported() -> None:
+    """A build checks its plan once more under torch's FakeTensorMode, in a child it forks; the
+    mode's first use imports torch._dynamo (~1.7 s of CPU). Used once here, in each test process,
+    so every build it runs or forks (build(), the CLI through click's runner, test_build_kill9's
+    forked builds) inherits the import instead of paying it again."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    FakeTensorMode()
+
+
 @pytest.fixture(scope="session")
 def compile_co(tmp_path_factory):
     """compile_co(source_text, arch="gfx950", name="k.hip", flags=()) -> bytes of a linked ET_DYN
