@@ -7,17 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from submitgen.options import Target
-from submitgen.pipeline import BuildOptions, build
-
 pytest.importorskip("triton", reason="the [triton] extra compiles the specializations")
 
 
 @pytest.mark.slow
-def test_sm_90_moe_build_fits_the_payload_budget(tmp_path, monkeypatch):
-    monkeypatch.setenv("SUBMITGEN_CACHE_DIR", str(tmp_path / "cache"))
-    result = build(BuildOptions(problem="moe-mxfp4", target=Target.CUDA, arch="sm_90",
-                                output=tmp_path / "moe_sm90.py"))
+@pytest.mark.parametrize("default_build_sm90", ["moe-mxfp4"], indirect=True)
+def test_sm_90_moe_build_fits_the_payload_budget(default_build_sm90):
+    result = default_build_sm90  # the session's build (conftest), which test_kernelguard checks too
     assert result.target_id.endswith("sm_90a")
     p = result.payload
     assert p.limit == 65_535
