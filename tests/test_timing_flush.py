@@ -53,8 +53,8 @@ def test_the_warmup_run_stops_by_the_warmup_rule_and_rechecks_nothing() -> None:
         generated.append(spec)
         return 0
 
-    timer = make_timer(generate, False, "cpu", cfg, lambda o, p: {}, lambda d: None, lambda e: None)
-    durations, written, flushed = timer(lambda d: d, 0, {"seed": 1}, 0, "/nonexistent", True)
+    timer = make_timer(generate, False, "cpu", cfg, lambda *call: {}, lambda d: None)
+    durations, written, flushed = timer(lambda d: d, 0, {"seed": 1}, True)
     assert (len(durations), written, generated, flushed) == (4, [], [], None)
 
 
@@ -141,9 +141,9 @@ def test_a_size_given_that_does_not_fit_fails_instead_of_shrinking(monkeypatch) 
     gpu = FakeGPU(capacity=22 << 30, free=22 << 30, total=24 << 30)
     gpu.install(monkeypatch)
     cfg = {"stop": StopRule(max_runs=3, budget_ns=1e30, rel_err=0.0).to_dict(), "flush_bytes": EVAL_PY}
-    timer = make_timer(lambda s, device: 0, True, "cpu", cfg, lambda o, p: {}, lambda d: None, lambda e: None)
+    timer = make_timer(lambda s, device: 0, True, "cpu", cfg, lambda *call: {}, lambda d: None)
     with pytest.raises(FlushDoesNotFit) as e:
-        timer(lambda d: d, 0, {"seed": 1}, 0, "/nonexistent")
+        timer(lambda d: d, 0, {"seed": 1})
     assert str(e.value) == ("the 64000 MiB cache flush (eval.py's clear_l2_cache_large) does not fit in the "
                             "memory of cpu; pass a smaller --flush-mib")
 
@@ -153,9 +153,9 @@ def test_the_default_flush_shrinks_once_and_later_shapes_start_from_it(monkeypat
     gpu.install(monkeypatch)
     cfg = {"stop": StopRule(max_runs=3, budget_ns=1e30, rel_err=0.0).to_dict(), "flush_bytes": EVAL_PY,
            "flush_fit": True}
-    timer = make_timer(lambda s, device: 0, True, "cpu", cfg, lambda o, p: {}, lambda d: None, lambda e: None)
-    for index in range(2):
-        durations, _, flushed = timer(lambda d: d, 0, {"seed": 1}, index, "/nonexistent")
+    timer = make_timer(lambda s, device: 0, True, "cpu", cfg, lambda *call: {}, lambda d: None)
+    for _ in range(2):
+        durations, _, flushed = timer(lambda d: d, 0, {"seed": 1})
         assert durations == [1000.0] * 3
         assert flushed == {"flush_mib": 20275, "memory_mib": [22528, 24576]}
     assert gpu.refused == [EVAL_PY]  # the second shape did not try eval.py's size again
@@ -170,9 +170,8 @@ def test_the_worker_sends_the_flush_with_the_shapes_figures(monkeypatch) -> None
     gpu = FakeGPU(capacity=22 << 30, free=22 << 30, total=24 << 30)
     gpu.install(monkeypatch)
     events: list[dict] = []
-    cfg = {"mode": "bench", "outputs": "/nonexistent", "stop": StopRule(max_runs=3, budget_ns=1e30,
-           rel_err=0.0).to_dict(), "flush_bytes": EVAL_PY, "flush_fit": True}
-    monkeypatch.setattr("submitgen.evaluate.worker.make_output_writer", lambda: lambda o, p: {"shape": [8]})
+    cfg = {"mode": "bench", "stop": StopRule(max_runs=3, budget_ns=1e30, rel_err=0.0).to_dict(),
+           "flush_bytes": EVAL_PY, "flush_fit": True}
     run = make_runner(toy_problem.PROBLEM, cfg, True, "cpu", events.append)
     run(0, {"n": 8, "seed": 1}, lambda data: data[0] + data[1], None)
     bench = [e for e in events if e["event"] == "bench"]
@@ -182,7 +181,7 @@ def test_the_worker_sends_the_flush_with_the_shapes_figures(monkeypatch) -> None
 
 def _stand_in_worker(events: list[dict], seen: dict):
     """_run_shapes without a worker: each shape gets the bench event in ``events`` (by position)."""
-    from submitgen.evaluate.check import Assessment
+    from submitgen.evaluate import Assessment
     from submitgen.evaluate.results import Execution
 
     def run_shapes(prep, kind, selected, options, timeout_s, result, missing, report, progress,

@@ -43,7 +43,6 @@ from typing import Any, TypeVar
 
 from submitgen.errors import EvaluateError, LintError, LintFailed, ProblemError
 from submitgen.evaluate import interpret
-from submitgen.evaluate.check import Assessment, Assessor
 from submitgen.evaluate.estimate import estimate_line
 from submitgen.evaluate.fmt import (
     format_bench_report,
@@ -56,7 +55,13 @@ from submitgen.evaluate.fmt import (
 from submitgen.evaluate.group import signals_end_the_run
 from submitgen.evaluate.interpret import TIMEOUT_S
 from submitgen.evaluate.layout import lay_out
-from submitgen.evaluate.process import IMPORT_TIMEOUT_S, PASSIVE_THREADS, RunState, run_worker
+from submitgen.evaluate.process import (
+    IMPORT_TIMEOUT_S,
+    PASSIVE_THREADS,
+    STAND_IN_LIBRARIES,
+    RunState,
+    run_worker,
+)
 from submitgen.evaluate.results import (
     EXIT_CANNOT_RUN,
     BenchReport,
@@ -182,13 +187,9 @@ def _first_output(log: Path, n: int = 3) -> tuple[str, ...]:
     return tuple(seen)
 
 
-STAND_IN_LIBRARIES = ("SUBMITGEN_HIP_LIBRARY", "SUBMITGEN_CUDA_LIBRARY", "SUBMITGEN_HSA_LIBRARY")
-"""Variables naming a stand-in GPU library: with one set, an emitted file makes a dry run."""
-
-
 def _execute(prep: PreparedFile, mode: str, shapes: Sequence[Shape], options: dict[str, Any],
              timeout_s: float,
-             on_result: Callable[[int, dict[str, Any], Path], None], tmp: Path, state: RunState,
+             on_result: Callable[[int, dict[str, Any]], None], tmp: Path, state: RunState,
              compile_first: bool = True) -> None:
     """Lay out the run folder, run the compile pass (unless ``compile_first`` is false: test
     --interpret's driver is no submission), then all ``shapes``, starting a new worker after one
@@ -202,8 +203,8 @@ def _execute(prep: PreparedFile, mode: str, shapes: Sequence[Shape], options: di
     while todo:
         mapping = dict(enumerate(todo))
 
-        def mapped(pos: int, ev: dict[str, Any], out: Path, mapping: dict[int, int] = mapping) -> None:
-            on_result(mapping[pos], ev, out)
+        def mapped(pos: int, ev: dict[str, Any], mapping: dict[int, int] = mapping) -> None:
+            on_result(mapping[pos], ev)
 
         left = run_worker(cfg, [shapes[i] for i in todo], timeout_s, mapped, tmp, attempt, state)
         if state.import_error is not None:
@@ -242,10 +243,24 @@ def plan_line(mode: str, prep: PreparedFile, shapes: Sequence[Shape], *, rule: S
     return what
 
 
-def _missing(a: Assessment, ev: Mapping[str, Any]) -> str | None:
-    """The module a failed shape needed (``aiter``), as the worker found it in the exception."""
-    value = ev.get("missing") if a.error is not None else None
-    return value if isinstance(value, str) and value.isprintable() and len(value) <= 100 else None
+@dataclass(frozen=True)
+class Assessment:
+    """One shape's verdict as the worker's event gives it: the check's fields (None without a
+    checked output), the error, the inputs found changed, the module a failed shape needed."""
+
+    fields: dict[str, Any] | None
+    error: str | None
+    mutated: tuple[str, ...] = ()
+    missing: str | None = None
+
+    @classmethod
+    def of(cls, ev: Mapping[str, Any]) -> Assessment:
+        error = ev.get("error") if ev["event"] == "error" else None
+        missing = ev.get("missing") if error is not None else None
+        if not (isinstance(missing, str) and missing.isprintable() and len(missing) <= 100):
+            missing = None
+        return cls(None if error is not None else ev.get("fields"), error, tuple(ev.get("mutated") or ()),
+                   missing)
 
 
 def _number(ev: Mapping[str, Any], key: str) -> float | None:
@@ -260,19 +275,12 @@ def _run_shapes(prep: PreparedFile, kind: str, selected: Sequence[Shape], option
                 announce: Callable[[str], None] | None = None, interpreted: bool = False) -> Any:
     """Run ``kind`` on every selected shape in a fresh process: ``result(shape, assessment, ev)``
     makes each shape's result as it finishes (``missing(shape)`` one that never ran),
-    ``report(results, backend)`` the report. The outputs of a dry run against a stand-in library
-    (the file says ``dry-run`` and this process's environment names the library) are not judged."""
+    ``report(results, backend)`` the report."""
     done: dict[int, R] = {}
-    assessors: dict[bool, Assessor] = {}
-    stand_in = any(os.environ.get(v) for v in STAND_IN_LIBRARIES)
     state = RunState()
 
-    def on(pos: int, ev: dict[str, Any], out: Path, show: bool = True) -> None:
-        check_values = not (stand_in and ev.get("backend") == "dry-run")
-        if check_values not in assessors:
-            assessors[check_values] = Assessor(prep.problem, check_values=check_values,
-                                               recheck=bool(options.get("recheck")))
-        done[pos] = result(selected[pos], assessors[check_values](selected[pos].spec_dict, ev, out), ev)
+    def on(pos: int, ev: dict[str, Any], show: bool = True) -> None:
+        done[pos] = result(selected[pos], Assessment.of(ev), ev)
         if progress and show:
             progress(done[pos], len(done), len(selected))
 
@@ -283,7 +291,7 @@ def _run_shapes(prep: PreparedFile, kind: str, selected: Sequence[Shape], option
             for pos in range(len(selected)):
                 if pos not in done:
                     on(pos, {"event": "error", "error": state.import_error,
-                             "missing": state.import_missing}, tmp, show=False)
+                             "missing": state.import_missing}, show=False)
         results = tuple(done.get(pos) or missing(s) for pos, s in enumerate(selected))
         return report(results, _backend_of(state, tmp, interpreted))
 
@@ -355,7 +363,7 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
             mutated=a.mutated,
             error=a.error,
             seconds=_number(ev, "seconds"),
-            missing=_missing(a, ev),
+            missing=a.missing,
             checked="max_abs_err" in f,
         )
 
@@ -439,7 +447,7 @@ def run_bench(
             announce(flush_line(flush_mib, flush))
         return BenchResult(shape=shape, timing=Timing.from_event(ev),
                            correct=bool(a.fields and a.fields["passed"]) and not a.mutated,
-                           check_message=message, error=a.error, missing=_missing(a, ev),
+                           check_message=message, error=a.error, missing=a.missing,
                            skipped=skipped if isinstance(skipped, str) else None, flush=flush)
 
     told: set[int] = set()  # the shrunk flush sizes already said on stderr

@@ -50,10 +50,6 @@ class Budget:
         self.waited = 0.0
         self.reason: str | None = None
 
-    def resume(self) -> None:
-        """Leave the time since the last look uncounted (this process worked, the worker waited on it)."""
-        self.last = time.monotonic()
-
     def over(self) -> str | None:
         """Why the budget ran out (kept in :attr:`reason`), or None."""
         self.reason = self._over()

@@ -7,18 +7,12 @@ way eval.py's ``clear_l2_cache_large`` does (a fresh ``torch.randn`` tensor of `
 each time), record an event, ``custom_kernel(data)``, record an event, synchronize (host wall
 time without a GPU). The flush keeps the GPU busy long enough for the host to queue the whole
 call behind it, so launch overhead stays out of the events, as on the leaderboard. In
-leaderboard mode each output's raw bytes are written next to the first call's
-(``out-<i>-r<j>.bin``), with the inputs that call changed (compared outside the events), for the
-parent to judge, as eval.py's ranked run checks every timed call. The loop stops by
-:mod:`submitgen.evaluate.stoprule`.
+leaderboard mode each call's output is checked after its end event (:mod:`.check`), as eval.py's
+ranked run checks every timed call. The loop stops by :mod:`submitgen.evaluate.stoprule`.
 
 With ``flush_fit`` (bench's default size, no ``--flush-mib``), a flush the GPU's memory cannot hold
 is shrunk to what fits (:func:`fit_flush`) instead of failing the shape, and the size used is
-reported with the shape's figures; later shapes start from that size.
-
-:func:`make_timer` binds everything the loop calls when it is called: the worker calls it before
-importing the submission, so a submission that assigns to ``torch.cuda.Event``, ``time.perf_counter``
-or a name of submitgen's changes neither the loop nor what it reports."""
+reported with the shape's figures; later shapes start from that size."""
 
 from __future__ import annotations
 
@@ -28,7 +22,7 @@ from typing import Any
 
 import torch
 
-from submitgen.evaluate.recheck import recheck_path, recheck_spec
+from submitgen.evaluate.check import recheck_spec
 from submitgen.evaluate.stoprule import StopRule, stop_reason
 
 Timer = Callable[..., tuple[list[float], list[dict[str, Any]], dict[str, Any] | None]]
@@ -90,15 +84,14 @@ def fit_flush(nbytes: int, device: str, mem_info: Callable[[str], tuple[int, int
 
 
 def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mapping[str, Any],
-               write_output: Callable[[Any, str], dict[str, Any]], snapshot: Callable[[Any], list[Any]],
-               changed: Callable[[list[Any], Any], list[str]]) -> Timer:
-    """``time_calls(kernel, data, spec, index, out_path, warmup=False)``: (durations in ns, for each
-    timed call in leaderboard mode ``{"output": what was written, "mutated": the inputs the call
-    changed}``, the flush: ``{"flush_mib": MiB filled before each call, "memory_mib": [free,
+               recheck_call: Callable[[int, dict[str, Any], Any, Any, list[Any]], dict[str, Any]],
+               snapshot: Callable[[Any], list[Any]]) -> Timer:
+    """``time_calls(kernel, data, spec, warmup=False)``: (durations in ns, in leaderboard mode what
+    ``recheck_call(j, the call's spec, output, inputs, their snapshot before the call)`` made of each
+    timed call, the flush: ``{"flush_mib": MiB filled before each call, "memory_mib": [free,
     total] MiB of the device when the size asked for did not fit, else None}``, None without a GPU).
     With ``warmup``, the calls of eval.py's warm-up run instead (the mode's warm-up rule, the same
-    inputs every call, nothing checked or written). In leaderboard mode each timed call's inputs are
-    snapshot before the call and compared after it, outside the start and end events."""
+    inputs every call, nothing checked)."""
     rule = StopRule.from_dict(cfg["stop"])
     warmup_rule = StopRule.from_dict(cfg["warmup"]) if cfg.get("warmup") else None
     recheck = bool(cfg.get("recheck"))
@@ -109,7 +102,7 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
     event_type = torch.cuda.Event
     mem_info = torch.cuda.mem_get_info
     perf_counter, perf_counter_ns = time.perf_counter, time.perf_counter_ns
-    stop, spec_of, path_of = stop_reason, recheck_spec, recheck_path
+    stop, spec_of = stop_reason, recheck_spec
     float_, len_ = float, len
     flush_of, fit_of = make_flush, fit_flush
 
@@ -127,8 +120,8 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
         mem = memory[0]
         return {"flush_mib": size[0] // MIB, "memory_mib": None if mem is None else [m // MIB for m in mem]}
 
-    def time_calls(kernel: Any, data: Any, spec: Mapping[str, Any], index: int, out_path: str,
-                   warmup: bool = False) -> tuple[list[float], list[dict[str, Any]], dict[str, Any] | None]:
+    def time_calls(kernel: Any, data: Any, spec: Mapping[str, Any], warmup: bool = False
+                   ) -> tuple[list[float], list[dict[str, Any]], dict[str, Any] | None]:
         flush = flush_for_shape() if gpu else None
         limits = warmup_rule if warmup and warmup_rule is not None else rule
         checking = recheck and not warmup
@@ -138,7 +131,8 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
         while True:
             j = len_(durations)
             if checking:
-                data = generate(spec_of(spec, j), device=device)
+                call_spec = spec_of(spec, j)
+                data = generate(call_spec, device=device)
                 sync()
                 before = snapshot(data)
             if gpu:
@@ -156,8 +150,7 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
                 output = kernel(data)
                 duration = float_(perf_counter_ns() - t)
             if checking:
-                written.append({"output": write_output(output, path_of(out_path, j)),
-                                "mutated": changed(before, data)})
+                written.append(recheck_call(j, call_spec, output, data, before))
             del output
             durations.append(duration)
             if stop(limits, durations, perf_counter() - started):

@@ -10,22 +10,19 @@ which belongs to the submission):
 - ``{"event": "ready", "gpu": bool, "device": str, "backend": str|null, "import_s": float}``
 - ``{"event": "import-error", "error": str, "missing": str|null}``
 - ``{"event": "shape-start", "index": i}``
-- ``{"event": "output", "index": i, "output": {"dtype": str, "shape": [int]} | {"type": str},
-  "seconds": float, "mutated": [str], "backend": str|null}`` (test; the inputs the call changed)
-- ``{"event": "bench", "index": i, "output": ..., "mutated": ..., "runs": int, "mean_ns": float,
-  ..., "timed_mutated": [str]|null, "skipped": str|null, "rechecks": [{"output": ...,
-  "mutated": [str]}]|null}`` (rechecks: in leaderboard mode, each timed call's output, written to
-  ``out-<i>-r<j>.bin``, and the inputs that call changed)
+- ``{"event": "output", "index": i, "fields": {...}, "seconds": float, "mutated": [str],
+  "backend": str|null}`` (test: the check's fields, :func:`.check.check_fields`, and the inputs the
+  call changed)
+- ``{"event": "bench", "index": i, "fields": ..., "mutated": ..., "runs": int, "mean_ns": float,
+  ..., "skipped": str|null}``
 - ``{"event": "error", "index": i, "error": str, "missing": str|null}``
 - ``{"event": "done", "backend": str|null}``
 
-The worker checks what eval.py checks in its own process: whether the call changed its inputs
-(a snapshot before the call, compared after it: :func:`make_mutation_check`). It writes the raw
-bytes of each output tensor to ``<outputs>/out-<i>.bin``; the parent regenerates the inputs,
-computes the reference and applies the check. The file under test is trusted not to forge these
-reports (docs/evaluate.md, "Threat model"). ``missing`` names the top-level module of a
-``ModuleNotFoundError`` (``aiter``). If the submission closes or breaks the result pipe, the
-worker exits with ``PIPE_LOST_EXIT``.
+The worker makes eval.py's checks in its own process (:mod:`.check`): the input-mutation check (a
+snapshot before the call, compared after it), the problem's check of the output against the
+reference, and in leaderboard mode every timed call's. ``missing`` names the top-level module of a
+``ModuleNotFoundError`` (``aiter``). If the submission closes or breaks the result pipe, the worker
+exits with ``PIPE_LOST_EXIT``.
 
 The worker dies with ``submitgen test``: it asks the kernel for SIGKILL when its parent exits
 (``PR_SET_PDEATHSIG``), first thing, and the parent's watchdog kills its whole process group
@@ -73,6 +70,7 @@ from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
 
+from submitgen.evaluate.check import judge, with_timed_calls  # noqa: E402
 from submitgen.evaluate.stoprule import stats  # noqa: E402
 from submitgen.evaluate.timing import FlushDoesNotFit, make_timer  # noqa: E402
 from submitgen.problems.registry import load  # noqa: E402
@@ -94,22 +92,18 @@ def clone_data(data: Any) -> Any:
 def make_mutation_check(problem: Any) -> tuple[Callable[[Any], list[Any]],
                                                Callable[[list[Any], Any], list[str]]]:
     """``snapshot(data)``: a copy of the problem's input tensors; ``changed(snapshot, data)``: the
-    names of those whose dtype, shape or bytes differ now (the input-mutation check, made in this
-    process as eval.py makes its checks; torch's methods bound now)."""
-    base = torch._C.TensorBase
-    detach, clone_, contiguous, reshape, view, equal = (
-        base.detach, base.clone, base.contiguous, base.reshape, base.view, torch.equal)
-    uint8, leaves, name = torch.uint8, problem.leaves, problem.input_name
+    names of those whose dtype, shape or bytes differ now (the input-mutation check)."""
+    leaves, name = problem.leaves, problem.input_name
 
     def flat(t: Any) -> Any:
-        return view(reshape(contiguous(detach(t)), (-1,)), uint8)
+        return t.detach().contiguous().reshape(-1).view(torch.uint8)
 
     def snapshot(data: Any) -> list[Any]:
-        return [clone_(detach(t)) for t in leaves(data)]
+        return [t.detach().clone() for t in leaves(data)]
 
     def changed(before: list[Any], data: Any) -> list[str]:
         return [name(i) for i, (b, t) in enumerate(zip(before, leaves(data)))
-                if b.dtype != t.dtype or b.shape != t.shape or not equal(flat(b), flat(t))]
+                if b.dtype != t.dtype or b.shape != t.shape or not torch.equal(flat(b), flat(t))]
 
     return snapshot, changed
 
@@ -164,137 +158,108 @@ PIPE_LOST_EXIT = 86
 """The worker's exit code when it can no longer write to the result pipe."""
 
 
-def make_output_writer() -> Callable[[Any, str], dict[str, Any]]:
-    """``write(output, path)``: the raw bytes of a tensor to ``path`` (written beside it and renamed
-    over it), and what was written (or what came back instead of a tensor); torch's methods bound
-    now."""
-    base = torch._C.TensorBase
-    tensor_type = torch.Tensor
-    detach, contiguous, cpu, reshape, view, to_numpy = (
-        base.detach, base.contiguous, base.cpu, base.reshape, base.view, base.numpy)
-    get_dtype, get_shape = (base.__dict__[k].__get__ for k in ("dtype", "shape"))
-    uint8 = torch.uint8
-    isinstance_, open_, str_, list_, type_, replace_ = isinstance, open, str, list, type, os.replace
-
-    def write(output: Any, path: str) -> dict[str, Any]:
-        if not isinstance_(output, tensor_type):
-            return {"type": type_(output).__name__}
-        flat = view(reshape(cpu(contiguous(detach(output))), (-1,)), uint8)
-        # whole or not at all: a file the parent reads is never one being rewritten (a submission
-        # that writes the same path and forges the event must not make the parent read a truncated
-        # file, which would hide the forgery behind a read-back error)
-        with open_(path + ".part", "wb") as f:
-            f.write(memoryview(to_numpy(flat)))
-        replace_(path + ".part", path)
-        return {"dtype": str_(get_dtype(output)).removeprefix("torch."), "shape": list_(get_shape(output))}
-
-    return write
-
-
 def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
                 emit: Callable[[dict[str, Any]], None]) -> Callable[[int, dict, Any, str | None], None]:
-    """``run(index, spec, kernel, backend)``: one shape of ``cfg["mode"]``, its events emitted. Every
-    function it calls is bound here, before the submission is imported."""
+    """``run(index, spec, kernel, backend)``: one shape of ``cfg["mode"]``, checked here as eval.py
+    checks in its own process (:mod:`.check`), its events emitted."""
     snapshot, changed = make_mutation_check(problem)
-    write_output = make_output_writer()
-    ack_fd = int(os.environ.get("SUBMITGEN_ACK_FD", "-1"))
-    read_, exit_ = os.read, os._exit
-
-    def wait_ack() -> None:
-        """Wait, the inputs freed, until the parent has judged the output (it regenerates the
-        inputs: the two processes never hold a shape's inputs at once)."""
-        if ack_fd >= 0:
-            try:
-                if read_(ack_fd, 1) != b"1":
-                    exit_(PIPE_LOST_EXIT)
-            except OSError:
-                exit_(PIPE_LOST_EXIT)
-
     generate, clones = problem.generate_input, bool(problem.eval_clones_inputs)
-    clone = clone_data
-    # torch's C function itself: torch.cuda.synchronize looks it up when called (a torch without
-    # CUDA has no such C function: torch.cuda's, as a stand-in GPU there provides it)
+    stand_in = any(os.environ.get(v) for v in cfg.get("stand_in_vars", ()))
+    # torch's C function itself (a torch without CUDA has no such C function: torch.cuda's, as a
+    # stand-in GPU there provides it)
     sync = (getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize) if gpu else (lambda: None)
-    perf_counter = time.perf_counter
-    mode, outputs = cfg["mode"], cfg["outputs"]
-    time_calls = (make_timer(generate, gpu, device, cfg, write_output, snapshot, changed)
-                  if mode == "bench" else None)
-    recheck = bool(cfg.get("recheck"))
+    mode, recheck = cfg["mode"], bool(cfg.get("recheck"))
     time_fallback = bool(cfg.get("time_fallback"))
     warm = [gpu and bool(cfg.get("warmup"))]  # eval.py's warm-up run, before the first timed shape
-    flush_error = FlushDoesNotFit
-    fmt_error, find_missing, stats_of = error_text, missing_module, stats
+    checking = [True]
 
-    def call(kernel: Any, data: Any) -> tuple[Any, Any, list[Any]]:
-        """custom_kernel on a clone (or on the inputs themselves where the problem's evaluator
-        does not clone), with a snapshot of what it receives taken first."""
-        arg = clone(data) if clones else data
-        before = snapshot(arg)
-        output = kernel(arg)
-        sync()
-        return output, arg, before
+    def judge_call(spec: dict, output: Any, data: Any, mutated: list[str]) -> dict[str, Any]:
+        """The check of ``output``; the inputs regenerated for the reference where the call
+        changed the ones it was given (eval.py's clone)."""
+        ref_data = generate(dict(spec), device=device) if mutated else data
+        return judge(problem, spec, output, ref_data, checking[0])
+
+    def recheck_call(j: int, spec: dict, output: Any, data: Any, before: list[Any]) -> dict[str, Any]:
+        mutated = changed(before, data)
+        call: dict[str, Any] = {"mutated": mutated, "fields": None}
+        if not failed_call:
+            try:
+                call["fields"] = judge_call(spec, output, data, mutated)
+            except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: named
+                call["error"] = f"{type(e).__name__}: {e}"
+            if call.get("error") or not call["fields"]["passed"]:
+                failed_call.append(j)
+        return call
+
+    failed_call: list[int] = []
+    time_calls = make_timer(generate, gpu, device, cfg, recheck_call, snapshot) if mode == "bench" else None
 
     def failed(index: int, what: str, e: BaseException, **extra: Any) -> None:
-        emit({"event": "error", "index": index, "error": f"{what}: {fmt_error(e)}",
-              "missing": find_missing(e), **extra})
+        emit({"event": "error", "index": index, "error": f"{what}: {error_text(e)}",
+              "missing": missing_module(e), **extra})
 
     def run(index: int, spec: dict, kernel: Any, backend: str | None) -> None:
-        out_path = f"{outputs}/out-{index}.bin"
+        checking[0] = not (stand_in and backend == "dry-run")
         try:
             data = generate(spec, device=device)
             sync()
         except Exception as e:  # noqa: BLE001 - input generation itself failed
             failed(index, "evaluating the shape failed", e)
             return
-        t0 = perf_counter()
-        try:
-            output, arg, before = call(kernel, data)
-        except Exception as e:  # noqa: BLE001 - the submission's failure is the result
-            failed(index, "custom_kernel raised", e, seconds=perf_counter() - t0)
-            return
-        seconds = perf_counter() - t0
-        try:
-            written = write_output(output, out_path)
-            mutated = changed(before, arg)
+        t0 = time.perf_counter()
+        try:  # on a clone (or on the inputs themselves where the problem's evaluator does not clone)
+            arg = clone_data(data) if clones else data
+            before = [t.detach() for t in problem.leaves(data)] if clones else snapshot(data)
+            output = kernel(arg)
             sync()
-        except Exception as e:  # noqa: BLE001 - e.g. an output on the meta device
-            failed(index, "reading custom_kernel's output failed", e)
+        except Exception as e:  # noqa: BLE001 - the submission's failure is the result
+            failed(index, "custom_kernel raised", e, seconds=time.perf_counter() - t0)
             return
-        del output
+        seconds = time.perf_counter() - t0
+        mutated = changed(before, arg)
+        del before
+        try:
+            fields = judge_call(spec, output, data, mutated if not clones else [])
+        except Exception as e:  # noqa: BLE001 - e.g. the reference ran out of memory: the shape fails, named
+            emit({"event": "error", "index": index, "mutated": mutated, "missing": None,
+                  "error": f"checking the output failed: {type(e).__name__}: {e}"})
+            return
+        del output, arg
         if mode == "test":
-            emit({"event": "output", "index": index, "output": written, "seconds": seconds,
+            emit({"event": "output", "index": index, "fields": fields, "seconds": seconds,
                   "mutated": mutated, "backend": backend})
-            del data, arg
-            wait_ack()
             return
         if backend == "fallback" and not gpu and not time_fallback:
-            emit({"event": "bench", "index": index, "output": written, "mutated": mutated,
-                  "timed_mutated": None, "skipped": "fallback-on-cpu", "seconds": seconds,
-                  "backend": backend})
-            del data, arg
-            wait_ack()
+            emit({"event": "bench", "index": index, "fields": fields, "mutated": mutated,
+                  "skipped": "fallback-on-cpu", "seconds": seconds, "backend": backend})
             return
         try:
             if warm[0]:
                 warm[0] = False
-                time_calls(kernel, data, spec, index, out_path, True)
+                time_calls(kernel, data, spec, True)
             before = None if recheck else snapshot(data)  # leaderboard mode: each call's, in rechecks
-            durations, rechecks, flushed = time_calls(kernel, data, spec, index, out_path)
-            timed = None if before is None else changed(before, data)
+            failed_call.clear()
+            if not fields["passed"]:
+                failed_call.append(-1)
+            durations, calls, flushed = time_calls(kernel, data, spec)
             sync()
-        except flush_error as e:
+        except FlushDoesNotFit as e:
             emit({"event": "error", "index": index, "error": f"timing failed: {e}", "missing": None})
             return
         except Exception as e:  # noqa: BLE001
             failed(index, "custom_kernel raised while timing", e)
             return
-        s = stats_of(durations)
-        emit({"event": "bench", "index": index, "output": written, "mutated": mutated, "runs": s.runs,
-              "mean_ns": s.mean, "std_ns": s.std, "best_ns": s.best, "worst_ns": s.worst,
-              "timed_mutated": timed, "skipped": None, "backend": backend,
-              "rechecks": rechecks if recheck else None, **(flushed or {})})
-        del data, arg
-        wait_ack()
+        mutated += [m for m in (changed(before, data) if before is not None else []) if m not in mutated]
+        error = None
+        if recheck:
+            fields, error = with_timed_calls(fields, mutated, spec, calls)
+        if error is not None:
+            emit({"event": "error", "index": index, "error": error, "mutated": mutated, "missing": None})
+            return
+        st = stats(durations)
+        emit({"event": "bench", "index": index, "fields": fields, "mutated": mutated, "runs": st.runs,
+              "mean_ns": st.mean, "std_ns": st.std, "best_ns": st.best, "worst_ns": st.worst,
+              "skipped": None, "backend": backend, **(flushed or {})})
 
     return run
 

@@ -43,8 +43,6 @@ def _first_lines(report) -> list[str | None]:
     (b"not json", "not JSON: 'not json'"),
     (b"[1, 2]", "not an event: '[1, 2]'"),
     (b'{"event": "output", "index": 99}', "'output' event with index 99 (this worker runs 1 shapes)"),
-    (b'{"event": "error", "index": 0, "error": 5}', "'error' event with error 5"),
-    (b'{"event": "output", "index": 0, "mutated": "a"}', "'output' event with mutated 'a'"),
 ])
 def test_malformed_events_fail_the_shape_not_the_run(tmp_path, line, why):
     sub = _file(tmp_path, (
