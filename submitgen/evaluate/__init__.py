@@ -1,36 +1,7 @@
 """``submitgen test`` and ``submitgen bench``: run a single-file submission on this machine the way
-the leaderboard's evaluator does (docs/rules.md, "Evaluation").
-
-Process model. The submission is copied as ``submission.py`` into a run folder of its own, beside
-the problem's ``task.py`` and a ``reference.py`` and ``utils.py`` written from the problem spec
-(:mod:`.layout`), with a private ``TORCH_EXTENSIONS_DIR``. The compile pass (``python
-submission.py``) runs first, as kernelbot's does; then ONE fresh Python process
-(:mod:`submitgen.evaluate.worker`) imports it and runs every selected shape, like ``eval.py``'s
-single spawned worker: module-level code runs once, per-shape caches carry across shapes as they
-do on the leaderboard. If that process dies (a segfault in a kernel) or a shape runs past
-``timeout_s``, the shape is reported as failed with the tail of the process output, and a new
-process carries on with the remaining shapes. Every process of the run dies with ``submitgen``
-(:mod:`.group`).
-
-For each shape (``test``): the inputs are generated with the shape's seed (combined with ``--seed``
-by eval.py's Cantor pairing), and ``custom_kernel`` is called on a clone (or, where the problem's
-evaluator does not clone, on the inputs themselves). The worker compares the inputs after the call with a
-snapshot taken before it (an input the kernel changed fails the shape, named), as eval.py checks in
-its own process, and writes the output's raw bytes to a file; THIS process regenerates the inputs
-and judges the output against the reference (:mod:`.check`). The file under test is trusted not to
-forge the worker's reports (docs/evaluate.md, "Threat model").
-
-``bench`` times ``custom_kernel`` per shape after one untimed, checked call, until eval.py's stop
-rule (:mod:`.stoprule`) ends the timing. With ``mode`` 'leaderboard', as in the ranked run, each
-timed call gets fresh inputs (seed += 13); the worker writes each output and the inputs each call
-changed, and this process judges them all (:mod:`.recheck`). With a GPU
-(``torch.cuda.is_available()``, CUDA or ROCm) it runs eval.py's warm-up first (on the first timed
-shape: up to 100 calls, 0.1 s of summed time in benchmark mode, discarded), records device events
-around each call and flushes the caches before each one as eval.py does (``torch.randn`` into a
-fresh tensor of ``flush_mib``, by default eval.py's 62.5 GiB, or on a GPU that cannot hold it the
-largest that fits, said on stderr and in the report; a ``--flush-mib`` the GPU cannot hold fails
-the shape). Without a GPU it measures host wall time and says so: those
-figures are not comparable with the leaderboard's."""
+the leaderboard's evaluator does, and report (docs/evaluate.md says what runs, in which process,
+and what the verdict rests on). Here: the options checked, the shapes selected, what will run said
+first, the worker's events (:mod:`.process`) turned into the report (:mod:`.results`)."""
 
 from __future__ import annotations
 
@@ -133,7 +104,7 @@ def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) 
     """Read the file, resolve its problem (header or ``problem``), lint it (LintFailed on any
     failed rule) and load the local problem (EvaluateError when submitgen has none for it). Before
     anything imports torch here, OpenMP's threads are made to sleep while they wait
-    (:data:`.process.PASSIVE_THREADS`): this process regenerates every shape's inputs."""
+    (:data:`.process.PASSIVE_THREADS`)."""
     import sys
 
     if "torch" not in sys.modules:

@@ -5,7 +5,7 @@ output judged against the problem's reference like any submission's (docs/evalua
 The run reuses test's machinery whole: the run folder's ``submission.py`` is a driver
 (:func:`driver_source`) whose ``custom_kernel`` runs ``plan(data)`` and then every launch through
 the interpreter (:func:`custom_kernel_for`), so the worker process, the input-mutation check, the
-reference check in the parent, the timeouts and the tracebacks from the user's frames are those of
+reference check, the timeouts and the tracebacks from the user's frames are those of
 ``submitgen test``. The plan is loaded as the build loads it (``project.load``: the same checks,
 TRITON specialized for the problem's arch and read-only); the kernels are the project's own
 source files, not the compiled objects a build embeds.

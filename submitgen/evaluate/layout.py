@@ -11,8 +11,8 @@ arguments:
 - ``utils.py``: ``set_seed``, ``get_device``, ``verbose_allclose``, ``verbose_allequal``,
   ``match_reference``, ``make_match_reference``, ``clear_l2_cache``, ``clear_l2_cache_large``.
 
-What a submission computes with them is its own business: the verdict of ``submitgen test`` never
-reads these files (the parent regenerates inputs and the reference itself)."""
+The verdict of ``submitgen test`` never reads these files (the worker checks with the problem's
+own inputs and reference)."""
 
 from __future__ import annotations
 
