@@ -412,7 +412,7 @@ def run_bench(
         if a.mutated:
             message += "; " + "; ".join(f"input '{m}' was modified by custom_kernel" for m in a.mutated)
         skipped = ev.get("skipped") if a.error is None else None
-        flush = Flush.from_event(ev, flush_mib) if a.error is None else None
+        flush = Flush.from_event(ev) if a.error is None else None
         if announce and flush is not None and flush.memory_mib is not None and flush.mib not in told:
             told.add(flush.mib)
             announce(flush_line(flush_mib, flush))

@@ -10,9 +10,9 @@ things make the group end when ``submitgen`` itself does, whatever ends it:
   reading a pipe whose only writer is ``submitgen``; when that closes (the kernel closes it
   when ``submitgen`` dies, however it dies) the watchdog kills the group. The watchdog ignores
   the terminal's signals, so a Ctrl-C reaches ``submitgen`` and not it;
-- the worker also asks the kernel for SIGKILL when its parent exits (``PR_SET_PDEATHSIG``,
-  :func:`submitgen.evaluate.worker.die_with_parent`), which covers the moment before the
-  watchdog knows the group.
+- each process asks the kernel for SIGKILL when ``submitgen`` exits (``PR_SET_PDEATHSIG``,
+  :func:`submitgen.system.die_with_parent`, before its program starts), which covers the moment
+  before the watchdog knows the group.
 
 A process of the submission that starts a session of its own (``setsid``) leaves the group and is
 beyond all three."""
@@ -25,12 +25,12 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from submitgen.system import release_in_child
+from submitgen.system import die_with_parent, release_in_child
 
 WATCHDOG_SOURCE = (
     "import os, signal, sys\n"
@@ -50,9 +50,6 @@ WATCHDOG_SOURCE = (
 )
 """The watchdog: reads the group id, then waits for end of file and kills that group."""
 
-PARENT_PID_ENV = "SUBMITGEN_PARENT_PID"
-
-
 @dataclass
 class Group:
     """A process started in a session of its own, with the watchdog that ends it with us."""
@@ -62,23 +59,17 @@ class Group:
     watch_fd: int | None
 
 
-def _setup(preexec_fn: Callable[[], None] | None) -> Callable[[], None]:
-    """The child's setup: the limits from before any budget back, then the caller's own step."""
-    if preexec_fn is None:
-        return release_in_child
-
-    def both() -> None:
-        release_in_child()
-        preexec_fn()
-
-    return both
-
-
 def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO[Any],
-          pass_fds: Sequence[int] = (), preexec_fn: Callable[[], None] | None = None) -> Group:
-    """Start ``argv`` in a new session, and its watchdog; ``preexec_fn`` runs in the child before
-    ``argv`` does (``die_with_parent`` for a program that cannot call it itself, such as eval.py),
-    after the limits from before any budget are restored (``release_in_child``)."""
+          pass_fds: Sequence[int] = ()) -> Group:
+    """Start ``argv`` in a new session, and its watchdog; in the child, before ``argv`` runs, the
+    limits from before any budget are restored (``release_in_child``) and it is made to die with
+    this process (``die_with_parent``)."""
+    parent = os.getpid()
+
+    def setup() -> None:
+        release_in_child()
+        die_with_parent(parent)
+
     rfd, wfd = os.pipe()
     try:
         watchdog = subprocess.Popen(
@@ -91,9 +82,9 @@ def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO[
         os.close(rfd)
     try:
         proc = subprocess.Popen(
-            list(argv), cwd=cwd, env={**env, PARENT_PID_ENV: str(os.getpid())}, stdin=subprocess.DEVNULL,
+            list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
             stdout=stdout, stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True,
-            preexec_fn=_setup(preexec_fn))
+            preexec_fn=setup)
     except BaseException:
         if wfd is not None:
             os.close(wfd)

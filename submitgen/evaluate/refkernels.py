@@ -36,7 +36,6 @@ from submitgen.evaluate.popcorn import PopcornResult, key_of, read_result
 from submitgen.lint import lint_report, read_header, read_submission, render_findings, resolve_problem
 from submitgen.problems.folder import round_entry
 from submitgen.problems.reftask import MODES, RefTask, cases_text, read_bytes, read_task
-from submitgen.system import die_with_parent
 
 REFERENCE_UNAVAILABLE_EXIT = 3
 """Exit code of ``test``/``bench --reference-kernels`` when the problem's reference cannot run on
@@ -155,7 +154,7 @@ def preflight(task: RefTask, run: Path, timeout_s: float) -> str | None:
     case = json.dumps(dict(task.tests[0]) if task.tests else None)
     with open(run.parent / "preflight.log", "w+b") as log:
         g = group.start([sys.executable, "-c", _PREFLIGHT, str(report), case, *modules], cwd=run, env=_env(),
-                        stdout=log, preexec_fn=die_with_parent)
+                        stdout=log)
         proc = g.proc
         try:
             proc.wait(timeout=timeout_s)
@@ -213,7 +212,7 @@ def _run_eval(task: RefTask, run: Path, cases: Path, mode: str, seed: int | None
     try:
         with open(log_path, "w+b") as log:
             g = group.start([sys.executable, task.main, mode, str(cases)], cwd=run, env=_env(wfd, seed),
-                            stdout=log, pass_fds=(wfd,), preexec_fn=die_with_parent)
+                            stdout=log, pass_fds=(wfd,))
     finally:
         os.close(wfd)
     proc = g.proc

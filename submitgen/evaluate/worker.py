@@ -24,56 +24,30 @@ reference, and in leaderboard mode every timed call's. ``missing`` names the top
 ``ModuleNotFoundError`` (``aiter``). If the submission closes or breaks the result pipe, the worker
 exits with ``PIPE_LOST_EXIT``.
 
-The worker dies with ``submitgen test``: it asks the kernel for SIGKILL when its parent exits
-(``PR_SET_PDEATHSIG``), first thing, and the parent's watchdog kills its whole process group
-(:mod:`submitgen.evaluate.process`).
+The worker dies with ``submitgen test`` (:mod:`.group`).
 
 Not part of the public API; its protocol is private to submitgen.evaluate."""
 
 from __future__ import annotations
 
-import ctypes
+import importlib
+import json
 import os
+import runpy
+import select
 import signal
 import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
 
-PR_SET_PDEATHSIG = 1
+import torch
 
-
-def die_with_parent() -> None:
-    """SIGKILL this process when the process that started it exits (Linux ``prctl``), and exit now
-    if that already happened (the parent's pid is in ``SUBMITGEN_PARENT_PID``)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the parent's watchdog still ends the group
-        pass
-    parent = os.environ.get("SUBMITGEN_PARENT_PID", "")
-    if parent.isdigit() and os.getppid() != int(parent):
-        os._exit(PARENT_GONE_EXIT)
-
-
-PARENT_GONE_EXIT = 87
-"""The worker's exit code when ``submitgen test`` was gone before it started."""
-
-if __name__ == "__main__":
-    die_with_parent()
-
-import importlib  # noqa: E402 - after die_with_parent: torch's import takes seconds
-import json  # noqa: E402
-import runpy  # noqa: E402
-import select  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
-
-import torch  # noqa: E402
-
-from submitgen.evaluate.check import judge, with_timed_calls  # noqa: E402
-from submitgen.evaluate.stoprule import stats  # noqa: E402
-from submitgen.evaluate.timing import FlushDoesNotFit, make_timer  # noqa: E402
-from submitgen.problems.registry import load  # noqa: E402
+from submitgen.evaluate.check import judge, with_timed_calls
+from submitgen.evaluate.stoprule import stats
+from submitgen.evaluate.timing import FlushDoesNotFit, make_timer
+from submitgen.problems.registry import load
 
 
 def clone_data(data: Any) -> Any:

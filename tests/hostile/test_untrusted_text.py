@@ -5,7 +5,6 @@ seconds; hypothesis makes the cases (``@settings``: how many each)."""
 
 from __future__ import annotations
 
-import io
 import json
 
 from cpu_bound import within_cpu
@@ -15,48 +14,12 @@ from hypothesis import strategies as st
 from submitgen.errors import EvaluateError
 from submitgen.evaluate import process
 from submitgen.evaluate.popcorn import MAX_VALUE_LINES, parse_lines, read_result
-from submitgen.evaluate.process import MAX_EVENT_CHARS, Malformed, parse_event, read_events
+from submitgen.evaluate.process import Malformed, parse_event
 from submitgen.problems.reftask import read_task
 
 CASES = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # ---------------------------------------------------------------------------------- result pipe
-
-
-class _Endless(io.TextIOBase):
-    """A pipe whose writer never ends its line: 'x' for ever, counting what was read."""
-
-    def __init__(self) -> None:
-        self.read_chars = 0
-
-    def readline(self, size: int = -1) -> str:
-        assert size > 0, "an unbounded read of a line with no end"
-        self.read_chars += size
-        return "x" * size
-
-
-def test_a_result_pipe_line_with_no_end_is_read_only_to_the_event_bound():
-    """Issue 47: 1.5 GB with no newline was buffered whole (3.8 GB peak) before "malformed event"."""
-    pipe, lines = _Endless(), []
-    with within_cpu(5, "reading a line with no end"):
-        read_events(pipe, lines.append)
-    assert pipe.read_chars == MAX_EVENT_CHARS + 1
-    assert [len(x) if x else x for x in lines] == [MAX_EVENT_CHARS + 1, None]
-    try:
-        parse_event(lines[0], 1)
-    except Malformed as e:
-        assert str(e) == "a line of more than 1,048,576 characters"
-    else:
-        raise AssertionError("a line past the bound was taken for an event")
-
-
-def test_a_line_of_exactly_the_bound_is_read_and_the_next_one_too():
-    event = json.dumps({"event": "ready", "pad": ""})
-    line = event[:-2] + "x" * (MAX_EVENT_CHARS - len(event)) + '"}\n'
-    lines: list[str | None] = []
-    read_events(io.StringIO(line + '{"event": "done"}\n'), lines.append)
-    assert lines == [line, '{"event": "done"}\n', None]
-    assert parse_event(line, 1)["event"] == "ready"
 
 
 _SCALAR = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
