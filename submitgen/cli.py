@@ -386,7 +386,7 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
     (with --json, the envelope of ``json_fields(report, require_kernel)``), exit with the report's
     code (0 passed, 1 failed or, with --require-kernel, kernel not run, 3 cannot run here)."""
     from submitgen.errors import LintFailed
-    from submitgen.evaluate import require_kernel_line
+    from submitgen.evaluate.fmt import require_kernel_line
 
     command = click.get_current_context().command.name
     with _json_errors(command, json_fields is not None):
@@ -432,7 +432,7 @@ def _announce(line: str) -> None:
 
 
 def _progress(result, finished: int, count: int) -> None:
-    from submitgen.evaluate import progress_line
+    from submitgen.evaluate.fmt import progress_line
 
     _progress_text(progress_line(result, finished, count))
 
@@ -454,7 +454,7 @@ def _run_reference(ctx: click.Context, file: str, folder: str | None, mode: str,
     """With --reference-kernels DIR (or --problem DIR, a problem folder): run DIR's own eval.py and
     return True; False when neither names one."""
     from submitgen.errors import EvaluateError
-    from submitgen.evaluate.reffmt import format_reference_report
+    from submitgen.evaluate.fmt import format_reference_report
     from submitgen.evaluate.refkernels import run_reference
     from submitgen.problems.folder import is_folder
 
@@ -562,8 +562,8 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
     run on this machine. With --interpret PROJECT_DIR instead of FILE: runs a Triton project's own
     plan and kernels under Triton's interpreter on the CPU, checked the same way (docs/evaluate.md)."""
     from submitgen.errors import EvaluateError
-    from submitgen.evaluate import format_test_report, run_test
-    from submitgen.evaluate.jsonfmt import test_fields
+    from submitgen.evaluate import run_test
+    from submitgen.evaluate.fmt import format_test_report, test_fields
 
     if interpret is not None and file is not None:
         raise click.UsageError("give FILE or --interpret PROJECT_DIR, not both")
@@ -625,8 +625,8 @@ def bench_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, c
     module this machine lacks. With --reference-kernels DIR: runs DIR's own eval.py instead;
     exits 3 when its reference cannot run on this machine."""
     from submitgen.errors import EvaluateError
-    from submitgen.evaluate import format_bench_report, run_bench
-    from submitgen.evaluate.jsonfmt import bench_fields
+    from submitgen.evaluate import run_bench
+    from submitgen.evaluate.fmt import bench_fields, format_bench_report
 
     with _json_errors("bench", as_json):
         if _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint, as_json,

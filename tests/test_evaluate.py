@@ -7,17 +7,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from submitgen.evaluate import (
-    EvaluateError,
-    Execution,
-    combine_seed,
-    format_bench_report,
-    format_test_report,
-    parse_shape,
-    run_bench,
-    run_test,
-    select_shapes,
-)
+from submitgen.errors import EvaluateError
+from submitgen.evaluate import run_bench, run_test
+from submitgen.evaluate.fmt import format_bench_report, format_test_report
+from submitgen.evaluate.results import Execution
+from submitgen.evaluate.shapes import combine_seed, parse_shape, select_shapes
 from submitgen.evaluate.worker import clone_data, make_mutation_check
 from submitgen.problems import get_problem
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from conftest import build_stub
 
 from submitgen.cli import cli
-from submitgen.evaluate import EXIT_CANNOT_RUN
+from submitgen.evaluate.results import EXIT_CANNOT_RUN
 from submitgen.problems import register, unregister
 
 TOY = "#!POPCORN leaderboard amd-toy-add\n#!POPCORN gpu MI355X\nimport os\n\nimport torch\n\n"

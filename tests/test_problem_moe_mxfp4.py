@@ -210,7 +210,8 @@ def test_fallback_file_passes_submitgen_test(tmp_path, one_thread_worker):
 
 @pytest.mark.slow
 def test_writing_into_hidden_states_fails_submitgen_test_naming_it(tmp_path, one_thread_worker):
-    from submitgen.evaluate import format_test_report, run_test
+    from submitgen.evaluate import run_test
+    from submitgen.evaluate.fmt import format_test_report
 
     body = (
         "def custom_kernel(data):\n"

@@ -12,29 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from submitgen.errors import EvaluateError, LintError, LintFailed, ProblemError
+from submitgen.errors import EvaluateError, LintError, ProblemError
 from submitgen.evaluate import interpret
 from submitgen.evaluate.estimate import estimate_line
-from submitgen.evaluate.fmt import (
-    format_bench_report,
-    format_ns,
-    format_test_report,
-    progress_line,
-    require_kernel_line,
-    test_verdict,
-)
 from submitgen.evaluate.group import signals_end_the_run
 from submitgen.evaluate.interpret import TIMEOUT_S
 from submitgen.evaluate.layout import lay_out
-from submitgen.evaluate.process import (
-    IMPORT_TIMEOUT_S,
-    PASSIVE_THREADS,
-    STAND_IN_LIBRARIES,
-    RunState,
-    run_worker,
-)
+from submitgen.evaluate.process import PASSIVE_THREADS, STAND_IN_LIBRARIES, RunState, run_worker
 from submitgen.evaluate.results import (
-    EXIT_CANNOT_RUN,
     BenchReport,
     BenchResult,
     Execution,
@@ -46,7 +31,7 @@ from submitgen.evaluate.results import (
     Timing,
     flush_line,
 )
-from submitgen.evaluate.shapes import combine_seed, parse_shape, select_shapes
+from submitgen.evaluate.shapes import select_shapes
 from submitgen.evaluate.stoprule import WALL_S, StopRule, rule_for, warmup_rule
 from submitgen.files import private_dir
 from submitgen.lint import resolve_leaderboard
@@ -56,32 +41,6 @@ from submitgen.project.load import load_project
 from submitgen.render import provenance
 
 R = TypeVar("R")
-
-__all__ = [
-    "IMPORT_TIMEOUT_S",
-    "EXIT_CANNOT_RUN",
-    "Execution",
-    "BenchReport",
-    "BenchResult",
-    "EvaluateError",
-    "LintFailed",
-    "PreparedFile",
-    "Shape",
-    "ShapeResult",
-    "TestReport",
-    "combine_seed",
-    "format_bench_report",
-    "format_ns",
-    "format_test_report",
-    "parse_shape",
-    "prepare",
-    "progress_line",
-    "require_kernel_line",
-    "test_verdict",
-    "run_bench",
-    "run_test",
-    "select_shapes",
-]
 
 DEFAULT_TIMEOUT_S = 900.0
 MAX_TIMEOUT_S = 86_400.0

@@ -1,10 +1,16 @@
-"""The text ``submitgen test`` and ``bench`` print."""
+"""The text ``submitgen test`` and ``bench`` print, and their ``--json`` fields inside the shared
+envelope (submitgen/textfmt.py; docs/json.md has the keys): one report gives both, so the verdict
+and the exit code are the same. ``--reference-kernels`` runs get the same table and verdict,
+filled with what eval.py reported (:func:`format_reference_report`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
+from submitgen.evaluate.popcorn import CaseResult
+from submitgen.evaluate.refkernels import REFERENCE_UNAVAILABLE_EXIT, RefReport, label
 from submitgen.evaluate.results import (
     KERNEL_DRY_RUN,
     KERNEL_FALLBACK,
@@ -13,8 +19,10 @@ from submitgen.evaluate.results import (
     TIMING_SKIPPED,
     BenchReport,
     BenchResult,
+    Figures,
     ShapeResult,
     TestReport,
+    Timing,
     format_ns,
     modified,
 )
@@ -166,4 +174,145 @@ def format_bench_report(report: BenchReport) -> list[str]:
     if geo is not None:
         lines.append(f"geometric mean of the means: {format_ns(geo)} ({report.timing} time)")
     lines.append(test_verdict(report))
+    return lines
+
+
+def _us(ns: float) -> float:
+    return ns / 1e3
+
+
+def _figures(g: Figures | None) -> dict[str, Any] | None:
+    if g is None:
+        return None
+    return {"mismatches": g.mismatches, "total": g.total, "mismatch_ratio": g.mismatch_ratio,
+            "max_abs_err": g.max_abs_err, "max_rel_err": g.max_rel_err, "rel_l2_err": g.rel_l2_err}
+
+
+def _timing(t: Timing | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {"runs": t.runs, "mean_us": _us(t.mean_ns), "std_us": _us(t.std_ns), "err_us": _us(t.err_ns),
+            "best_us": _us(t.best_ns), "worst_us": _us(t.worst_ns)}
+
+
+def _shape(r: ShapeResult | BenchResult) -> dict[str, Any]:
+    s = r.shape
+    return {"label": s.label, "kind": s.kind, "index": s.index, "spec": s.spec_dict, "passed": r.passed,
+            "error": r.error, "missing": r.missing}
+
+
+def _test_shape(r: ShapeResult) -> dict[str, Any]:
+    return {**_shape(r), "result": shape_verdict(r), "message": r.message, "mutated": list(r.mutated),
+            "checked": r.checked, "seconds": r.seconds, "figures": _figures(r.figures)}
+
+
+def _bench_shape(r: BenchResult) -> dict[str, Any]:
+    result = "error" if r.error else ("ok" if r.correct else "WRONG")
+    return {**_shape(r), "result": result, "message": r.check_message, "timing": _timing(r.timing),
+            "skipped": r.skipped, "flush_mib": None if r.flush is None else r.flush.mib}
+
+
+def _common(report: TestReport | BenchReport, require_kernel: bool) -> dict[str, Any]:
+    b = report.backend
+    exit_code = report.exit_code(require_kernel)
+    why = require_kernel_line(report) if require_kernel and report.cannot_run is None else None
+    return {"file": report.path, "problem": report.problem,
+            "backend": {"value": b.value, "kernel": b.kernel, "gpu": b.gpu, "device": b.device,
+                        "text": b.describe()},
+            "verdict": test_verdict(report), "require_kernel": why, "cannot_run": report.cannot_run,
+            "exit_code": exit_code, "lint_warnings": list(report.lint_warnings)}
+
+
+def test_fields(report: TestReport, require_kernel: bool = False) -> dict[str, Any]:
+    """``test --json``'s fields."""
+    return {**_common(report, require_kernel), "mode": "test",
+            "shapes": [_test_shape(r) for r in report.results]}
+
+
+def bench_fields(report: BenchReport, require_kernel: bool = False) -> dict[str, Any]:
+    """``bench --json``'s fields; ``score_us`` is the geometric mean of the means (null unless every
+    shape was timed)."""
+    score = score_ns(report)
+    return {**_common(report, require_kernel), "mode": report.mode, "timing": report.timing,
+            "flush_mib": report.flush_mib, "flush_note": report.flush_note(), "stop": report.stop,
+            "shapes": [_bench_shape(r) for r in report.results],
+            "score_us": None if score is None else _us(score)}
+
+
+def _rows(report: RefReport) -> list[tuple[str, CaseResult | None]]:
+    """One row per case of the cases file: its label and what eval.py reported for it (None: not
+    reported)."""
+    by_index = {c.index: c for c in report.result.cases} if report.result else {}
+    return [(label(line), by_index.get(i)) for i, line in enumerate(report.cases)]
+
+
+def _status(case: CaseResult | None) -> str:
+    if case is None or case.status is None:
+        return "not run"
+    return "pass" if case.status == "pass" else "FAIL"
+
+
+def _verdict(report: RefReport, rows: list[tuple[str, CaseResult | None]]) -> list[str]:
+    r = report.result
+    code = ("stopped" if report.timed_out is not None else
+            "no exit code" if report.returncode is None else f"exit code {report.returncode}")
+    out = [f"eval.py: check {r.check if r and r.check else '(none)'} ({code})"]
+    failed = sum(_status(c) == "FAIL" for _, c in rows)
+    unrun = sum(_status(c) == "not run" for _, c in rows)
+    n = len(rows)
+    if report.passed:
+        out.append(f"all {n} shapes passed")
+    else:
+        if failed:
+            out.append(f"FAILED: {failed} of {n} shapes failed" + (f", {unrun} not run" if unrun else ""))
+        elif unrun:
+            out.append(f"FAILED: {unrun} of {n} shapes not run")
+        else:
+            out.append("FAILED: every shape ran, but eval.py did not give its pass")
+    return out
+
+
+def format_reference_report(report: RefReport) -> list[str]:
+    lines = [f"{report.problem}: {report.path}",
+             f"harness: eval.py of {report.folder} (reference-kernels), mode {report.mode}: its own "
+             "inputs, reference, checks and timing"]
+    lines += [f"lint warning: {ln}" for ln in report.lint_warnings]
+    if report.unavailable is not None:
+        first, _, rest = report.unavailable.partition("\n")
+        lines.append(f"the reference cannot run here: {first}")
+        lines += [f"  {ln}" for ln in rest.splitlines()]
+        lines.append(f"nothing was run; no verdict (exit code {REFERENCE_UNAVAILABLE_EXIT})")
+        return lines
+    if report.mode != "test" and report.ranking_by == "last":
+        lines.append("task.yml ranks by the last benchmark (ranking_by: last): kernelbot runs only that one")
+    rows = _rows(report)
+    if report.mode == "test":
+        lines += _table(["shape", "result"], [[name, _status(c)] for name, c in rows])
+    else:
+        table = []
+        for name, c in rows:
+            s = c.stats if c else None
+            figures = [s.mean, s.std, s.err, s.best, s.worst] if s else [None] * 5
+            table.append([name, str(s.runs) if s else "0", *(format_ns(f) for f in figures), _status(c)])
+        lines += _table(["shape", "runs", "mean", "std", "err", "best", "worst", "result"], table)
+    for name, c in rows:
+        if c is not None and c.error:
+            first, _, rest = c.error.partition("\n")
+            lines.append(f"{name}: {first}")
+            lines += [f"  {ln}" for ln in rest.splitlines()]
+        elif c is not None and c.message:
+            lines.append(f"{name}: {c.message}")
+    means = [c.stats.mean for _, c in rows if c and c.stats and c.stats.mean > 0]
+    if report.mode != "test" and means and len(means) == len(rows):
+        geo = math.exp(sum(math.log(m) for m in means) / len(means))
+        lines.append(f"geometric mean of the means: {format_ns(geo)} (eval.py's timing)")
+    if report.timed_out is not None:
+        lines.append(f"eval.py ran past its limit of {report.timed_out:g} s and was stopped")
+    elif report.returncode not in (0, 112):
+        lines.append(f"eval.py ended with exit code {report.returncode} before its verdict")
+    if not report.passed and report.output_tail and (report.timed_out is not None
+                                                     or report.returncode not in (0, 112)):
+        lines.append("its last output:")
+        lines += [f"  {ln}" for ln in report.output_tail.splitlines()]
+    lines += _verdict(report, rows)
     return lines

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from submitgen.cli import cli
 from submitgen.errors import EvaluateError
-from submitgen.evaluate import format_test_report, run_test
+from submitgen.evaluate import run_test
+from submitgen.evaluate.fmt import format_test_report
 from submitgen.problems import get_problem
 
 TOY = "#!POPCORN leaderboard amd-toy-add\n#!POPCORN gpu MI355X\nimport os\n\nimport torch\n\n"
