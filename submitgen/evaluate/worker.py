@@ -238,28 +238,21 @@ def make_runner(problem: Any, cfg: dict[str, Any], gpu: bool, device: str,
     return run
 
 
-class _Pipe:
-    """The result pipe. A write that fails (the submission closed or replaced the descriptor)
-    ends the process with PIPE_LOST_EXIT: nothing more can be reported."""
+def emitter(fd: int) -> Callable[[dict[str, Any]], None]:
+    """``emit(event)`` on the result pipe. A write that fails (the submission closed or replaced
+    the descriptor) ends the process with PIPE_LOST_EXIT: nothing more can be reported."""
+    file = os.fdopen(fd, "w", buffering=1, encoding="utf-8", closefd=False)
 
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.file = os.fdopen(fd, "w", buffering=1, encoding="utf-8", closefd=False)
+    def emit(obj: dict[str, Any]) -> None:
+        try:
+            file.write(json.dumps(obj) + "\n")
+            file.flush()
+        except (OSError, ValueError) as e:
+            sys.stderr.write(f"submitgen worker: cannot write to the result pipe (descriptor {fd}): {e}\n")
+            sys.stderr.flush()
+            os._exit(PIPE_LOST_EXIT)
 
-    def emitter(self) -> Callable[[dict[str, Any]], None]:
-        """``emit(event)`` with the file, ``json.dumps`` and ``os._exit`` bound now."""
-        file, dumps, exit_, stderr, fd = self.file, json.dumps, os._exit, sys.stderr, self.fd
-
-        def emit(obj: dict[str, Any]) -> None:
-            try:
-                file.write(dumps(obj) + "\n")
-                file.flush()
-            except (OSError, ValueError) as e:
-                stderr.write(f"submitgen worker: cannot write to the result pipe (descriptor {fd}): {e}\n")
-                stderr.flush()
-                exit_(PIPE_LOST_EXIT)
-
-        return emit
+    return emit
 
 
 def compile_pass(log: str, timeout_s: float) -> tuple[int | None, float]:
@@ -315,7 +308,7 @@ def _import_submission(emit: Callable[[dict[str, Any]], None]) -> tuple[Any, Any
 def main(config_path: str) -> int:
     with open(config_path, encoding="utf-8") as f:
         cfg = json.load(f)
-    emit = _Pipe(int(os.environ["SUBMITGEN_RESULT_FD"])).emitter()
+    emit = emitter(int(os.environ["SUBMITGEN_RESULT_FD"]))
 
 
     problem = load(cfg["problem_module"], cfg["problem"], cfg.get("problem_root"))
