@@ -92,9 +92,8 @@ def _picked(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], kernels: S
     if missing:
         all_names = list(dict.fromkeys(n for (_, _, co), sub in zip(read, subs) for k in co.kernels
                                        for n in ((sub.launch_names(k.name) if sub else ()) or (k.name,))))
-        raise CodeObjectError(
-            f"no kernel named {missing[0]!r}; available: {', '.join(repr(n) for n in all_names) or 'none'}"
-        )
+        raise CodeObjectError(f"no kernel named {missing[0]!r}; available: "
+                              f"{', '.join(repr(n) for n in all_names) or 'none'}")
     return picks
 
 
@@ -109,15 +108,9 @@ def _lds_for(p: str | os.PathLike[str] | bytes, loaded: LoadedCodeObject, sub: S
     return {n: side for n in names} if side is not None else {}
 
 
-def inspect_sources(
-    paths: Iterable[str | os.PathLike[str] | bytes],
-    *,
-    arch: str | None = None,
-    kernels: Sequence[str] = (),
-    block: int | None = None,
-    lds: int | None = None,
-    disasm: bool = True,
-) -> list[Inspected]:
+def inspect_sources(paths: Iterable[str | os.PathLike[str] | bytes], *, arch: str | None = None,
+                    kernels: Sequence[str] = (), block: int | None = None, lds: int | None = None,
+                    disasm: bool = True) -> list[Inspected]:
     """Load and read every code object in ``paths``; keep the kernels named in ``kernels`` (all if
     empty); estimate occupancy for ``block`` threads (default: the kernel's required block, else
     its max workgroup size) with ``lds`` bytes of dynamic LDS (default: what the submission's
@@ -178,48 +171,26 @@ def _mixes(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], picks: Sequ
 
 
 def _occupancy(o: processors.Occupancy) -> dict[str, Any]:
-    return {
-        "target": o.target,
-        "block_size": o.block_size,
-        "waves_per_workgroup": o.waves_per_workgroup,
-        "waves_per_simd": o.waves_per_simd,
-        "waves_per_cu": o.waves_per_cu,
-        "workgroups_per_cu": o.workgroups_per_cu,
-        "limited_by": list(o.limited_by),
-        "limits": {
-            lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail} for lim in o.limits
-        },
-        "launchable": o.launchable,
-        "problems": list(o.problems),
-    }
+    return {"target": o.target, "block_size": o.block_size, "waves_per_workgroup": o.waves_per_workgroup,
+            "waves_per_simd": o.waves_per_simd, "waves_per_cu": o.waves_per_cu,
+            "workgroups_per_cu": o.workgroups_per_cu, "limited_by": list(o.limited_by),
+            "limits": {lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail}
+                       for lim in o.limits},
+            "launchable": o.launchable, "problems": list(o.problems)}
 
 
 def _kernel_findings(k: KernelInfo, occ: processors.Occupancy | None) -> list[Finding]:
     fs = list(k.findings)
     need = required_block(k)
     if occ is not None and need is not None and occ.block_size != need:
-        fs.append(
-            Finding(
-                "error",
-                "block-mismatch",
-                f"a block of {occ.block_size} threads contradicts "
-                f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} "
-                f"({need} threads)",
-                k.name,
-            )
-        )
+        fs.append(Finding("error", "block-mismatch", f"a block of {occ.block_size} threads contradicts "
+                          f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} ({need} threads)",
+                          k.name))
     if occ is not None and not occ.launchable:
         have = {f.message for f in fs}
-        for p in occ.problems:
-            if p not in have:
-                fs.append(
-                    Finding(
-                        "error",
-                        "not-launchable",
-                        f"on {occ.target} with a block of {occ.block_size}: {p}",
-                        k.name,
-                    )
-                )
+        where = f"on {occ.target} with a block of {occ.block_size}"
+        fs += [Finding("error", "not-launchable", f"{where}: {p}", k.name)
+               for p in occ.problems if p not in have]
     return fs
 
 
@@ -287,9 +258,8 @@ def _occupancy_lines(item: Inspected, k: KernelInfo, occ: processors.Occupancy |
     head = f"occupancy on {occ.target}, block {occ.block_size}{lds}: "
     if not occ.launchable:
         return textfmt.wrap(head + "cannot launch")
-    per = ", ".join(
-        f"{lim.resource} {lim.waves_per_simd}" for lim in occ.limits if lim.resource != "hardware"
-    )
+    per = ", ".join(f"{lim.resource} {lim.waves_per_simd}" for lim in occ.limits
+                    if lim.resource != "hardware")
     return textfmt.wrap(head + f"{occ.waves_per_simd} waves/SIMD, {occ.workgroups_per_cu} workgroups/CU, "
                                f"limited by {', '.join(occ.limited_by)} ({per})")
 

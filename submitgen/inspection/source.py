@@ -58,16 +58,11 @@ class SubmissionInfo:
         if self.provenance is None:
             return f"submission for {where}; no submitgen provenance line"
         p = self.provenance
-        built = (
-            f"built by submitgen {p.get('version', '?')} for {p.get('arch', '?')} (launcher "
-            f"{p.get('launcher', '?')}, {p.get('compress', '?')}), sources sha256 "
-            f"{p.get('sources', '?')[:12]}"
-        )
-        verdict = (
-            "this code object is the one it records"
-            if self.matches_provenance
-            else "WARNING: this code object's sha256 is not the one it records (edited after the build?)"
-        )
+        built = (f"built by submitgen {p.get('version', '?')} for {p.get('arch', '?')} (launcher "
+                 f"{p.get('launcher', '?')}, {p.get('compress', '?')}), sources sha256 "
+                 f"{p.get('sources', '?')[:12]}")
+        verdict = ("this code object is the one it records" if self.matches_provenance else
+                   "WARNING: this code object's sha256 is not the one it records (edited after the build?)")
         return f"submission for {where}; {built}; {verdict}"
 
     def dynamic_lds(self) -> dict[str, DynamicLds]:

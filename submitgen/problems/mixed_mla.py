@@ -97,9 +97,8 @@ def _dims(spec: Mapping[str, Any]) -> tuple[int, int, int]:
     if bs <= 0 or kvs <= 0:
         raise ProblemError(f"{NAME}: need batchsize > 0 and kvseqlen > 0, got batchsize={bs} kvseqlen={kvs}")
     if qs != 1:
-        raise ProblemError(
-            f"{NAME}: every leaderboard config decodes one token (qseqlen=1), got qseqlen={qs}"
-        )
+        raise ProblemError(f"{NAME}: every leaderboard config decodes one token (qseqlen=1), got "
+                           f"qseqlen={qs}")
     return bs, qs, kvs
 
 
@@ -239,9 +238,7 @@ def reference(data: Any, kv: str = "bf16") -> torch.Tensor:
         rows = kv_rows(kv_data, kv, kvp[b], kvp[b + 1])                     # [S, 576]
         qb = qf[qo[b]:qo[b + 1]].reshape(-1, QK_HEAD_DIM)                    # [Tq*16, 576]
         p = torch.softmax((qb @ rows.T) * sm_scale, dim=-1)  # [Tq*16, S]
-        out[qo[b] : qo[b + 1]] = (
-            (p @ rows[:, :V_HEAD_DIM]).reshape(-1, q.shape[1], V_HEAD_DIM).to(torch.bfloat16)
-        )
+        out[qo[b] : qo[b + 1]] = (p @ rows[:, :V_HEAD_DIM]).reshape(-1, q.shape[1], V_HEAD_DIM).bfloat16()
     return out
 
 

@@ -33,15 +33,7 @@ RTOL = ATOL = 5e-2
 
 
 def _spec(h: int, d: int, routed: int, top_k: int, bs: int, seed: int) -> dict[str, int]:
-    return {
-        "dhidden": h,
-        "dexpert": d,
-        "nroutedexperts": routed,
-        "nexpertspertoken": top_k,
-        "nsharedexperts": 1,
-        "bs": bs,
-        "seed": seed,
-    }
+    return dict(zip(SPEC_KEYS, (h, d, routed, top_k, 1, bs, seed)))
 
 
 TESTS = (
@@ -61,19 +53,9 @@ BENCHMARKS = (
 REFERENCE_TIMES_US = (152.7, 239.0, 336.5, 106.2, 141.1, 225.0, 380.4)
 """aiter's times on MI355X for the benchmarks, as the leaderboard's task.yml quotes them."""
 
-INPUT_NAMES = (
-    "hidden_states",
-    "gate_up_weight",
-    "down_weight",
-    "gate_up_weight_scale",
-    "down_weight_scale",
-    "gate_up_weight_shuffled",
-    "down_weight_shuffled",
-    "gate_up_weight_scale_shuffled",
-    "down_weight_scale_shuffled",
-    "topk_weights",
-    "topk_ids",
-)
+INPUT_NAMES = ("hidden_states", "gate_up_weight", "down_weight", "gate_up_weight_scale", "down_weight_scale",
+               "gate_up_weight_shuffled", "down_weight_shuffled", "gate_up_weight_scale_shuffled",
+               "down_weight_scale_shuffled", "topk_weights", "topk_ids")
 
 TASK_SOURCE = """\
 from typing import TypedDict, TypeVar
@@ -135,29 +117,15 @@ class Dims:
         return self.top_k + self.shared
 
     def config(self) -> dict[str, int]:
-        return {
-            "d_hidden": self.hidden,
-            "d_expert": self.expert,
-            "d_hidden_pad": self.hidden_pad,
-            "d_expert_pad": self.expert_pad,
-            "n_routed_experts": self.routed,
-            "n_shared_experts": self.shared,
-            "n_experts_per_token": self.top_k,
-            "total_top_k": self.total_top_k,
-            "bs": self.tokens,
-        }
+        return {"d_hidden": self.hidden, "d_expert": self.expert, "d_hidden_pad": self.hidden_pad,
+                "d_expert_pad": self.expert_pad, "n_routed_experts": self.routed,
+                "n_shared_experts": self.shared, "n_experts_per_token": self.top_k,
+                "total_top_k": self.total_top_k, "bs": self.tokens}
 
 
 def dims(spec: Mapping[str, Any]) -> Dims:
     try:
-        d = Dims(
-            int(spec["dhidden"]),
-            int(spec["dexpert"]),
-            int(spec["nroutedexperts"]),
-            int(spec["nexpertspertoken"]),
-            int(spec["nsharedexperts"]),
-            int(spec["bs"]),
-        )
+        d = Dims(*(int(spec[key]) for key in SPEC_KEYS[:-1]))
     except KeyError as e:
         raise ProblemError(f"{NAME}: shape spec needs keys {', '.join(SPEC_KEYS)}, got {dict(spec)}") from e
     if min(d.hidden, d.expert, d.routed, d.top_k, d.tokens) <= 0 or d.shared < 0:
@@ -165,9 +133,8 @@ def dims(spec: Mapping[str, Any]) -> Dims:
     # Every listed shape has H and d_expert multiples of 256, so the reference's padding is zero;
     # other sizes would need a padded hidden_states that the leaderboard never builds.
     if d.hidden % 256 or d.expert % 256:
-        raise ProblemError(
-            f"{NAME}: dhidden and dexpert must be multiples of 256, got dhidden={d.hidden} dexpert={d.expert}"
-        )
+        raise ProblemError(f"{NAME}: dhidden and dexpert must be multiples of 256, got dhidden={d.hidden} "
+                           f"dexpert={d.expert}")
     if d.top_k > d.routed:
         raise ProblemError(f"{NAME}: nexpertspertoken={d.top_k} exceeds nroutedexperts={d.routed}")
     return d
@@ -175,19 +142,16 @@ def dims(spec: Mapping[str, Any]) -> Dims:
 
 def shape_label(spec: Mapping[str, Any]) -> str:
     d = dims(spec)
-    return (
-        f"bs={d.tokens} dhidden={d.hidden} dexpert={d.expert} "
-        f"experts={d.routed}+{d.shared} topk={d.top_k}+{d.shared}"
-    )
+    return (f"bs={d.tokens} dhidden={d.hidden} dexpert={d.expert} experts={d.routed}+{d.shared} "
+            f"topk={d.top_k}+{d.shared}")
 
 
 def _routing(d: Dims, hidden: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """(topk_weights float32 [M, K], topk_ids int32 [M, K]): softmax over the routed experts' logits,
     the top-k probabilities kept as they are (no renormalisation), then the shared experts at 1.0."""
     dev = hidden.device
-    router = torch.randn((d.routed, d.hidden), dtype=torch.bfloat16, device=dev, generator=gen) / math.sqrt(
-        d.hidden
-    )
+    router = torch.randn((d.routed, d.hidden), dtype=torch.bfloat16, device=dev, generator=gen)
+    router = router / math.sqrt(d.hidden)
     scores = torch.nn.functional.linear(hidden, router).softmax(dim=-1)
     weights, ids = torch.topk(scores, k=d.top_k, dim=-1, sorted=False)
     shared_ids = torch.arange(d.routed, d.experts, dtype=torch.int32, device=dev).expand(d.tokens, d.shared)
@@ -251,20 +215,9 @@ def meta_input(spec: Mapping[str, Any]) -> tuple[Any, ...]:
 
     gu, dn = meta((e, 2 * dp, hp // 2), mxfp4.FP4X2), meta((e, hp, dp // 2), mxfp4.FP4X2)
     gu_s, dn_s = meta((e * 2 * dp, hp // 32), mxfp4.E8M0), meta((e * hp, dp // 32), mxfp4.E8M0)
-    return (
-        meta((m, d.hidden), torch.bfloat16),
-        gu,
-        dn,
-        gu_s,
-        dn_s,
-        meta(gu.shape, gu.dtype),
-        meta(dn.shape, dn.dtype),
-        meta(gu_s.shape, gu_s.dtype),
-        meta(dn_s.shape, dn_s.dtype),
-        meta((m, k), torch.float32),
-        meta((m, k), torch.int32),
-        d.config(),
-    )
+    return (meta((m, d.hidden), torch.bfloat16), gu, dn, gu_s, dn_s, meta(gu.shape, gu.dtype),
+            meta(dn.shape, dn.dtype), meta(gu_s.shape, gu_s.dtype), meta(dn_s.shape, dn_s.dtype),
+            meta((m, k), torch.float32), meta((m, k), torch.int32), d.config())
 
 
 def reference(data: Any, **options: Any) -> torch.Tensor:
@@ -273,8 +226,5 @@ def reference(data: Any, **options: Any) -> torch.Tensor:
     return run(data, **options)
 
 
-PROBLEM = mi355x_problem(
-    globals(), kernel="moe_mxfp4",
-    tolerance=Tolerance(rtol=RTOL, atol=ATOL),
-    input_names=INPUT_NAMES,
-)
+PROBLEM = mi355x_problem(globals(), kernel="moe_mxfp4", tolerance=Tolerance(rtol=RTOL, atol=ATOL),
+                         input_names=INPUT_NAMES)

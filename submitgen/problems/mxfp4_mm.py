@@ -150,8 +150,5 @@ def reference(data: Any, ties: str = "even") -> torch.Tensor:
     return (a_deq @ b_deq.T).to(torch.bfloat16)
 
 
-PROBLEM = mi355x_problem(
-    globals(), kernel="mxfp4_mm",
-    tolerance=Tolerance(rtol=RTOL, atol=ATOL, check_dtype=True),
-    input_names=("A", "B", "B_q", "B_shuffle", "B_scale_sh"),
-)
+PROBLEM = mi355x_problem(globals(), kernel="mxfp4_mm", tolerance=Tolerance(RTOL, ATOL, check_dtype=True),
+                         input_names=("A", "B", "B_q", "B_shuffle", "B_scale_sh"))

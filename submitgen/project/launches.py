@@ -81,10 +81,8 @@ def aql_layouts(code_objects: Sequence[Any], layouts: Sequence[KernelLayout]) ->
         hidden = tuple((a.offset, a.size, a.value_kind) for a in kernel.args if a.hidden)
         end = max((o + s for o, s, _ in hidden), default=layout.explicit_bytes)
         if max(end, layout.explicit_bytes) > kernel.kernarg_segment_size:
-            raise ValidationError(
-                f"kernel '{layout.name}': arguments end at byte {end}, metadata .kernarg_segment_size is "
-                f"{kernel.kernarg_segment_size}"
-            )
+            raise ValidationError(f"kernel '{layout.name}': arguments end at byte {end}, metadata "
+                                  f".kernarg_segment_size is {kernel.kernarg_segment_size}")
         out.append(AqlEntry(  # keyed by the launch name: Triton specializations share a kernel name
             layout.name, kernel.symbol, kernel.kernarg_segment_size, kernel.kernarg_segment_align,
             kernel.group_segment_fixed_size, kernel.private_segment_fixed_size, hidden,
@@ -170,10 +168,8 @@ def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
     threads = launch.block[0] * launch.block[1] * launch.block[2]
     limit = kernel.max_flat_workgroup_size
     if threads > limit:
-        raise ValidationError(
-            f"{where}: block {launch.block} has {threads} threads, "
-            f"the kernel's .max_flat_workgroup_size is {limit}"
-        )
+        raise ValidationError(f"{where}: block {launch.block} has {threads} threads, the kernel's "
+                              f".max_flat_workgroup_size is {limit}")
     if threads > MAX_WORKGROUP_SIZE:
         raise ValidationError(
             f"{where}: block has {threads} threads, the hardware allows {MAX_WORKGROUP_SIZE}")
@@ -182,11 +178,10 @@ def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
         raise ValidationError(
             f"{where}: .reqd_workgroup_size is {tuple(required)}, plan launches block {launch.block}")
     if launch.total_lds > lds_limit:
-        raise ValidationError(
-            f"{where}: LDS {launch.total_lds} bytes (static {launch.total_lds - launch.dynamic_lds} "
-            f"+ dynamic "
-            f"{launch.dynamic_lds}) exceeds the target's {lds_limit} bytes ({lds_limit // 1024} KiB)"
-        )
+        static = launch.total_lds - launch.dynamic_lds
+        raise ValidationError(f"{where}: LDS {launch.total_lds} bytes (static {static} "
+                              f"+ dynamic {launch.dynamic_lds}) exceeds the target's {lds_limit} bytes "
+                              f"({lds_limit // 1024} KiB)")
     gx, gy, gz = launch.grid
     if gx > MAX_GRID_X or gy > MAX_GRID_YZ or gz > MAX_GRID_YZ:
         raise ValidationError(
@@ -216,16 +211,11 @@ def _run_shape(plan_module: ModuleType, problem: Any, spec: Mapping[str, Any], l
     return data, out, launches
 
 
-def check_plan(
-    plan_module: ModuleType,
-    problem: Any,
-    code_objects: Sequence[Any],
-    layouts: Sequence[KernelLayout],
-    lds_limit: int,
-    shapes: Sequence[Mapping[str, int]] | None = None,
-    param_kinds: Mapping[str, tuple] | None = None,
-    param_names: Mapping[str, TritonParams] | None = None,
-) -> PlanCheck:
+def check_plan(plan_module: ModuleType, problem: Any, code_objects: Sequence[Any],
+               layouts: Sequence[KernelLayout], lds_limit: int,
+               shapes: Sequence[Mapping[str, int]] | None = None,
+               param_kinds: Mapping[str, tuple] | None = None,
+               param_names: Mapping[str, TritonParams] | None = None) -> PlanCheck:
     """Run the plan on meta inputs of every shape and check every launch (``param_kinds``: each
     kernel's by-value parameters as int or float, where the sources say; ``param_names``: a
     Triton kernel's parameters as the plan passes them, which messages count and name)."""
@@ -246,10 +236,8 @@ def check_plan(
         for launch in launches:
             named = isinstance(launch, (tuple, list)) and len(launch) == 5 and isinstance(launch[0], str)
             if named and launch[0] not in by_name:  # before its form: a typo's block may be None
-                raise ValidationError(
-                    f"plan launches kernel '{launch[0]}', which the code object does not have "
-                    f"(it has: {', '.join(sorted(table))}) ({label})"
-                )
+                raise ValidationError(f"plan launches kernel '{launch[0]}', which the code object does not "
+                                      f"have (it has: {', '.join(sorted(table))}) ({label})")
             check_launch_form(launch, label, defaults, param_kinds, names)
             layout = by_name[launch[0]]
             check_untyped_floats(layout, launch[4], param_kinds or {}, label)
@@ -258,10 +246,8 @@ def check_plan(
             check_workspaces(packed.workspaces, out, f"kernel '{packed.kernel}' ({label})", leaves)
             shape_packed.append(packed)
             kernel = kernels[packed.kernel]
-            c = CheckedLaunch(
-                label, packed.kernel, packed.grid, packed.block, packed.lds,
-                kernel.group_segment_fixed_size + packed.lds, len(packed.kernarg),
-            )
+            c = CheckedLaunch(label, packed.kernel, packed.grid, packed.block, packed.lds,
+                              kernel.group_segment_fixed_size + packed.lds, len(packed.kernarg))
             check_launch(kernel, c, lds_limit)
             checked.append(c)
         check_writes_output(shape_packed, SG_SLOT_OUT, label)
