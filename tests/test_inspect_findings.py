@@ -4,6 +4,7 @@ and the LDS a launch adds (``--lds``, a submission's provenance) counted against
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import sys
 import zlib
@@ -76,7 +77,8 @@ def test_lds_from_the_provenance_line(co, tmp_path):
     sub = tmp_path / "submission.py"
     sub.write_text(
         f"#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n"
-        f'# submitgen-provenance: version=0.1.0 arch=gfx950 kernels=k lds=k:196608\nCO = "{b64}"\n'
+        f"# submitgen-provenance: version=0.1.0 arch=gfx950 kernels=k co={hashlib.sha256(co).hexdigest()} "
+        f'lds=0/k:196608\nCO = "{b64}"\n'
     )
     r = inspect(str(sub))
     assert r.exit_code == 1
