@@ -58,6 +58,11 @@ class CubinHeader:
     def target_id(self) -> str:
         return f"nvptx-nvidia-cuda--{self.processor}"
 
+    @property
+    def family(self) -> str:
+        """The SM the code runs on: sm_90a code is sm_90's (the build's check, pipeline.check_target)."""
+        return f"sm_{self.sm}"
+
 
 @dataclass(frozen=True)
 class CubinObject(KernelLookup):
