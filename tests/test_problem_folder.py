@@ -295,6 +295,8 @@ def test_an_h100_round_builds_a_real_sm_90_submission(tmp_path):
     submit = f"popcorn-cli submit --gpu H100 --leaderboard {BOARD} --mode leaderboard {out}"
     assert lines[-1] == f"  submit it with: {submit}"
     assert out.read_text().splitlines()[:2] == [f"#!POPCORN leaderboard {BOARD}", "#!POPCORN gpu H100"]
+    r = run("lint", out, "--problem", folder)  # the round's H100 is known to lint (no GPU warning)
+    assert r.exit_code == 0 and "warning" not in r.output, r.output
     # a leaderboard lint knows on other GPUs (amd-fp8-mm: MI300), built for the round's H100 by --gpu
     (tmp_path / "acme.yaml").write_text(ROUND.format(board="amd-fp8-mm", gpus="MI300, H100"))
     r = run("build", folder, "--kernels", proj, "-o", out, "--gpu", "H100", "--force")

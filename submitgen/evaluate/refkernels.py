@@ -82,10 +82,10 @@ def read_and_lint(
 ) -> tuple[str, str | None, tuple[str, ...]]:
     """(text, the header's leaderboard, lint warnings); LintFailed on a failed rule."""
     text, size = read_submission(path)
-    canon, baseline = resolve_problem(problem) if problem is not None else (None, None)
+    canon, baseline, gpus = resolve_problem(problem) if problem is not None else (None, None, ())
     warnings: tuple[str, ...] = ()
     if lint:
-        report = lint_report(text, problem=canon, size_bytes=size, baseline=baseline)
+        report = lint_report(text, problem=canon, size_bytes=size, baseline=baseline, gpus=gpus)
         if report.errors:
             raise LintFailed(str(path), report.errors, render_findings(report.errors, str(path)))
         warnings = tuple(render_findings(report.warnings, str(path)))

@@ -92,18 +92,18 @@ def _clones_inputs(leaderboard: str | None) -> bool:
 
 def lint_report(text: str, *, problem: str | None = None, size_bytes: int | None = None,
                 extra: tuple[LintFinding, ...] = (), baseline: int | None = None,
-                gpu: str | None = None) -> LintReport:
+                gpus: tuple[str, ...] = ()) -> LintReport:
     """Check the submission ``text``: the failed rules and the warnings, each sorted by line, and the
     payload estimate. ``problem`` ("mxfp4-mm" or "amd-mxfp4-mm") is what the user passes as
     --problem; an unknown name raises LintError. ``size_bytes`` is the file's size when it is known
     (lint_file); otherwise the UTF-8 length of ``text``. ``extra``: findings made before the text
     existed (the file's ``coding``, :func:`decode_submission`). ``baseline``: the build's own
-    problem's payload baseline (``problem`` is then its leaderboard, known or not), ``gpu`` its GPU."""
+    problem's payload baseline (``problem`` is then its leaderboard, known or not), ``gpus`` its GPUs."""
     if problem is not None and baseline is None:
-        problem, baseline = resolve_problem(problem)
+        problem, baseline, gpus = resolve_problem(problem)
     canon = problem
     lines = text.splitlines()
-    found = list(extra) + check_header(text, canon, gpu)
+    found = list(extra) + check_header(text, canon, gpus)
     found += check_banned_word(lines)
     size = len(text.encode("utf-8", "surrogateescape")) if size_bytes is None else size_bytes
     if size > SIZE_LIMIT:
@@ -207,8 +207,8 @@ def lint_file_report(path: str | Path, *, problem: str | None = None) -> LintRep
     """lint_report of the file at ``path`` (read, never imported), its ``coding`` findings included."""
     raw = _read_bytes(path)
     text, coding = decode_submission(raw)
-    board, baseline = resolve_problem(problem) if problem is not None else (None, None)
-    return lint_report(text, problem=board, size_bytes=len(raw), extra=coding, baseline=baseline)
+    board, baseline, gpus = resolve_problem(problem) if problem is not None else (None, None, ())
+    return lint_report(text, problem=board, size_bytes=len(raw), extra=coding, baseline=baseline, gpus=gpus)
 
 
 def lint_file(path: str | Path, *, problem: str | None = None) -> list[LintFinding]:

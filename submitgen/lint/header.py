@@ -41,10 +41,11 @@ class Header:
     gpus_line: int | None
 
 
-def resolve_problem(name: str) -> tuple[str, int | None]:
-    """(leaderboard, payload baseline or None: the registry's) of --problem: 'mixed-mla' or
-    'amd-mixed-mla' -> 'amd-mixed-mla' (plug-ins loaded for a name lint does not know; LintError for
-    an unknown one), a problem folder -> its round file's leaderboard and its own baseline."""
+def resolve_problem(name: str) -> tuple[str, int | None, tuple[str, ...]]:
+    """(leaderboard, payload baseline or None: the registry's, GPUs or (): the registry's) of
+    --problem: 'mixed-mla' or 'amd-mixed-mla' -> 'amd-mixed-mla' (plug-ins loaded for a name lint does
+    not know; LintError for an unknown one), a problem folder -> its round file's leaderboard and
+    GPUs and its own baseline."""
     if is_folder(name):
         return folder_board(name)
     canon = canonical_leaderboard(name)
@@ -55,7 +56,7 @@ def resolve_problem(name: str) -> tuple[str, int | None]:
     if canon not in known:
         raise LintError(f"unknown leaderboard {name!r}: expected one of {', '.join(known)}, or a problem "
                         "folder")
-    return canon, None
+    return canon, None, ()
 
 
 def resolve_leaderboard(name: str) -> str:
@@ -185,13 +186,13 @@ def _check_gpus(header: Header, target: str | None, known: dict[str, tuple[str, 
     return found
 
 
-def check_header(text: str, problem: str | None, gpu: str | None = None) -> list[LintFinding]:
-    """The header's findings; ``gpu``: the GPU the build's own problem runs on (a problem folder's
-    ``--gpu``), which the leaderboard's row may not list."""
+def check_header(text: str, problem: str | None, gpus: tuple[str, ...] = ()) -> list[LintFinding]:
+    """The header's findings; ``gpus``: the GPUs of ``problem`` where it is a problem folder (its round
+    file's, or the build's ``--gpu``), which the leaderboard's row may not list."""
     header, found = _parse_header(text)
     known = known_leaderboards()
-    if problem is not None and gpu is not None:
-        known = {**known, problem: (gpu,)}
+    if problem is not None and gpus:
+        known = {**known, problem: gpus}
     lb = header.leaderboard
     if lb is not None and lb not in known:
         known = known_leaderboards(plugins=True)

@@ -46,7 +46,7 @@ def verify(p: Prepared, rendered: Rendered, images: Sequence[bytes]) -> Verified
     # the rule a launcher of its own queue fails by design (its build already warns loudly)
     allowed = {p.launcher.own_queue.lint_rule} if p.launcher.own_queue is not None else set()
     report = lint_report(rendered.text, problem=p.problem.leaderboard, baseline=p.problem.payload_baseline,
-                         gpu=p.problem.gpu)
+                         gpus=(p.problem.gpu,))
     checks = _check_rules(report)
     _check_round_trip(rendered.text, images)
     checks.append("blob round trip")

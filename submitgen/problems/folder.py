@@ -436,12 +436,12 @@ def fallback_source(path: Path) -> str:
     return "".join(lines)
 
 
-def folder_board(folder: str | Path) -> tuple[str, int]:
-    """(leaderboard, payload baseline) of a problem folder for lint: no import, no torch."""
-    board, _ = round_entry(Path(str(folder).strip()))
+def folder_board(folder: str | Path) -> tuple[str, int, tuple[str, ...]]:
+    """(leaderboard, payload baseline, GPUs) of a problem folder for lint: no import, no torch."""
+    board, gpus = round_entry(Path(str(folder).strip()))
     if board is None:
         raise ProblemError(
             f"{folder}: no round file beside {Path(folder).resolve().parent} names this folder; "
             "lint the file by its header instead (without --problem)"
         )
-    return board, payload_baseline(folder)
+    return board, payload_baseline(folder), gpus
