@@ -1,9 +1,10 @@
 """What every reader (AMD code objects, NVIDIA cubins) gives the rest of submitgen: findings, the
-kernel interface (``KernelInfo``), the object interface (``ObjectInfo``) and the lookups both
-share (``KernelLookup``). ``report``, ``diff``, ``containers`` and ``validate`` use only these."""
+kernel interface (``KernelInfo``) and the objects' base class (``ObjectInfo``, with the lookups
+both share). ``report``, ``diff`` and ``containers`` use only these."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -128,50 +129,6 @@ class KernelInfo(Protocol):
         ...
 
 
-class ObjectInfo(Protocol):
-    @property
-    def label(self) -> str: ...
-
-    @property
-    def size(self) -> int: ...
-
-    @property
-    def sha256(self) -> str: ...
-
-    @property
-    def kernels(self) -> tuple[KernelInfo, ...]: ...
-
-    @property
-    def findings(self) -> tuple[Finding, ...]: ...
-
-    @property
-    def processor(self) -> str: ...
-
-    @property
-    def target_id(self) -> str: ...
-
-    @property
-    def version_label(self) -> str:
-        """``code object v5`` or ``cubin``: what diff and inspect call the format."""
-        ...
-
-    def processor_facts(self) -> Processor | None:
-        """Occupancy facts (``processors.Processor``) for this object's processor, or None."""
-        ...
-
-    def occupancy_note(self) -> str | None:
-        """What inspect says when there are no occupancy facts (None: say nothing)."""
-        ...
-
-    def require_loadable(self, label: str | None = None) -> None:
-        """Raise ``CodeObjectError`` with the first error finding, if any."""
-        ...
-
-    def header_json(self) -> Mapping[str, Any]: ...
-
-    def header_lines(self) -> list[str]: ...
-
-
 class HeaderInfo(Protocol):
     """What ``KernelLookup`` reads of a reader's header."""
 
@@ -183,10 +140,11 @@ class HeaderInfo(Protocol):
 
 
 @dataclass(frozen=True)
-class KernelLookup:
-    """What AMD code objects and CUDA cubins share (both are ``ObjectInfo``): where the bytes
-    came from, their size and hash, and the lookups. Subclasses add ``header``, ``kernels``
-    and ``findings`` (object-level findings plus every kernel's)."""
+class ObjectInfo(ABC):
+    """What AMD code objects and CUDA cubins share and give the rest of submitgen: where the bytes
+    came from, their size and hash, the lookups, and what each reader says of its format.
+    Subclasses add ``header``, ``kernels`` and ``findings`` (object-level findings plus every
+    kernel's)."""
 
     label: str
     size: int
@@ -195,6 +153,25 @@ class KernelLookup:
         header: HeaderInfo
         kernels: tuple[KernelInfo, ...]
         findings: tuple[Finding, ...]
+
+    @property
+    @abstractmethod
+    def version_label(self) -> str:
+        """``code object v5`` or ``cubin``: what diff and inspect call the format."""
+
+    @abstractmethod
+    def processor_facts(self) -> Processor | None:
+        """Occupancy facts (``processors.Processor``) for this object's processor, or None."""
+
+    @abstractmethod
+    def occupancy_note(self) -> str | None:
+        """What inspect says when there are no occupancy facts (None: say nothing)."""
+
+    @abstractmethod
+    def header_json(self) -> Mapping[str, Any]: ...
+
+    @abstractmethod
+    def header_lines(self) -> list[str]: ...
 
     @property
     def target_id(self) -> str:

@@ -12,7 +12,7 @@ from submitgen.readers.amd import processors
 from submitgen.readers.amd.descriptor import KernelDescriptor
 from submitgen.readers.amd.header import ElfHeader
 from submitgen.readers.amd.metadata import ArgMeta, KernelMeta, Metadata
-from submitgen.readers.base import Finding, KernelLookup
+from submitgen.readers.base import Finding, ObjectInfo
 from submitgen.readers.demangle import demangle
 
 _ALWAYS = (
@@ -153,7 +153,7 @@ def _opt(v: int | None) -> str:
 
 
 @dataclass(frozen=True)
-class CodeObject(KernelLookup):
+class CodeObject(ObjectInfo):
     header: ElfHeader
     kernels: tuple[Kernel, ...]
     findings: tuple[Finding, ...]

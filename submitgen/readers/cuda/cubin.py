@@ -13,7 +13,7 @@ from submitgen import textfmt
 from submitgen.errors import CodeObjectError
 from submitgen.readers import elf
 from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
-from submitgen.readers.base import Finding, KernelLookup, check_arg_extent
+from submitgen.readers.base import Finding, ObjectInfo, check_arg_extent
 from submitgen.readers.cuda import nvinfo
 from submitgen.readers.cuda.model import CudaKernel, CudaParam
 
@@ -65,7 +65,7 @@ class CubinHeader:
 
 
 @dataclass(frozen=True)
-class CubinObject(KernelLookup):
+class CubinObject(ObjectInfo):
     header: CubinHeader
     kernels: tuple[CudaKernel, ...]
     findings: tuple[Finding, ...]
