@@ -32,19 +32,54 @@ def judge(problem: Any, spec: Mapping[str, Any], output: Any, data: Any,
     what = type(output).__name__[:100]
     if not check_values:
         meta = problem.output_meta(dict(spec)) if getattr(problem, "output_meta", None) else None
+        if isinstance(meta, tuple):  # a folder's ref_kernel returns a tuple
+            outs = output if _tensors(output) else ()
+            if len(outs) != len(meta) or any(_form(o) != _form(m) for o, m in zip(outs, meta)):
+                return {"passed": False, "message": f"the output is {_form(output)}, the problem returns "
+                                                   f"{_form(meta)}"}
+            return {"passed": True, "message": "output not checked"}
         if not isinstance(output, torch.Tensor):
             return {"passed": False, "message": f"custom_kernel returned {what}, not a tensor"}
         if meta is not None and (output.dtype != meta.dtype or tuple(output.shape) != tuple(meta.shape)):
             return {"passed": False, "message": f"the output is {output.dtype} {list(output.shape)}, the "
                                                f"problem returns {meta.dtype} {list(meta.shape)}"}
         return {"passed": True, "message": "output not checked"}
-    expected = problem.reference(data).cpu()
+    expected = problem.reference(data)
+    if isinstance(expected, (tuple, list)):
+        return check_fields(_judge_items(problem, output, tuple(t.cpu() for t in expected)))
+    expected = expected.cpu()
     if not isinstance(output, torch.Tensor):
         total = expected.numel()
         return check_fields(CheckResult(False, math.nan, math.nan, total, total, 1.0,
                                         f"custom_kernel returned {what}, not a tensor of shape "
                                         f"{tuple(expected.shape)}"))
     return check_fields(problem.check(output.detach().cpu(), expected))
+
+
+def _tensors(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(t, torch.Tensor) for t in value)
+
+
+def _form(value: Any) -> str:
+    if _tensors(value):
+        return f"({', '.join(map(_form, value))})"
+    return f"{value.dtype} {list(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__[:100]
+
+
+def _judge_items(problem: Any, output: Any, expected: tuple) -> CheckResult:
+    """A tuple output (a folder's ref_kernel returns one) judged item by item, as a folder's
+    check_implementation takes it: it passes where every ``out[j]`` passes the problem's check; the
+    message names the first that fails."""
+    total = sum(t.numel() for t in expected)
+    if not (_tensors(output) and len(output) == len(expected)):
+        return CheckResult(False, math.nan, math.nan, total, total, 1.0,
+                           f"custom_kernel returned {_form(output)}, not a tuple of {len(expected)} tensors")
+    results = [problem.check(o.detach().cpu(), e) for o, e in zip(output, expected)]
+    failed = next((j for j, r in enumerate(results) if not r.passed), None)
+    mismatches = sum(r.mismatches for r in results)
+    return CheckResult(failed is None, max(r.max_abs_err for r in results), max(r.max_rel_err for r in results),
+                       mismatches, total, mismatches / total if total else 0.0,
+                       results[0].message if failed is None else f"out[{failed}]: {results[failed].message}")
 
 
 def check_fields(res: Any) -> dict[str, Any]:

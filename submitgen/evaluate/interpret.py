@@ -144,7 +144,7 @@ def custom_kernel_for(root: str, arch: str) -> Callable[[Any], Any]:
 
     def custom_kernel(data: Any) -> Any:
         out, launches = plan.plan(data)
-        launch_all(table, modules, launches, out.device)
+        launch_all(table, modules, launches, (out[0] if isinstance(out, tuple) else out).device)
         return out
 
     return custom_kernel

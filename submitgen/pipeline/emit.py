@@ -80,6 +80,7 @@ def render_submission(p: Prepared, objects: Sequence[EmbeddedObject], checked: C
         ),
         allow_fallback=p.allow_fallback,
         reuse_output=p.reuse_output,
+        outputs=p.problem.tuple_output,
         aql=checked.aql,
     )
     return Rendered(ctx, seal(render(ctx)))

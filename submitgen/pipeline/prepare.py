@@ -63,6 +63,9 @@ def prepare(opts: BuildOptions) -> Prepared:
     backend = get_backend(target)
     runtime = launcher.runtime(backend.target)
     _check_launcher(opts, launcher, problem.leaderboard)
+    if problem.tuple_output and launcher.name == "aql":
+        raise OptionError(f"--launcher aql returns one output tensor; {problem.name}'s output is a tuple of "
+                          f"{problem.tuple_output}: leave --launcher out")
     project = load_project(Path(opts.kernels) if opts.kernels else problem.kernel_project, arch)
     rebuild = rebuild_flags(opts, target=backend.target, arch=arch, compress=compress, launcher=launcher)
     prepared = Prepared(problem, backend, launcher, runtime, compress, mode, arch, project,

@@ -226,6 +226,8 @@ class FolderInputs:
             out = self.output(spec)[1]
         except ProblemError:
             return None
+        if isinstance(out, (tuple, list)) and all(hasattr(t, "dtype") for t in out):
+            return tuple(out)
         return out if hasattr(out, "dtype") else None
 
     def generate_input(self, spec: Mapping[str, Any], device: Any = "cpu") -> Any:
@@ -234,32 +236,35 @@ class FolderInputs:
     def reference(self, data: Any) -> Any:
         return self.module.ref_kernel(data)
 
-    def probe(self, spec: Mapping[str, Any]) -> tuple[tuple[str, ...], int | None, tuple[str, ...]]:
-        """(the leaves' names, the leaf handed in as the output or None, the build's notes): what
-        the build learns in a child process. The output is handed in where ref_kernel writes and
-        returns an input, else where task.yml's description names one (:func:`described_output`)."""
+    def probe(self, spec: Mapping[str, Any]) -> tuple[tuple[str, ...], int | None, tuple[str, ...], int]:
+        """(the leaves' names, the leaf handed in as the output or None, the build's notes, the
+        number of tensors of a tuple output or 0): what the build learns in a child process. The
+        output is handed in where ref_kernel writes and returns an input, else where task.yml's
+        description names one (:func:`described_output`)."""
         notes: list[str] = []
         try:
             data, out = self.output(spec)
         except ProblemError as e:
             data, out = self.meta_input(spec), None
             notes.append(f"{e}: the plan's output is checked for its device only")
-        if isinstance(out, (tuple, list)):
+        outputs = len(out) if isinstance(out, (tuple, list)) else 0
+        if isinstance(out, (tuple, list)) and not (out and all(hasattr(t, "data_ptr") for t in out)):
             raise PlanError(
-                f"{self.folder}: ref_kernel returns a {type(out).__name__} of {len(out)}; a submitgen plan "
-                "returns one output tensor (tuple outputs are not supported yet)"
+                f"{self.folder}: ref_kernel returns a {type(out).__name__} holding "
+                f"{', '.join(type(t).__name__ for t in out) or 'nothing'}; a submitgen plan returns a "
+                "tensor or a tuple of tensors"
             )
         leaves, names = _sg_leaves(data), leaf_names(data)
         handed = next((i for i, t in enumerate(leaves) if t is out), None)
         how = "ref_kernel writes and returns it"
-        if handed is None:
+        if handed is None and not outputs:
             named = described_output(read_task(self.folder).description, data)
             if named is not None:
                 handed = next(i for i, t in enumerate(leaves) if t is data[named[0]])
                 how = f"task.yml's description names `{named[1]}` pre-allocated or the output"
         if handed is not None:
             notes.append(f"the output is handed in as {names[handed]} ({how}): the plan may return it")
-        return names, handed, tuple(notes)
+        return names, handed, tuple(notes), outputs
 
 
 _HANDED = re.compile(r"pre-?allocated|\bis the output\b", re.IGNORECASE)
@@ -374,7 +379,7 @@ def for_build(problem: Any, *, timeout: float, fallback: Path | None) -> Any:
     extra: dict[str, Any] = {"fallback_text": fallback_source(fallback)} if fallback is not None else {}
     inputs = FolderInputs(problem.folder.resolve())
     try:
-        names, handed, notes = run_plan(
+        names, handed, notes, outputs = run_plan(
             inputs.probe, (problem.tests[0],), plan_path=problem.folder / "reference.py", timeout=timeout
         )
     except ProblemError as e:
@@ -399,7 +404,7 @@ def for_build(problem: Any, *, timeout: float, fallback: Path | None) -> Any:
             **extra,
         )
     return dataclasses.replace(
-        problem, input_names=names, handed_output=handed, notes=notes, **extra
+        problem, input_names=names, handed_output=handed, notes=notes, tuple_output=outputs, **extra
     )
 
 

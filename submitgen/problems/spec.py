@@ -89,6 +89,8 @@ class ProblemSpec:
     """The reference-kernels problem folder the problem comes from (:mod:`submitgen.problems.folder`)."""
     handed_output: int | None = None
     """The leaf the task hands in as the output (ref_kernel writes and returns it): a plan may return it."""
+    tuple_output: int = 0
+    """The number of tensors of the output when it is a tuple (ref_kernel's), 0 when it is one tensor."""
     notes: tuple[str, ...] = ()
     """What the build summary says of the problem (e.g. a check it could not make)."""
     fallback_text: str = ""

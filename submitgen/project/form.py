@@ -33,12 +33,24 @@ def _dims_ok(value: Any, allow_none: bool) -> bool:
     return all(isinstance(v, int) and not isinstance(v, bool) for v in items)
 
 
-def check_result(result: Any, label: str) -> tuple[Any, Sequence[Any]]:
-    """``(out, launches)`` as a plan must return it."""
+def check_result(result: Any, label: str, outputs: int = 0) -> tuple[Any, Sequence[Any]]:
+    """``(out, launches)`` as a plan must return it; ``outputs``: out is a tuple of that many
+    tensors (0: one tensor)."""
     if not (isinstance(result, tuple) and len(result) == 2):
         raise ValidationError(f"plan({label}) must return (out, launches), returned {_show(result)}")
     out, launches = result
-    if not hasattr(out, "data_ptr"):
+    if outputs:
+        many = isinstance(out, (tuple, list))
+        if not many or len(out) != outputs:
+            shown = f"a {type(out).__name__} of {len(out)}" if many else _show(out)
+            raise ValidationError(f"plan({label}) out: expected a tuple of {outputs} tensors (as ref_kernel "
+                                  f"returns), plan returns {shown}")
+        for j, item in enumerate(out):
+            if not hasattr(item, "data_ptr"):
+                raise ValidationError(f"plan({label}) out[{j}]: expected a tensor, plan returns "
+                                      f"{_show(item)}")
+        out = tuple(out)
+    elif not hasattr(out, "data_ptr"):
         raise ValidationError(f"plan({label}) must return a tensor as out, returned {_show(out)}")
     if not isinstance(launches, (list, tuple)):
         raise ValidationError(
@@ -131,13 +143,27 @@ def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def check_outputs(out: Any, expected: Any, leaves: Sequence[Any], label: str,
+                  handed: int | None = None) -> None:
+    """:func:`check_output_tensor` of the output, or of each tensor of a tuple output (``out[j]``
+    against ``expected[j]``), no two of which share storage."""
+    if not isinstance(out, tuple):
+        return check_output_tensor(out, expected, leaves, label, handed)
+    for j, item in enumerate(out):
+        check_output_tensor(item, None if expected is None else expected[j], leaves, label, None, f"out[{j}]")
+        other = next((k for k in range(j) if storage_id(out[k]) == storage_id(item)), None)
+        if other is not None:
+            raise ValidationError(f"plan({label}) out[{j}]: shares out[{other}]'s storage; return a tensor "
+                                  "of its own")
+
+
 def check_output_tensor(out: Any, expected: Any, leaves: Sequence[Any], label: str,
-                        handed: int | None = None) -> None:
+                        handed: int | None = None, name: str = "out") -> None:
     """The output has storage of its own (no input's, by storage: a view or ``set_`` of an input
     is one; the input the task hands in as the output, ``leaves[handed]`` itself, may be it), the
     problem's dtype, shape and device, and a contiguous row-major layout with a storage that holds
     every element (stride 0 or an ``expand`` of one element does not)."""
-    where = f"plan({label}) out"
+    where = f"plan({label}) {name}"
     own = storage_id(out)
     for i, leaf in enumerate(leaves):
         if (out is leaf or storage_id(leaf) == own) and not (i == handed and out is leaf):
@@ -165,20 +191,23 @@ def check_output_tensor(out: Any, expected: Any, leaves: Sequence[Any], label: s
             f"{where}: its storage holds {have} bytes, its {out.numel()} elements need {need}")
 
 
-def check_writes_output(packed: Sequence[Any], out_slot: int, label: str) -> None:
+def check_writes_output(packed: Sequence[Any], out_slot: int, label: str, name: str = "out") -> None:
     """Some launch receives the output's pointer (an argument or a struct field): else the
     output is returned unwritten."""
     if not any(source == out_slot for p in packed for _, source in p.slots):
         raise ValidationError(
-            f"plan({label}) out: no launch receives it (as an argument or a struct field), so it would be "
+            f"plan({label}) {name}: no launch receives it (as an argument or a struct field), so it would be "
             "returned unwritten; pass out itself to the kernel that writes it")
 
 
 def check_workspaces(workspaces: Sequence[tuple[int, Any]], out: Any, where: str,
                      leaves: Sequence[Any] = ()) -> None:
     """Each workspace is on the output's device and has storage of its own (not the output's or
-    an input's: the output is made fresh per call, and inputs are never written)."""
-    owners = {storage_id(out): "the output's"}
+    an input's: the output is made fresh per call, and inputs are never written); ``out`` may be a
+    tuple of tensors."""
+    outs = out if isinstance(out, tuple) else (out,)
+    owners = {storage_id(o): f"out[{j}]'s" if out is outs else "the output's" for j, o in enumerate(outs)}
+    out = outs[0]
     for i, leaf in enumerate(leaves):
         owners.setdefault(storage_id(leaf), f"input {i}'s")
     for offset, tensor in workspaces:

@@ -15,7 +15,7 @@ from typing import Any
 from submitgen.errors import ValidationError
 from submitgen.project.form import (
     check_launch_form,
-    check_output_tensor,
+    check_outputs,
     check_result,
     check_workspaces,
     check_writes_output,
@@ -193,12 +193,22 @@ def check_launch(kernel: Any, launch: CheckedLaunch, lds_limit: int) -> None:
 
 def _pack(table, layout: KernelLayout, launch: Any, leaves: Sequence[Any], out: Any, label: str,
           names: Sequence[str] = ()):
+    leaves, out, like = _slots(out, leaves)
     try:
         if layout.defaults is not None:
-            launch = sg_apply_defaults(launch, layout.defaults, out)
+            launch = sg_apply_defaults(launch, layout.defaults, like)
         return sg_pack(table, launch, leaves, out, tuple(names))
     except SgPlanError as e:
         raise ValidationError(f"{e} ({label})") from None
+
+
+def _slots(out: Any, leaves: Sequence[Any]) -> tuple[tuple[Any, ...], Any, Any]:
+    """(the leaves the packer sees, its out, the tensor scratch buffers are made like): a tuple
+    output's tensors are packed as the slots after the inputs' (``len(leaves) + j``), as the
+    emitted file packs them."""
+    if isinstance(out, tuple):
+        return (*leaves, *out), None, out[0]
+    return tuple(leaves), out, out
 
 
 def _run_shape(plan_module: ModuleType, problem: Any, spec: Mapping[str, Any], label: str):
@@ -207,7 +217,7 @@ def _run_shape(plan_module: ModuleType, problem: Any, spec: Mapping[str, Any], l
         result = plan_module.plan(data)
     except BaseException as e:  # noqa: BLE001 - the user's plan raised (or exited): one line, for this shape
         raise ValidationError(f"plan({label}) raised {type(e).__name__}: {e}") from None
-    out, launches = check_result(result, label)
+    out, launches = check_result(result, label, getattr(problem, "tuple_output", 0))
     return data, out, launches
 
 
@@ -230,8 +240,8 @@ def check_plan(plan_module: ModuleType, problem: Any, code_objects: Sequence[Any
         label = problem.shape_label(spec)
         data, out, launches = _run_shape(plan_module, problem, spec, label)
         leaves = problem.leaves(data)
-        check_output_tensor(out, expected_output(problem, spec), leaves, label,
-                            getattr(problem, "handed_output", None))
+        check_outputs(out, expected_output(problem, spec), leaves, label,
+                      getattr(problem, "handed_output", None))
         shape_packed = []
         for launch in launches:
             named = isinstance(launch, (tuple, list)) and len(launch) == 5 and isinstance(launch[0], str)
@@ -250,7 +260,11 @@ def check_plan(plan_module: ModuleType, problem: Any, code_objects: Sequence[Any
                               kernel.group_segment_fixed_size + packed.lds, len(packed.kernarg))
             check_launch(kernel, c, lds_limit)
             checked.append(c)
-        check_writes_output(shape_packed, SG_SLOT_OUT, label)
+        if isinstance(out, tuple):
+            for j in range(len(out)):
+                check_writes_output(shape_packed, len(leaves) + j, label, f"out[{j}]")
+        else:
+            check_writes_output(shape_packed, SG_SLOT_OUT, label)
         _check_devices(plan_module, problem, data, table, by_name, label)
     return PlanCheck(tuple(checked), len(specs))
 
@@ -304,10 +318,13 @@ def _check_devices(plan_module: ModuleType, problem: Any, meta_data: Any, table:
             result = plan_module.plan(data)
         except BaseException as e:  # noqa: BLE001 - the user's plan raised: one line, for this shape
             raise ValidationError(f"plan({context}) raised {type(e).__name__}: {e}") from None
-        out, launches = check_result(result, context)
-        if device is not None and out.device != device:
-            raise ValidationError(
-                f"plan({context}) out: expected device {device} (the inputs'), plan returns {out.device}")
+        out, launches = check_result(result, context, getattr(problem, "tuple_output", 0))
+        named = [(f"out[{j}]", o) for j, o in enumerate(out)] if isinstance(out, tuple) else [("out", out)]
+        for name, item in named:
+            if device is not None and item.device != device:
+                raise ValidationError(
+                    f"plan({context}) {name}: expected device {device} (the inputs'), plan returns "
+                    f"{item.device}")
         for launch in launches:
             name = launch[0] if isinstance(launch, (tuple, list)) and launch else None
             layout = by_name.get(name) if isinstance(name, str) else None

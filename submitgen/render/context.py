@@ -63,6 +63,7 @@ class RenderContext:
     pasted: Pasted
     allow_fallback: bool
     reuse_output: bool = False
+    outputs: int = 0  # the number of tensors of a tuple output; 0: one tensor
     aql: tuple[AqlEntry, ...] = ()  # --launcher aql only
 
     def __post_init__(self) -> None:
