@@ -5,7 +5,6 @@ docstring is its help text. Domain errors (``SubmitgenError``) are printed as on
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import traceback
 from pathlib import Path
@@ -21,7 +20,7 @@ from submitgen.options import Compress, Mode, Target
 from submitgen.problems.cli_param import PROBLEM_NAME
 from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
 from submitgen.system import enforced, own_process
-from submitgen.textfmt import printable
+from submitgen.textfmt import dumps, envelope, error_envelope, printable
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -88,6 +87,10 @@ def _examples(command: str, *args: str) -> str:
     return "\b\nExamples:\n" + "\n".join(f"  submitgen {command} {a}".rstrip() for a in args)
 
 
+_PICK_ARCH = click.option("--arch", metavar="ARCH", help="Pick this arch's bundle entry, and use its facts "
+                          "for occupancy (e.g. gfx950).")
+
+
 def _choice(enum) -> click.Choice:
     """A click choice of an options enum's values (submitgen/options.py)."""
     from submitgen.options import choices
@@ -108,10 +111,6 @@ def cli(ctx: click.Context, show_traceback: bool) -> None:
     ctx.meta[_TRACEBACK] = show_traceback
 
 
-def emit_json(obj) -> None:
-    click.echo(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False))
-
-
 @cli.command("inspect", short_help="Show what code objects and submissions hold.",
              epilog=_examples("inspect", "kernel.co", "submission.py --json",
                               "bundle.hsaco --arch gfx950 --kernel gemm"))
@@ -125,15 +124,10 @@ def emit_json(obj) -> None:
 @click.option("--lds", type=click.IntRange(0), default=None, metavar="BYTES",
               help="Dynamic LDS per block for the occupancy estimate (default: the submission's "
                    "provenance or a Triton .json sidecar, else 0).")
-@click.option("--arch", default=None, metavar="ARCH",
-              help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
-@click.option(
-    "--disasm/--no-disasm",
-    default=True,
-    show_default=True,
-    help="Count each AMD kernel's instructions (matrix, scratch, memory...) as llvm-objdump >= 20 lists "
-    "them, where one is installed (gfx9 code is decoded without running it).",
-)
+@_PICK_ARCH
+@click.option("--disasm/--no-disasm", default=True, show_default=True,
+              help="Count each AMD kernel's instructions (matrix, scratch, memory...) as llvm-objdump >= 20 "
+              "lists them, where one is installed (gfx9 code is decoded without running it).")
 def inspect_cmd(paths: tuple[str, ...], as_json: bool, kernels: tuple[str, ...], block: int | None,
                 lds: int | None, arch: str | None, disasm: bool) -> None:
     """Show what code objects hold: kernels, argument layouts, resources, occupancy, warnings.
@@ -165,8 +159,8 @@ def toolchain_cmd(as_json: bool, compiler: str | None, arches: tuple[str, ...]) 
 
     found = discover(compiler=compiler, arches=arches or KNOWN_ARCHES)
     if as_json:
-        emit_json({"cache_dir": str(cache_dir()), "toolchains": [tc.to_json() for tc in found],
-                   **describe_extras()})
+        click.echo(dumps({"cache_dir": str(cache_dir()), "toolchains": [tc.to_json() for tc in found],
+                   **describe_extras()}))
     else:
         click.echo(format_table(found, arches or KNOWN_ARCHES))
 
@@ -314,8 +308,6 @@ def build(problem, leaderboard, gpu, mode, output, kernels, code_objects, arch, 
         ))
     if as_json:
         from submitgen.pipeline.summary import build_json
-        from submitgen.textfmt import dumps, envelope
-
         click.echo(dumps(envelope("build", True, build_json(result))))
     else:
         click.echo(format_summary(result))
@@ -329,8 +321,6 @@ def _json_errors(command: str, as_json: bool):
     except SubmitgenError as e:
         if not as_json:
             raise
-        from submitgen.textfmt import dumps, error_envelope
-
         click.echo(dumps(error_envelope(command, str(e))))
         raise SystemExit(1) from None
 
@@ -399,8 +389,6 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
             raise SubmitgenError(f"{e}: not run, because it fails lint (the leaderboard would refuse it); "
                                  "pass --no-lint to run it anyway for a local experiment") from None
     if json_fields is not None:
-        from submitgen.textfmt import dumps, envelope
-
         fields = json_fields(report, require_kernel)
         click.echo(dumps(envelope(command, fields["exit_code"] == 0, fields)))
         if fields["exit_code"]:
@@ -493,7 +481,7 @@ def lint_cmd(file: str, problem: str | None, as_json: bool) -> None:
     with _json_errors("lint", as_json), enforced("lint", (file,)):
         report = lint_file_report(file, problem=problem)
     if as_json:
-        from submitgen.textfmt import dumps, envelope, lint_fields
+        from submitgen.textfmt import lint_fields
 
         click.echo(dumps(envelope("lint", report.passed, lint_fields(file, report.payload.problem, report))))
         raise SystemExit(0 if report.passed else 1)
@@ -680,8 +668,7 @@ def _fail_on_option(ctx: click.Context, param: click.Parameter, value: str | Non
 @click.option("--all", "show_all", is_flag=True, help="Also show the fields that did not change.")
 @click.option("--block", type=click.IntRange(1, MAX_WORKGROUP_SIZE), default=None, metavar="N",
               help="Block size for occupancy (default: the launch plan's, else the max workgroup size).")
-@click.option("--arch", default=None, metavar="ARCH",
-              help="Pick this arch's bundle entry, and use its facts for occupancy (e.g. gfx950).")
+@_PICK_ARCH
 @click.option("--fail-on", "fail_on", default=None, callback=_fail_on_option, metavar="RULES",
               help="Exit 1 if a listed measure got worse (spills,scratch,occupancy,lds,args), "
                    "or if nothing was compared.")
@@ -703,10 +690,7 @@ def diff_cmd(old: str, new: str, kernel: str | None, as_json: bool, show_all: bo
         result = diff_sources(old, new, kernel=kernel, block=block, arch=arch, fail_on=fail_on,
                               pairs=parse_pairs(pairs))
         shown = to_json(result) if as_json else render_text(result, show_all=show_all)
-    if as_json:
-        emit_json(shown)
-    else:
-        click.echo(shown)
+    click.echo(dumps(shown) if as_json else shown)
     if result.exit_code:
         raise SystemExit(result.exit_code)
 

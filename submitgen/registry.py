@@ -50,16 +50,11 @@ class Origin:
 class BrokenPlugin:
     """An entry point of the group that did not give a usable entry."""
 
-    what: str
-    """What the registry holds (``problem``)."""
-    name: str
-    """The entry point's name: the name the plug-in meant to add."""
-    value: str
-    """What the entry point names: ``package.module`` (or ``package.module:attr``)."""
-    distribution: str
-    """The installed distribution that declares it, as ``name version``."""
-    reason: str
-    """Why it was not loaded, one line."""
+    what: str  # what the registry holds ("problem")
+    name: str  # the entry point's name: the name the plug-in meant to add
+    value: str  # what it names: "package.module" (or "package.module:attr")
+    distribution: str  # the installed distribution that declares it, as "name version"
+    reason: str  # why it was not loaded, one line
 
     def message(self) -> str:
         return (f"{self.what} plug-in {self.name!r} ({self.value}) of the package {self.distribution} "
@@ -113,9 +108,6 @@ class Registry(Mapping[str, T], Generic[T]):
         self.load()
         return len(self._entries)
 
-    def __repr__(self) -> str:
-        return f"Registry({self.what}: {', '.join(self._entries)})"
-
     def registered(self) -> tuple[T, ...]:
         """The entries registered so far, loading nothing."""
         return tuple(self._entries.values())
@@ -145,7 +137,12 @@ class Registry(Mapping[str, T], Generic[T]):
         for ep in sorted(found, key=lambda ep: (ep.name, ep.value)):
             dist = _distribution(ep)
             try:
-                entry = self._load_plugin(ep.name, ep.value)
+                try:
+                    with _time_limit(PLUGIN_IMPORT_S):
+                        entry = self._load_one(ep.name, ep.value)
+                except _ImportTimeout:
+                    raise _Refused(f"cannot be imported: its import ran past the {PLUGIN_IMPORT_S:g} s "
+                                   "limit") from None
                 other = self._clash(ep.name, entry)
                 if other is not None:
                     raise _Refused(f"clashes with the {self.what} {other}: its {self.what} is "
@@ -155,15 +152,6 @@ class Registry(Mapping[str, T], Generic[T]):
                 continue
             origin = Origin("plug-in", _module(ep.value), f"{ep.name} = {ep.value}", dist)
             self.register(ep.name, entry, origin)
-
-    def _load_plugin(self, name: str, value: str) -> T:
-        """_load_one within PLUGIN_IMPORT_S seconds."""
-        try:
-            with _time_limit(PLUGIN_IMPORT_S):
-                return self._load_one(name, value)
-        except _ImportTimeout:
-            raise _Refused(f"cannot be imported: its import ran past the {PLUGIN_IMPORT_S:g} s "
-                           "limit") from None
 
     def _load_one(self, name: str, value: str) -> T:
         module, _, attr = value.partition(":")

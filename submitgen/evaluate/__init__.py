@@ -126,7 +126,7 @@ def _execute(prep: PreparedFile, mode: str, shapes: Sequence[Shape], options: di
     dies, until every shape has a result."""
     root = import_root(prep.problem)
     lay_out(tmp / "run", prep.text, prep.problem, root)
-    folder = getattr(prep.problem, "folder", None)  # a problem folder: the worker finds it by its path
+    folder = getattr(prep.problem, "folder", None)  # a problem folder: the worker finds it by path
     cfg = {"mode": mode, "compile": compile_first, "problem_module": prep.problem.module,
            "problem_root": root,
            "problem": str(Path(folder).resolve()) if folder is not None else prep.problem.leaderboard,

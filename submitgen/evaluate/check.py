@@ -63,7 +63,9 @@ def _tensors(value: Any) -> bool:
 def _form(value: Any) -> str:
     if _tensors(value):
         return f"({', '.join(map(_form, value))})"
-    return f"{value.dtype} {list(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__[:100]
+    if isinstance(value, torch.Tensor):
+        return f"{value.dtype} {list(value.shape)}"
+    return type(value).__name__[:100]
 
 
 def _judge_items(problem: Any, output: Any, expected: tuple) -> CheckResult:
@@ -77,8 +79,9 @@ def _judge_items(problem: Any, output: Any, expected: tuple) -> CheckResult:
     results = [problem.check(o.detach().cpu(), e) for o, e in zip(output, expected)]
     failed = next((j for j, r in enumerate(results) if not r.passed), None)
     mismatches = sum(r.mismatches for r in results)
-    return CheckResult(failed is None, max(r.max_abs_err for r in results), max(r.max_rel_err for r in results),
-                       mismatches, total, mismatches / total if total else 0.0,
+    return CheckResult(failed is None, max(r.max_abs_err for r in results),
+                       max(r.max_rel_err for r in results), mismatches, total,
+                       mismatches / total if total else 0.0,
                        results[0].message if failed is None else f"out[{failed}]: {results[failed].message}")
 
 

@@ -80,10 +80,8 @@ def _kernel_rows(r: BuildResult) -> list[str]:
     for k in r.kernels:
         agprs, sgprs, spills = ("-" if v is None else v for v in (k.agprs, k.sgprs, k.spills))  # absent != 0
         name = textfmt.printable(k.name)[:28]
-        lines.append(
-            f"  {name:<28} {k.vgprs:>5} {agprs:>5} {sgprs:>5} {spills:>5} {k.lds:>7} "
-            f"{k.block:>5}  {k.occupancy}"
-        )
+        lines.append(f"  {name:<28} {k.vgprs:>5} {agprs:>5} {sgprs:>5} {spills:>5} {k.lds:>7} {k.block:>5}  "
+                     f"{k.occupancy}")
     return lines
 
 
@@ -92,24 +90,15 @@ def format_summary(r: BuildResult) -> str:
     lines = [f"wrote {r.output} for {r.problem.leaderboard} ({r.target_id})", ""]
     loud = [w for w in r.warnings if w.startswith("!!!")]
     lines += [f"  {w}" for w in loud] + ([""] if loud else [])
-    lines += _kernel_rows(r)
-    lines.append("")
-    lines += [f"  ok  {c}" for c in r.checks]
-    blob_chars = sum(b.chars for b in r.blobs)
-    lines.append("")
-    lines.append(
-        f"  file {r.size:,} bytes; embedded code "
-        f"object{'s' if sum(len(b.images) for b in r.blobs) > 1 else ''} "
-        f"{sum(b.size for b in r.blobs):,} bytes -> {blob_chars:,} chars {r.blobs[0].compress}+base64 "
-        f"({blob_chars / max(1, r.raw_base64_chars):.2f} x raw base64)"
-    )
-    lines += [f"  {w}" if w.startswith("!!!") else f"  note: {w}" for w in r.warnings]
-    p = r.payload
-    lines.append(
-        f"  payload estimate {p.chars:,} / {p.limit:,} chars (problem files {p.baseline:,} + submission "
-        f"{p.submission_chars:,}); headroom {p.headroom:,}"
-    )
-    lines.append(f"  {r.kernelguard.summary()}")
+    blob_chars, p = sum(b.chars for b in r.blobs), r.payload
+    many = "s" if sum(len(b.images) for b in r.blobs) > 1 else ""
+    ratio = blob_chars / max(1, r.raw_base64_chars)
+    lines += [*_kernel_rows(r), "", *(f"  ok  {c}" for c in r.checks), "",
+              f"  file {r.size:,} bytes; embedded code object{many} {sum(b.size for b in r.blobs):,} bytes "
+              f"-> {blob_chars:,} chars {r.blobs[0].compress}+base64 ({ratio:.2f} x raw base64)",
+              *(f"  {w}" if w.startswith("!!!") else f"  note: {w}" for w in r.warnings),
+              f"  payload estimate {p.chars:,} / {p.limit:,} chars (problem files {p.baseline:,} + "
+              f"submission {p.submission_chars:,}); headroom {p.headroom:,}", f"  {r.kernelguard.summary()}"]
     if r.submit:
         lines += [f"  not checked: the build ran no kernel, so its outputs were never compared with the "
                   f"reference: `submitgen test --interpret PROJECT_DIR` runs a Triton project's kernels on "

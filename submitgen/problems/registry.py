@@ -33,10 +33,6 @@ class Leaderboard:
     clones_inputs: bool = True  # the problem's eval_clones_inputs (True without a problem)
 
 
-# The payload baselines: the formula of problem folders (submitgen.problems.folder.payload_baseline:
-# task.yml's files as kernelbot sends them) on reference-kernels' problems/amd_202602/<name>, computed
-# once (2026-12-07) with: python -c "from submitgen.problems.folder import payload_baseline as b;
-# print(b('../shared/reference-kernels/problems/amd_202602/mxfp4-mm'))" -> 9852
 # The baselines: payload_baseline() (problems/folder.py) of reference-kernels' problems/amd_202602/<name>,
 # computed once (2026-12-07) with: python -c "from submitgen.problems.folder import payload_baseline as b;
 # print(b('../shared/reference-kernels/problems/amd_202602/mxfp4-mm'))" -> 9852 (mixed-mla, moe-mxfp4 alike)
@@ -208,17 +204,13 @@ def _problem_rows(load: bool) -> list[Leaderboard]:
     return [row for _, row in ranked]
 
 
-def default_payload_baseline() -> int:
-    """The largest measured baseline: the safe guess for a file of no known problem."""
-    rows = leaderboards(load=False).values()
-    return max(lb.payload_baseline for lb in rows if lb.payload_baseline is not None)
-
-
 def payload_baseline(leaderboard: str | None) -> int:
-    """The measured baseline of ``leaderboard``, or :func:`default_payload_baseline`."""
-    row = leaderboards(load=False).get(leaderboard) if leaderboard else None
+    """The measured baseline of ``leaderboard``, else the largest measured one (the safe guess for a
+    file of no known problem)."""
+    rows = leaderboards(load=False)
+    row = rows.get(leaderboard) if leaderboard else None
     if row is None or row.payload_baseline is None:
-        return default_payload_baseline()
+        return max(lb.payload_baseline for lb in rows.values() if lb.payload_baseline is not None)
     return row.payload_baseline
 
 

@@ -5,6 +5,7 @@ the header (``e_flags``: the SM), and each kernel's parameters and resources fro
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -221,8 +222,7 @@ def _params(a: nvinfo.KernelAttrs, add: Add) -> tuple[tuple[CudaParam, ...], int
         if p.ordinal in params:
             add("error", "arg-layout", f"parameter {p.ordinal} is described twice")
             continue
-        params[p.ordinal] = CudaParam(p.ordinal, p.offset, p.size,
-                                      pointee_log_align=p.flags & nvinfo.KPARAM_LOG_ALIGN_MASK, flags=p.flags)
+        params[p.ordinal] = CudaParam(p.ordinal, p.offset, p.size)
     args = tuple(params[i] for i in sorted(params))
     if args and [x.index for x in args] != list(range(len(args))):
         add(
@@ -278,24 +278,14 @@ def _static_shared(name: str, ctx: _Context, add: Add) -> tuple[int, int]:
 
 
 def _block_limits(a: nvinfo.KernelAttrs, add: Add) -> int:
-    for label, dims in (
-        ("REQNTID", a.reqntid),
-        ("MAX_THREADS", a.max_threads),
-        ("CTA_PER_CLUSTER", a.cluster),
-    ):
-        too_many = (
-            label != "CTA_PER_CLUSTER"
-            and dims is not None
-            and dims[0] * dims[1] * dims[2] > MAX_WORKGROUP_SIZE
-        )
+    for label, dims in (("REQNTID", a.reqntid), ("MAX_THREADS", a.max_threads),
+                        ("CTA_PER_CLUSTER", a.cluster)):
+        too_many = label != "CTA_PER_CLUSTER" and dims is not None and math.prod(dims) > MAX_WORKGROUP_SIZE
         if dims is not None and (0 in dims or too_many):
-            add(
-                "error",
-                "workgroup-size",
-                f"{label} is {dims}, expected each 1.. and at most {MAX_WORKGROUP_SIZE} threads",
-            )
+            add("error", "workgroup-size",
+                f"{label} is {dims}, expected each 1.. and at most {MAX_WORKGROUP_SIZE} threads")
     dims = a.reqntid or a.max_threads
-    return dims[0] * dims[1] * dims[2] if dims is not None else DEFAULT_MAX_THREADS
+    return math.prod(dims) if dims is not None else DEFAULT_MAX_THREADS
 
 
 def _read_kernel(sec: Any, name: str, ctx: _Context) -> CudaKernel:

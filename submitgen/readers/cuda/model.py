@@ -21,8 +21,6 @@ class CudaParam:
     value_kind: str = "cuda_param"  # a cubin does not tell pointers from values
     type_name: str | None = None
     name: str | None = None
-    pointee_log_align: int = 0  # KPARAM_INFO flags bits 0..7 (0 on every nvcc cubin seen)
-    flags: int = 0  # the raw KPARAM_INFO flags word
 
     @property
     def hidden(self) -> bool:

@@ -24,7 +24,6 @@ EIATTR_CTA_PER_CLUSTER = 0x3D
 EIATTR_NUM_BARRIERS = 0x4C
 EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET = 0x09  # .nv.compat: nonzero for an sm_XXa ("a") cubin
 KPARAM_SIZE_SHIFT = 18
-KPARAM_LOG_ALIGN_MASK = 0xFF
 
 
 @dataclass(frozen=True)
