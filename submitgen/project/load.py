@@ -30,7 +30,7 @@ PLAN_FILE = "launch.py"
 # Names through which a plan could import or run code beyond the contract.
 _BANNED_NAMES = frozenset({"__import__", "__builtins__", "builtins", "importlib", "exec", "eval", "compile",
                            "globals", "breakpoint"})
-_ALLOWED_DUNDERS = frozenset({"__name__"})
+_DUNDERS = frozenset({"__name__"})
 _CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BOM = codecs.BOM_UTF8
 
@@ -84,17 +84,15 @@ def decode_plan(data: bytes, path: Path) -> str:
     for number, line in enumerate(data.splitlines()[:2], start=1):
         m = _CODING_RE.match(line)
         if m and m.group(1).decode("ascii", "replace").lower().replace("_", "-") not in ("utf-8", "utf8"):
-            raise PlanError(
-                f"{path}:{number}: declares coding '{m.group(1).decode('ascii', 'replace')}'; the plan is "
-                "pasted into a UTF-8 submission: save it as UTF-8 and drop the coding line"
-            )
+            raise PlanError(f"{path}:{number}: declares coding '{m.group(1).decode('ascii', 'replace')}'; "
+                            "the plan is pasted into a UTF-8 submission: save it as UTF-8 and drop the "
+                            "coding line")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        raise PlanError(
-            f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8"
-        ) from None
+        raise PlanError(f"{path}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as "
+                        "UTF-8") from None
 
 
 def _assignment(tree: ast.Module, name: str) -> ast.Assign | None:
@@ -156,9 +154,8 @@ def _names(tree: ast.Module, name: str, path: Path) -> tuple[str, ...] | None:
         return None
     line, value = found
     if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
-        raise PlanError(
-            f"{path}:{line}: {name} must be a tuple of strings, got {type(value).__name__} {value!r:.60}"
-        )
+        raise PlanError(f"{path}:{line}: {name} must be a tuple of strings, got {type(value).__name__} "
+                        f"{value!r:.60}")
     return tuple(value)
 
 
@@ -171,25 +168,15 @@ def _check_imports(tree: ast.Module, path: Path) -> None:
         elif isinstance(node, ast.ImportFrom):
             names = [(node.module or "").split(".")[0]] if node.level == 0 else ["(relative import)"]
         elif isinstance(node, ast.Name) and node.id in _BANNED_NAMES:
-            raise PlanError(
-                f"{path}:{node.lineno}: the plan uses '{node.id}'; it is pasted into the submission, "
-                f"so it may import only {allowed}, by name"
-            )
-        elif (
-            isinstance(node, ast.Attribute)
-            and node.attr.startswith("__")
-            and node.attr not in _ALLOWED_DUNDERS
-        ):
-            raise PlanError(
-                f"{path}:{node.lineno}: the plan uses the attribute '{node.attr}'; plans are plain "
-                "code over torch, ctypes and math"
-            )
+            raise PlanError(f"{path}:{node.lineno}: the plan uses '{node.id}'; it is pasted into the "
+                            f"submission, so it may import only {allowed}, by name")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr not in _DUNDERS:
+            raise PlanError(f"{path}:{node.lineno}: the plan uses the attribute '{node.attr}'; plans are "
+                            "plain code over torch, ctypes and math")
         for name in names:
             if name not in ALLOWED_IMPORTS and name != "__future__":
-                raise PlanError(
-                    f"{path}:{node.lineno}: the plan imports '{name}'; it is pasted into the submission, "
-                    f"so it may import only {allowed}"
-                )
+                raise PlanError(f"{path}:{node.lineno}: the plan imports '{name}'; it is pasted into the "
+                                f"submission, so it may import only {allowed}")
 
 
 def check_plan_source(text: str, path: Path) -> ast.Module:
@@ -203,8 +190,8 @@ def check_plan_source(text: str, path: Path) -> ast.Module:
     m = BANNED_RE.search(text)
     if m:
         line = text.count("\n", 0, m.start()) + 1
-        raise PlanError(
-            f"{path}:{line}: the plan contains the word '{m.group(0)}', which the leaderboard rejects")
+        raise PlanError(f"{path}:{line}: the plan contains the word '{m.group(0)}', which the leaderboard "
+                        "rejects")
     _check_imports(tree, path)
     if not any(isinstance(n, ast.FunctionDef) and n.name == "plan" for n in tree.body):
         raise PlanError(f"{path}: defines no function 'plan(data)'")
