@@ -1,22 +1,18 @@
-"""``submitgen diff OLD NEW``: what changed between two builds of a kernel (docs/cli.md,
-docs/diff-json.md).
-
-Kernels are named by launch name (a ``.py`` submission's launch table), else by ``.name``; paired
-by ``--pair``, then by name, then one-to-one when each side holds one kernel. Occupancy uses one
-block per side: ``--block``, else Triton's num_warps x wave size, else the largest block the
-plan's source spells out (``plan_blocks``; one side's plan serves both), else
-``.reqd_workgroup_size``, else the max workgroup size. A ``--fail-on`` rule trips when its measure
-gets worse in any paired kernel; with any rule, comparing nothing trips ``nothing-compared``."""
+"""``submitgen diff OLD NEW``: load both inputs, pair their kernels and compare each pair. How
+kernels are named and paired, and which block the occupancy uses: docs/diff-json.md; a
+``--fail-on`` rule trips when its measure got worse in any pair, or when nothing was compared."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 
 from submitgen.diff.model import (
     FAIL_ON_RULES,
     FIELDS,
+    ArgChange,
     BlockChoice,
     DiffResult,
     FieldChange,
@@ -24,7 +20,6 @@ from submitgen.diff.model import (
     Side,
     Trip,
 )
-from submitgen.diff.pairing import KernelPair, pair_args, pair_kernels
 from submitgen.diff.plan_blocks import plan_blocks
 from submitgen.diff.text import arg_label, fmt_arg
 from submitgen.errors import CodeObjectError, ContainerError, DiffError
@@ -32,14 +27,13 @@ from submitgen.inspection.launchtable import Launch, object_indices, read_launch
 from submitgen.readers.amd import processors
 from submitgen.readers.amd.occupancy import required_block
 from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
+from submitgen.readers.base import ArgInfo
 from submitgen.readers.base import KernelInfo as Kernel
 from submitgen.readers.base import ObjectInfo as CodeObject
 from submitgen.readers.containers import load_code_objects, read_input
 from submitgen.readers.demangle import demangle_many
 from submitgen.readers.pycoding import decode_python
 from submitgen.render import provenance
-
-# --------------------------------------------------------------------------- options
 
 
 def parse_fail_on(text: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -67,19 +61,6 @@ def parse_pairs(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-# --------------------------------------------------------------------------- loading
-
-
-def _duplicate_error(source: object, name: str, procs: Sequence[str]) -> DiffError:
-    if len(set(procs)) == len(procs):
-        advice = "choose the code object with --arch"
-    else:
-        advice = ("nothing names them apart (a submitgen build names each in its _SG_KERNEL_IMAGE "
-                  "table, which this file lacks); compare the code objects one by one")
-    return DiffError(f"{source}: kernel {name!r} is in {len(procs)} code objects ({', '.join(procs)}); "
-                     f"expected one: {advice}")
-
-
 def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Side:
     """Every code object ``source`` holds (filtered to ``arch``), its kernels by unique launch
     name, and the launch plan's block sizes when it is a ``.py`` submission."""
@@ -89,52 +70,83 @@ def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Sid
     table = None
     indices = list(range(len(cos)))
     if loaded and loaded[0].container == "python":
-        try:
+        with contextlib.suppress(ContainerError):
             text = decode_python(read_input(source), str(source)).text
-        except ContainerError:
-            text = ""
-        blocks, table = plan_blocks(text), read_launch_table(text)
-        prov = provenance.read(text)
-        indices = object_indices([co.sha256 for co in cos], prov.code_objects if prov is not None else ())
+            blocks, table, prov = plan_blocks(text), read_launch_table(text), provenance.read(text)
+            indices = object_indices([co.sha256 for co in cos], prov.code_objects if prov else ())
+    names: list[str] = []
     kernels: list[tuple[Kernel, CodeObject]] = []
     launches: list[Launch | None] = []
     where: dict[str, list[str]] = {}
     for index, co in zip(indices, cos):
         for k in co.kernels:
-            named = table.launches(index, k.name) if table is not None else ()
-            for la in named or (None,):
+            for la in (table.launches(index, k.name) if table is not None else ()) or (None,):
                 name = la.name if la is not None else k.name
                 where.setdefault(name, []).append(co.processor)
                 if len(where[name]) == 1:
+                    names.append(name)
                     kernels.append((with_arg_names(k, la.arg_names) if la is not None else k, co))
                     launches.append(la)
     for name, procs in where.items():
         if len(procs) > 1:
-            raise _duplicate_error(source, name, procs)
-    return Side(str(source), loaded, cos, tuple(kernels), blocks, tuple(launches))
+            advice = "choose the code object with --arch" if len(set(procs)) == len(procs) else (
+                "nothing names them apart (a submitgen build names each in its _SG_KERNEL_IMAGE table, which "
+                "this file lacks); compare the code objects one by one")
+            raise DiffError(f"{source}: kernel {name!r} is in {len(procs)} code objects "
+                            f"({', '.join(procs)}); expected one: {advice}")
+    return Side(str(source), loaded, cos, tuple(names), tuple(kernels), tuple(launches), blocks)
 
 
-# --------------------------------------------------------------------------- comparing
+def pair_kernels(old: Sequence[str], new: Sequence[str], explicit: Sequence[tuple[str, str]] = ()
+                 ) -> tuple[list[tuple[str, str, str]], tuple[str, ...], tuple[str, ...]]:
+    """((OLD name, NEW name, how) in NEW's order, NEW names left (added), OLD names left (removed)):
+    the ``--pair`` pairs, then equal names, else the one kernel left on each side."""
+    pairs = [(o, n, "--pair") for o, n in explicit]
+    rest_old = [n for n in old if n not in {p[0] for p in pairs}]
+    rest_new = [n for n in new if n not in {p[1] for p in pairs}]
+    pairs += [(n, n, "name") for n in rest_new if n in rest_old]
+    if not pairs and len(rest_old) == 1 and len(rest_new) == 1:
+        pairs.append((rest_old[0], rest_new[0], "one-to-one"))
+    order = {n: i for i, n in enumerate(new)}
+    pairs.sort(key=lambda p: order.get(p[1], len(order)))
+    return (pairs, tuple(n for n in new if n not in {p[1] for p in pairs}),
+            tuple(n for n in old if n not in {p[0] for p in pairs}))
 
 
-def _choose_block(old: Side, new: Side, pair: KernelPair, block: int | None) -> BlockChoice:
+def pair_args(old: Sequence[ArgInfo], new: Sequence[ArgInfo]) -> tuple[ArgChange, ...]:
+    """The differing explicit arguments in NEW's order (removals at their position in OLD):
+    difflib's matching of (name, kind); within a replaced run, arguments pair in order."""
+    keys = [[(a.name, a.value_kind) for a in args] for args in (old, new)]
+    out: list[ArgChange] = []
+    for _, i0, i1, j0, j1 in SequenceMatcher(None, *keys, autojunk=False).get_opcodes():
+        n = min(i1 - i0, j1 - j0)
+        for i, j in zip(range(i0, i0 + n), range(j0, j0 + n)):
+            a, b = old[i], new[j]
+            if (a.name, a.offset, a.size, a.value_kind) != (b.name, b.offset, b.size, b.value_kind):
+                out.append(ArgChange(j, a, b))
+        out += [ArgChange(j, None, new[j]) for j in range(j0 + n, j1)]
+        out += [ArgChange(i, old[i], None) for i in range(i0 + n, i1)]
+    out.sort(key=lambda c: (c.index, c.new is not None))
+    return tuple(out)
+
+
+def _choose_block(old: Side, new: Side, names: tuple[str, str], block: int | None) -> BlockChoice:
     def choice(bo: int, bn: int, source: str, why: str) -> BlockChoice:
         return BlockChoice(bo, bn, source, f"{f'block {bo}' if bo == bn else f'block {bo} -> {bn}'} ({why})")
 
     if block is not None:
         return choice(block, block, "option", "--block")
-    lo, ln = old.launch(pair.old), new.launch(pair.new)
+    lo, ln = old.launch(names[0]), new.launch(names[1])
     to, tn = (lo.block if lo else None), (ln.block if ln else None)
     if to or tn:
         return choice(to or tn, tn or to, "triton", "Triton's num_warps x wave size")  # type: ignore[arg-type]
-    po, pn = (side.plan_blocks.get(n, side.plan_blocks.get(None, ()))
-              for side, n in ((old, pair.old), (new, pair.new)))
+    po, pn = (side.plan_blocks.get(n, side.plan_blocks.get(None, ())) for side, n in zip((old, new), names))
     if po or pn:
         po, pn = po or pn, pn or po
         others = sorted(set(po + pn) - {max(po), max(pn)})
         return choice(max(po), max(pn), "launch plan",
                       "launch plan" + (f"; it also uses {', '.join(map(str, others))}" if others else ""))
-    ko, kn = old.get(pair.old)[0], new.get(pair.new)[0]  # type: ignore[index]
+    ko, kn = old.get(names[0])[0], new.get(names[1])[0]  # type: ignore[index]
 
     def cap(k: Kernel) -> int:
         return required_block(k) or min(k.max_flat_workgroup_size or MAX_WORKGROUP_SIZE, MAX_WORKGROUP_SIZE)
@@ -144,63 +156,37 @@ def _choose_block(old: Side, new: Side, pair: KernelPair, block: int | None) -> 
     return choice(cap(ko), cap(kn), "max workgroup size", "max workgroup size; no launch plan")
 
 
-def _target_for(co: CodeObject, arch: str | None) -> processors.Processor | None:
-    if arch:
-        return processors.PROCESSORS.get(arch.split(":", 1)[0].strip().lower())
-    return co.processor_facts()
-
-
-def _fields(ko: Kernel, kn: Kernel, co_o: CodeObject, co_n: CodeObject,
-            occ_o: processors.Occupancy | None, occ_n: processors.Occupancy | None,
-            lds: tuple[int | None, int | None]) -> tuple[FieldChange, ...]:
-    out = []
-    for key, label, unit, rule, direction in FIELDS:
-        if key == "target":
-            vo, vn = co_o.target_id, co_n.target_id
-        elif key == "dynamic_lds":
-            vo, vn = lds
-        elif key == "occupancy":
-            vo = occ_o.waves_per_simd if occ_o is not None else None
-            vn = occ_n.waves_per_simd if occ_n is not None else None
-            if vo is None or vn is None:
-                vo = vn = None  # nothing to compare
-        else:
-            vo, vn = getattr(ko, key), getattr(kn, key)
-        out.append(FieldChange(key, label, unit, vo, vn, rule, direction))
-    return tuple(out)
-
-
-def _compare(old: Side, new: Side, pair: KernelPair, demangled: str, arch: str | None,
+def _compare(old: Side, new: Side, pair: tuple[str, str, str], demangled: str, arch: str | None,
              block: int | None) -> KernelDiff:
-    ko, co_o = old.get(pair.old)  # type: ignore[misc]
-    kn, co_n = new.get(pair.new)  # type: ignore[misc]
-    choice = _choose_block(old, new, pair, block)
-    to, tn = _target_for(co_o, arch), _target_for(co_n, arch)
-    lo, ln = old.launch(pair.old), new.launch(pair.new)
+    (ko, co_o), (kn, co_n) = old.get(pair[0]), new.get(pair[1])  # type: ignore[misc]
+    choice = _choose_block(old, new, pair[:2], block)
+    facts = processors.PROCESSORS.get(arch.split(":", 1)[0].strip().lower()) if arch else None
+    to, tn = (facts, facts) if arch else (co_o.processor_facts(), co_n.processor_facts())
+    lo, ln = old.launch(pair[0]), new.launch(pair[1])
     lds = (lo.dynamic_lds if lo else None, ln.dynamic_lds if ln else None)
     occ_o = processors.occupancy(ko, to, choice.old, dynamic_lds=lds[0] or 0) if to is not None else None
     occ_n = processors.occupancy(kn, tn, choice.new, dynamic_lds=lds[1] or 0) if tn is not None else None
-    fields = _fields(ko, kn, co_o, co_n, occ_o, occ_n, lds)
-    return KernelDiff(pair.new, demangled, choice, tn.name if tn else None, occ_o, occ_n, fields,
-                      pair_args(ko.explicit_args, kn.explicit_args), old_name=pair.old, pairing=pair.how,
-                      old_target=to.name if to else None, symbol=kn.name)
+    both = occ_o is not None and occ_n is not None
+    waves = (occ_o.waves_per_simd, occ_n.waves_per_simd) if both else (None, None)  # type: ignore[union-attr]
+    special = {"target": (co_o.target_id, co_n.target_id), "dynamic_lds": lds, "occupancy": waves}
+    fields = tuple(FieldChange(key, label, unit, *(special[key] if key in special else
+                                                   (getattr(ko, key), getattr(kn, key))), rule, direction)
+                   for key, label, unit, rule, direction in FIELDS)
+    args = pair_args(ko.explicit_args, kn.explicit_args)
+    return KernelDiff(pair[1], pair[0], pair[2], kn.name, demangled, choice, to.name if to else None,
+                      tn.name if tn else None, occ_o, occ_n, fields, args)
 
 
 def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
     out = []
     for rule in rules:
-        if rule == "args":
-            if kd.args:
-                first = kd.args[0]
-                more = f" (and {len(kd.args) - 1} more)" if len(kd.args) > 1 else ""
-                out.append(Trip(rule, kd.name, f"kernel {kd.name!r} {arg_label(first)}: {fmt_arg(first.old)} "
-                                               f"-> {fmt_arg(first.new)}{more}"))
-            continue
-        for f in kd.fields:
-            if f.rule == rule and f.worse:
-                unit = f" {f.unit}" if f.unit else ""
-                out.append(Trip(rule, kd.name, f"kernel {kd.name!r} {f.label} {f.old} -> {f.new}{unit} "
-                                              f"({f.delta:+d})"))
+        if rule == "args" and kd.args:
+            first, more = kd.args[0], f" (and {len(kd.args) - 1} more)" if len(kd.args) > 1 else ""
+            out.append(Trip(rule, kd.name, f"kernel {kd.name!r} {arg_label(first)}: {fmt_arg(first.old)} "
+                                           f"-> {fmt_arg(first.new)}{more}"))
+        out += [Trip(rule, kd.name, f"kernel {kd.name!r} {f.label} {f.old} -> {f.new}"
+                                    f"{f' {f.unit}' if f.unit else ''} ({f.delta:+d})")
+                for f in kd.fields if f.rule == rule and f.worse]
     return out
 
 
@@ -215,25 +201,11 @@ def _named(side: Side, name: str) -> tuple[str, ...]:
     return tuple(n for n, (k, co) in zip(side.names, side.kernels) if names(n, k, co))
 
 
-def _selected(old: Side, new: Side, kernel: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The kernel names of each side, kept to those ``--kernel`` names when it is given."""
-    if kernel is None:
-        return old.names, new.names
-    picked = [_named(s, kernel) for s in (old, new)]
-    if not picked[0] and not picked[1]:
-        avail = list(dict.fromkeys(old.names + new.names))
-        raise DiffError(f"no kernel named {kernel!r} in OLD or NEW; available: "
-                        f"{', '.join(repr(n) for n in avail) or 'none'}")
-    return picked[0], picked[1]
-
-
 def _resolve(side: Side, name: str, which: str) -> str:
     """``--pair`` names a kernel by launch name, .name, .symbol or demangled name; its launch name."""
     found = _named(side, name)
-    if name in found:
-        return name
-    if len(found) == 1:
-        return found[0]
+    if name in found or len(found) == 1:
+        return name if name in found else found[0]
     if found:
         raise DiffError(f"--pair: {name!r} in {which} is launched as {', '.join(repr(n) for n in found)}; "
                         "name one of them")
@@ -247,18 +219,22 @@ def diff_sides(old: Side, new: Side, *, kernel: str | None = None, block: int | 
     """Pair the kernels of two loaded inputs and compare them (see the module docstring)."""
     if block is not None and not 1 <= block <= MAX_WORKGROUP_SIZE:
         raise DiffError(f"--block: expected 1..{MAX_WORKGROUP_SIZE} threads, got {block}")
-    old_names, new_names = _selected(old, new, kernel)
+    old_names, new_names = old.names, new.names
+    if kernel is not None:  # --kernel keeps the kernels it names
+        old_names, new_names = _named(old, kernel), _named(new, kernel)
+        if not old_names and not new_names:
+            raise DiffError(f"no kernel named {kernel!r} in OLD or NEW; available: "
+                            f"{', '.join(repr(n) for n in dict.fromkeys(old.names + new.names)) or 'none'}")
     explicit = [(_resolve(old, o, "OLD"), _resolve(new, n, "NEW")) for o, n in pairs]
     paired, added, removed = pair_kernels(old_names, new_names, explicit)
-    symbols = tuple(new.get(p.new)[0].name for p in paired)  # type: ignore[index]
+    symbols = tuple(new.get(p[1])[0].name for p in paired)  # type: ignore[index]
     demangled = dict(zip(symbols, demangle_many(symbols)))
     diffs = [_compare(old, new, p, demangled.get(s, s), arch, block) for p, s in zip(paired, symbols)]
-    rules = tuple(fail_on)
-    tripped = [t for kd in diffs for t in _trips(kd, rules)]
-    if rules and not diffs:
+    tripped = [t for kd in diffs for t in _trips(kd, fail_on)]
+    if fail_on and not diffs:
         tripped.append(Trip("nothing-compared", "", "no kernel of OLD was compared with one of NEW "
                                                     "(pair them with --pair OLD=NEW)"))
-    return DiffResult(old, new, arch, added, removed, tuple(diffs), rules, tuple(tripped))
+    return DiffResult(old, new, arch, added, removed, tuple(diffs), tuple(fail_on), tuple(tripped))
 
 
 def diff_sources(old: str | os.PathLike[str], new: str | os.PathLike[str], *, kernel: str | None = None,
@@ -267,5 +243,3 @@ def diff_sources(old: str | os.PathLike[str], new: str | os.PathLike[str], *, ke
     """Load OLD and NEW (code object, bundle or ``.py`` submission) and diff them."""
     return diff_sides(load_side(old, arch=arch), load_side(new, arch=arch), kernel=kernel, block=block,
                       arch=arch, fail_on=fail_on, pairs=pairs)
-
-

@@ -1,6 +1,5 @@
-"""``submitgen diff``'s model: the fields it compares (``FIELDS``), the ``--fail-on`` rules, and the
-frozen results (``Side``, ``FieldChange``, ``KernelDiff``, ``DiffResult``) that ``compare.py`` builds
-and ``text.py`` renders."""
+"""``submitgen diff``'s model: the compared fields, the ``--fail-on`` rules and the frozen results
+that ``compare.py`` builds and ``text.py`` renders (docs/diff-json.md)."""
 
 from __future__ import annotations
 
@@ -8,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from submitgen.diff.pairing import ArgChange
 from submitgen.inspection.launchtable import Launch
 from submitgen.readers.amd import processors
+from submitgen.readers.base import ArgInfo
 from submitgen.readers.base import KernelInfo as Kernel
 from submitgen.readers.base import ObjectInfo as CodeObject
 from submitgen.readers.containers import LoadedCodeObject
@@ -38,32 +37,24 @@ FIELDS: tuple[tuple[str, str, str, str | None, int], ...] = (
 )
 
 
-# --------------------------------------------------------------------------- model
-
-
 @dataclass(frozen=True)
 class Side:
-    """One input (OLD or NEW): its code objects and kernels by the name the plan launches them by
-    (a ``.py`` submission's launch table names each Triton specialization; else the ``.name``)."""
+    """One input (OLD or NEW): its code objects, and its kernels by the name the plan launches
+    them by (a ``.py`` submission's launch table), else by ``.name``."""
 
     source: str
     loaded: tuple[LoadedCodeObject, ...]
     code_objects: tuple[CodeObject, ...]
-    kernels: tuple[tuple[Kernel, CodeObject], ...]  # in file order, launch names unique
+    names: tuple[str, ...]  # in file order, unique
+    kernels: tuple[tuple[Kernel, CodeObject], ...]  # one per name
+    launches: tuple[Launch | None, ...]  # one per name: its launch-table entry (None: no table)
     plan_blocks: Mapping[str | None, tuple[int, ...]]  # None: launches with a non-literal name
-    launches: tuple[Launch | None, ...] = ()  # per kernel: its launch-table entry (None: no table)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        launches = (*self.launches, *(None,) * len(self.kernels))
-        return tuple(la.name if la is not None else k.name for (k, _), la in zip(self.kernels, launches))
 
     def get(self, name: str) -> tuple[Kernel, CodeObject] | None:
         return self.kernels[self.names.index(name)] if name in self.names else None
 
     def launch(self, name: str) -> Launch | None:
-        i = self.names.index(name) if name in self.names else len(self.launches)
-        return self.launches[i] if i < len(self.launches) else None
+        return self.launches[self.names.index(name)] if name in self.names else None
 
 
 @dataclass(frozen=True)
@@ -88,10 +79,23 @@ class FieldChange:
 
     @property
     def worse(self) -> bool | None:
-        if self.rule is None:
-            return None
-        d = self.delta
-        return d is not None and d * self.direction > 0
+        return None if self.rule is None else (self.delta or 0) * self.direction > 0
+
+
+@dataclass(frozen=True)
+class ArgChange:
+    index: int  # the argument's position in NEW (in OLD for a removal)
+    old: ArgInfo | None
+    new: ArgInfo | None
+
+    @property
+    def status(self) -> str:
+        """``inserted``, ``removed``, ``moved`` (only the offset differs) or ``changed``."""
+        if self.old is None or self.new is None:
+            return "inserted" if self.old is None else "removed"
+        same = (self.old.name, self.old.size, self.old.value_kind) == (self.new.name, self.new.size,
+                                                                       self.new.value_kind)
+        return "moved" if same else "changed"
 
 
 @dataclass(frozen=True)
@@ -107,24 +111,24 @@ class Trip:
 class BlockChoice:
     old: int
     new: int
-    source: str  # "option" | "launch plan" | "max workgroup size"
-    detail: str  # words for the output, e.g. "from the launch plan"
+    source: str  # "option" | "triton" | "launch plan" | "required block" | "max workgroup size"
+    detail: str  # words for the output, e.g. "block 128 (launch plan)"
 
 
 @dataclass(frozen=True)
 class KernelDiff:
-    name: str  # NEW's kernel
+    name: str  # NEW's kernel, by launch name
+    old_name: str  # OLD's kernel (the same name unless paired one-to-one or by --pair)
+    pairing: str  # "name" | "one-to-one" | "--pair"
+    symbol: str  # NEW's kernel .name
     demangled: str
     block: BlockChoice
-    occupancy_target: str | None  # NEW's facts
+    old_target: str | None  # the facts used for each side's occupancy
+    occupancy_target: str | None
     old_occupancy: processors.Occupancy | None
     new_occupancy: processors.Occupancy | None
     fields: tuple[FieldChange, ...]
     args: tuple[ArgChange, ...]  # differing explicit args only
-    old_name: str = ""  # OLD's kernel (the same name unless paired one-to-one or by --pair)
-    pairing: str = "name"
-    old_target: str | None = None  # OLD's facts
-    symbol: str = ""  # NEW's kernel .name, when the name is a launch name that differs from it
 
     @property
     def changed(self) -> bool:

@@ -11,8 +11,7 @@ from submitgen.diff.model import FIELDS
 from submitgen.textfmt import WIDTH, fit_call, fit_middle, fit_pair, jsonable
 
 if TYPE_CHECKING:
-    from submitgen.diff.model import DiffResult, FieldChange, KernelDiff, Side
-    from submitgen.diff.pairing import ArgChange
+    from submitgen.diff.model import ArgChange, DiffResult, FieldChange, KernelDiff, Side
     from submitgen.readers.amd import processors
     from submitgen.readers.base import ArgInfo as KernelArg
 
