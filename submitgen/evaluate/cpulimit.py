@@ -1,12 +1,6 @@
-"""How long the worker of ``submitgen test``/``bench`` may take on one shape (or its import).
-
-The limit counts the worker's CPU time (its threads, and the children it waited for), not wall
-time: on a loaded machine other processes take the cores, the shape gets a share of them, and its
-wall time grows with the load while its CPU time does not. A worker that waits instead of
-computing (a sleep, a deadlock, a GPU kernel that never ends) uses no CPU time, so it has a wall
-limit too: the same number of seconds in which none of its threads was runnable (sampled at each
-look, every half second). A starved thread is runnable, so the load counts against neither.
-Where the CPU time cannot be read (no ``/proc``), the limit is wall time."""
+"""How long the worker of ``submitgen test``/``bench`` may take on one shape (or its import): its
+CPU time (the load stretches wall time, not CPU time), or as many seconds of wall time in which
+none of its threads could run (a sleep, a hang). Without ``/proc``, wall time."""
 
 from __future__ import annotations
 

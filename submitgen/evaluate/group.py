@@ -1,21 +1,9 @@
-"""Processes that die with ``submitgen test``: the worker, the compile pass, eval.py of
-``--reference-kernels`` (and its import check), and all they start (eval.py's pool worker, say).
-
-Each runs in a session (process group) of its own, so ending it means one ``killpg``. Three
-things make the group end when ``submitgen`` itself does, whatever ends it:
-
-- the normal path and ``SIGINT``, ``SIGTERM``, ``SIGHUP`` (:func:`signals_end_the_run` turns the
-  last two into ``SystemExit`` while a run is on): the caller's ``finally`` kills the group;
-- ``SIGKILL`` or a crash of ``submitgen``: a watchdog process, started beside each group, blocks
-  reading a pipe whose only writer is ``submitgen``; when that closes (the kernel closes it
-  when ``submitgen`` dies, however it dies) the watchdog kills the group. The watchdog ignores
-  the terminal's signals, so a Ctrl-C reaches ``submitgen`` and not it;
-- each process asks the kernel for SIGKILL when ``submitgen`` exits (``PR_SET_PDEATHSIG``,
-  :func:`submitgen.system.die_with_parent`, before its program starts), which covers the moment
-  before the watchdog knows the group.
-
-A process of the submission that starts a session of its own (``setsid``) leaves the group and is
-beyond all three."""
+"""Processes that die with ``submitgen test``: the worker (with its compile pass), eval.py of
+``--reference-kernels`` (and its import check), and all they start. Each runs in a session of its
+own, ended by one ``killpg``: by the caller's ``finally`` (also on SIGTERM and SIGHUP:
+:func:`signals_end_the_run`), by a watchdog beside it that kills the group when ``submitgen``'s
+pipe to it closes (SIGKILL, a crash), and by ``PR_SET_PDEATHSIG`` (docs/evaluate.md, "The worker
+dies with submitgen")."""
 
 from __future__ import annotations
 

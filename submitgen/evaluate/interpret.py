@@ -169,14 +169,8 @@ def driver_source(root: Path, arch: str) -> str:
     return DRIVER.format(root=str(root), arch=arch, backend=BACKEND)
 
 
-SMALL_SHAPES: dict[str, tuple[dict[str, int], ...]] = {
-    # the smallest test shape (m=256 n=2880 k=512) took the default project 19 to 49 s, but a simple
-    # kernel of one's own (smaller tiles, more programs) past 1,500 s
+SMALL_SHAPES: dict[str, tuple[dict[str, int], ...]] = {  # why these: docs/evaluate.md, "--interpret"
     "amd-mxfp4-mm": ({"m": 16, "n": 256, "k": 512, "seed": 17},),
-    # every test shape is too large for the interpreter. The smallest (fewest input elements) is
-    # test 2 (64 + 1 experts of 4096 x 1536, bs 128): on the 2-core build machine (2026-12-02,
-    # load about 7) its inputs took 452 s to make, then in 2,400 s the interpreter ran route's 1,024
-    # programs and 269 of gate_up's 2,904 (of 12,184 in all): hours. So a shape of the same form
     "amd-moe-mxfp4": ({"dhidden": 256, "dexpert": 256, "nroutedexperts": 8, "nexpertspertoken": 2,
                        "nsharedexperts": 1, "bs": 8, "seed": 17},),
 }

@@ -1,18 +1,7 @@
-"""The run folder of ``submitgen test``/``bench``, laid out as the leaderboard's runner lays out a
-problem: ``submission.py`` beside the problem's ``task.py``, ``reference.py`` and ``utils.py``.
-
-``reference.py`` and ``utils.py`` are written here from the problem spec, not copied from
-reference-kernels. They offer the names submissions import from them, with the leaderboard's
-arguments:
-
-- ``reference.py``: ``generate_input(<the problem's spec keys>)``, ``ref_kernel(data)`` and
-  ``check_implementation(data, output) -> (True, "") or (False, why)``, backed by submitgen's problem
-  (its inputs, its reference, its tolerance);
-- ``utils.py``: ``set_seed``, ``get_device``, ``verbose_allclose``, ``verbose_allequal``,
-  ``match_reference``, ``make_match_reference``, ``clear_l2_cache``, ``clear_l2_cache_large``.
-
-The verdict of ``submitgen test`` never reads these files (the worker checks with the problem's
-own inputs and reference)."""
+"""The run folder of ``submitgen test``/``bench``: ``submission.py`` beside the problem's
+``task.py`` and a ``reference.py`` and ``utils.py`` written here from the problem spec, with the
+names and arguments of the leaderboard's (docs/evaluate.md, "What runs"). The verdict never reads
+them."""
 
 from __future__ import annotations
 

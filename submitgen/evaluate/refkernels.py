@@ -1,19 +1,8 @@
-"""``submitgen test|bench FILE --reference-kernels DIR``: the leaderboard's own harness, run here.
-
-The run folder is laid out as DIR/task.yml's ``files`` says (the submission under its name,
-``submission.py``; the other files copied from DIR, ``../eval.py`` and ``../utils.py`` relative to
-it), the cases of the mode are written in eval.py's ``key: value; ...`` format, and
-``python <config.main> <mode> <cases>`` runs in a fresh process in that folder, with ``POPCORN_FD``
-on a pipe (and ``POPCORN_SEED`` from ``--seed``), as kernelbot's runner starts it. Its ``key:
-value`` lines are read back (:mod:`.popcorn`); the verdict is eval.py's ``check`` line. eval.py
-times with its own rule and checks with the problem's own reference: nothing of submitgen's
-built-in harness or reference takes part.
-
-Before that, the problem's own modules (task.yml's other ``.py`` files, e.g. ``task``, ``utils``,
-``reference``) are imported in a fresh process of their own. When that fails (the amd problems
-import ``aiter``, which needs ROCm), the reference cannot run here: the report says so, with the
-error, and the command exits with :data:`REFERENCE_UNAVAILABLE_EXIT`. kernelbot's optional
-"compile" pass (``python submission.py`` before the first phase, to warm caches) is not run."""
+"""``submitgen test|bench FILE --reference-kernels DIR``: the leaderboard's own harness, run here:
+DIR's files laid out with the submission, the problem's modules imported first in a process of
+their own (the reference cannot run here: exit :data:`REFERENCE_UNAVAILABLE_EXIT`), then
+``python <config.main> <mode> <cases>`` with ``POPCORN_FD`` as kernelbot starts it, its lines read
+back by :mod:`.popcorn` (docs/reference-kernels.md). Nothing of the built-in harness takes part."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""When ``submitgen bench`` stops timing a shape: the rule of the leaderboard's ``eval.py``.
-
-eval.py times a benchmark until, after at least 3 runs, one of these holds: the standard error of
-the mean is below 0.1 % of the mean, the summed device time (mean x runs) passes the mode's budget
-(50 s in benchmark mode, 30 s in leaderboard mode), or 120 s of wall time have passed; and never
-more than the mode's run count (1000 in benchmark mode, 100 in leaderboard mode). ``--iters N``
-replaces this with a fixed count (N runs, fewer only once the wall limit has passed).
-
-This module is pure Python (the worker imports it next to torch; the tests feed it synthetic
-timings)."""
+"""When ``submitgen bench`` stops timing a shape: the rule of the leaderboard's ``eval.py``
+(docs/reference-kernels.md gives its limits), or ``--iters N`` calls. Pure Python: the worker
+imports it next to torch; the tests feed it synthetic timings."""
 
 from __future__ import annotations
 

@@ -99,17 +99,11 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
     memory: list[tuple[int, int] | None] = [None]
     fit = bool(cfg.get("flush_fit"))
     sync = torch.cuda.synchronize if gpu else (lambda: None)
-    event_type = torch.cuda.Event
-    mem_info = torch.cuda.mem_get_info
-    perf_counter, perf_counter_ns = time.perf_counter, time.perf_counter_ns
-    stop, spec_of = stop_reason, recheck_spec
-    float_, len_ = float, len
-    flush_of, fit_of = make_flush, fit_flush
 
     def flush_for_shape() -> Callable[[], None] | None:
         if not fit:
-            return flush_of(size[0], device)
-        flush, used, mem = fit_of(size[0], device, mem_info)
+            return make_flush(size[0], device)
+        flush, used, mem = fit_flush(size[0], device, torch.cuda.mem_get_info)
         if mem is not None:
             size[0], memory[0] = used, mem
         return flush
@@ -127,11 +121,11 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
         checking = recheck and not warmup
         durations: list[float] = []
         written: list[dict[str, Any]] = []
-        started = perf_counter()
+        started = time.perf_counter()
         while True:
-            j = len_(durations)
+            j = len(durations)
             if checking:
-                call_spec = spec_of(spec, j)
+                call_spec = recheck_spec(spec, j)
                 data = generate(call_spec, device=device)
                 sync()
                 before = snapshot(data)
@@ -139,21 +133,21 @@ def make_timer(generate: Callable[..., Any], gpu: bool, device: str, cfg: Mappin
                 sync()
                 if flush is not None:
                     flush()  # evict the inputs from L2/MALL, as eval.py's clear_l2_cache_large
-                start, end = event_type(enable_timing=True), event_type(enable_timing=True)
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
                 output = kernel(data)
                 end.record()
                 sync()
                 duration = start.elapsed_time(end) * 1e6
             else:
-                t = perf_counter_ns()
+                t = time.perf_counter_ns()
                 output = kernel(data)
-                duration = float_(perf_counter_ns() - t)
+                duration = float(time.perf_counter_ns() - t)
             if checking:
                 written.append(recheck_call(j, call_spec, output, data, before))
             del output
             durations.append(duration)
-            if stop(limits, durations, perf_counter() - started):
+            if stop_reason(limits, durations, time.perf_counter() - started):
                 return durations, written, flush_info()
 
     return time_calls
