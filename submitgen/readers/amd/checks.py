@@ -30,9 +30,8 @@ MAX_KERNARG_SEGMENT_SIZE = 4096
 
 
 def note_target(target: str) -> tuple[str, frozenset[str]]:
-    """(processor, features) of an ``amdhsa.target`` string in either spelling LLVM writes:
-    ``amdgcn-amd-amdhsa--gfx950:sramecc+`` or newer ``amdgpu9.50-amd-amdhsa-unknown-gfx950``
-    (arch-vendor-os-environment-processor; the processor may itself hold dashes, as in
+    """(processor, features) of an ``amdhsa.target`` string in either spelling LLVM writes
+    (docs/readers.md, "amdhsa.target"; the processor may itself hold dashes, as in
     ``gfx9-4-generic``). A bare ``gfx950[:features]`` is taken as the target ID."""
     parts = target.split("-", 4)
     tid = parts[4] if len(parts) == 5 and parts[0].startswith(("amdgcn", "amdgpu")) else target

@@ -1,11 +1,6 @@
-"""Occupancy: how many waves of a kernel one SIMD holds at a given block size.
-
-LLVM's model (``GCNSubtarget::computeOccupancy``, ``AMDGPUSubtarget::getOccupancyWithWorkGroupSizes``,
-``AMDGPUBaseInfo.cpp``): waves per SIMD is the minimum over the hardware cap, the VGPR and SGPR
-files (per SIMD), and LDS and the workgroup slots of a CU (in whole workgroups, spread over the
-SIMDs). ``workgroups_per_cu`` also counts registers in whole workgroups, so it can hold fewer
-waves than 4 x waves per SIMD. Rules and sources: docs/readers.md, "Occupancy"; checked against
-LLVM 22's remarks by tests/test_occupancy_llvm.py."""
+"""Occupancy: how many waves of a kernel one SIMD holds at a given block size, as LLVM computes it.
+Rules and sources: docs/readers.md, "Occupancy"; checked against LLVM 22's remarks by
+tests/test_occupancy_llvm.py."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""gfx942 (MI300X) and gfx950 (MI355X) hardware facts, and an occupancy estimate.
-
-The occupancy model is LLVM's (``AMDGPUBaseInfo.cpp`` / ``GCNSubtarget``): waves per SIMD is the
-minimum over the hardware cap, the VGPR file, the SGPR file (per SIMD), LDS and the workgroup
-slots of a CU (in whole workgroups); docs/readers.md, "Occupancy".
-
-Processor facts used anywhere in submitgen live here once: the ``EF_AMDGPU_MACH`` numbers, which
-processors have the unified VGPR/AGPR file and architected flat scratch, what a generic target
-covers, and the block limit."""
+"""gfx942 (MI300X) and gfx950 (MI355X) hardware facts (docs/readers.md, "Occupancy"), kept here
+once: the ``EF_AMDGPU_MACH`` numbers, which processors have the unified VGPR/AGPR file and
+architected flat scratch, what a generic target covers, and the block and grid limits."""
 
 from __future__ import annotations
 
