@@ -79,18 +79,6 @@ def bounded(make: Callable[[], Any], payload: bytes, what: str, label: str, limi
     return out
 
 
-def _looks_like_lzma_alone(blob: bytes) -> bool:
-    """The 13-byte .lzma header: a properties byte (pb*5 + lp)*9 + lc < 225, a 32-bit dictionary
-    size of 2^n or 2^n + 2^(n-1) (what encoders write), a 64-bit size (or all ones: unknown)."""
-    if len(blob) < 13 or blob[0] >= 225:
-        return False
-    d = int.from_bytes(blob[1:5], "little")
-    if d < 4096:
-        return False
-    top = 1 << (d.bit_length() - 1)
-    return d in (top, top | (top >> 1))
-
-
 def _codec(blob: bytes) -> tuple[str, str, Callable[[], Any]] | None:
     """(name shown, name in errors, decompressor factory) of the format ``blob`` starts with."""
     if blob[:2] == b"\x1f\x8b":
@@ -99,10 +87,10 @@ def _codec(blob: bytes) -> tuple[str, str, Callable[[], Any]] | None:
         return "zlib", "zlib", zlib.decompressobj
     if blob[:6] == b"\xfd7zXZ\x00":
         return "lzma", "xz", lzma.LZMADecompressor
-    if _looks_like_lzma_alone(blob):
-        return "lzma", "lzma", lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE)
     if blob[:3] == b"BZh" and blob[3:4].isdigit():
         return "bz2", "bz2", bz2.BZ2Decompressor
+    if len(blob) >= 13 and blob[0] < 225:  # a .lzma properties byte, (pb * 5 + lp) * 9 + lc
+        return "lzma", "lzma", lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE)
     return None
 
 
