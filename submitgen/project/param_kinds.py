@@ -138,24 +138,16 @@ def check_scalar(kinds: Mapping[str, tuple], kernel: str, index: int, value: obj
     if index >= len(params):
         return None
     want = params[index]
-    arg = arg_label(names, kernel, index)
+    where = f"kernel '{kernel}' {arg_label(names, kernel, index)}: {origin}"
     code = getattr(type(value), "_type_", None) if isinstance(value, ctypes._SimpleCData) else None
+    shown = ""
     if isinstance(code, str) and code in "bBhHiIlLqQfd":  # ctypes.c_float(x), ctypes.c_int(n), ...
         shown = f"ctypes.{type(value).__name__}({value.value!r})"
-        if want == FLOAT and code not in "fd":
-            return (f"kernel '{kernel}' {arg}: {origin} declares a floating-point parameter, "
-                    f"plan passes {shown}")
-        if want in (INT, INT16) and code in "fd":
-            return (f"kernel '{kernel}' {arg}: {origin} declares an integer parameter, "
-                    f"plan passes {shown}")
         value = value.value
     if want == FLOAT and isinstance(value, int):
-        return (f"kernel '{kernel}' {arg}: {origin} declares a floating-point parameter, "
-                f"plan passes int {value!r}")
+        return f"{where} declares a floating-point parameter, plan passes {shown or f'int {value!r}'}"
     if want in (INT, INT16) and isinstance(value, float):
-        return (f"kernel '{kernel}' {arg}: {origin} declares an integer parameter, "
-                f"plan passes float {value!r}")
+        return f"{where} declares an integer parameter, plan passes {shown or f'float {value!r}'}"
     if want == INT16 and isinstance(value, int) and value % 16:
-        return (f"kernel '{kernel}' {arg}: {origin} hints it divisible by 16 (':16'), "
-                f"plan passes {value}")
+        return f"{where} hints it divisible by 16 (':16'), plan passes {value}"
     return None
