@@ -8,38 +8,25 @@ from __future__ import annotations
 
 import ast
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from submitgen.errors import RenderError
 
 _SECTIONS = ("future", "stdlib", "thirdparty")
 
 
-@dataclass(frozen=True)
-class _Straight:
+class _Import(NamedTuple):
     module: str
+    name: str | None  # None: ``import module``
     asname: str | None
 
     @property
     def binds(self) -> str:
-        return self.asname or self.module.partition(".")[0]
+        return self.asname or self.name or self.module.partition(".")[0]
 
     def text(self) -> str:
-        return f"import {self.module}" + (f" as {self.asname}" if self.asname else "")
-
-
-@dataclass(frozen=True)
-class _From:
-    module: str
-    name: str
-    asname: str | None
-
-    @property
-    def binds(self) -> str:
-        return self.asname or self.name
-
-    def text(self) -> str:
-        return f"from {self.module} import {self.name}" + (f" as {self.asname}" if self.asname else "")
+        head = f"import {self.module}" if self.name is None else f"from {self.module} import {self.name}"
+        return head + (f" as {self.asname}" if self.asname else "")
 
 
 def _section(module: str) -> str:
@@ -60,9 +47,9 @@ def _member_key(name: str) -> tuple[int, str]:
     return kind, name.lower()
 
 
-def _imports_of(node: ast.stmt, where: str) -> list[_Straight | _From]:
+def _imports_of(node: ast.stmt, where: str) -> list[_Import]:
     if isinstance(node, ast.Import):
-        return [_Straight(a.name, a.asname) for a in node.names]
+        return [_Import(a.name, None, a.asname) for a in node.names]
     assert isinstance(node, ast.ImportFrom)
     if node.level or node.module is None:
         raise RenderError(
@@ -72,37 +59,36 @@ def _imports_of(node: ast.stmt, where: str) -> list[_Straight | _From]:
         raise RenderError(
             f"{where} line {node.lineno}: 'from {node.module} import *' cannot be hoisted; name the imports"
         )
-    return [_From(node.module, a.name, a.asname) for a in node.names]
+    return [_Import(node.module, a.name, a.asname) for a in node.names]
 
 
-def _block(imports: list[_Straight | _From]) -> list[str]:
+def _block(imports: list[_Import]) -> list[str]:
     lines: list[str] = []
     for section in _SECTIONS:
-        straight = sorted({i for i in imports if isinstance(i, _Straight) and _section(i.module) == section},
+        mine = [i for i in imports if _section(i.module) == section]
+        straight = sorted({i for i in mine if i.name is None},
                           key=lambda i: (i.module.lower(), i.asname or ""))
-        froms: dict[str, list[_From]] = {}
-        for i in imports:
-            if isinstance(i, _From) and _section(i.module) == section:
-                froms.setdefault(i.module, [])
-                if i not in froms[i.module]:
-                    froms[i.module].append(i)
+        froms: dict[str, list[_Import]] = {}
+        for i in mine:
+            if i.name is not None and i not in froms.setdefault(i.module, []):
+                froms[i.module].append(i)
         if not straight and not froms:
             continue
         if lines:
             lines.append("")
         lines += [i.text() for i in straight]
         for module in sorted(froms, key=str.lower):
-            members = sorted(froms[module], key=lambda i: (_member_key(i.name), i.asname or ""))
-            names = ", ".join(i.name + (f" as {i.asname}" if i.asname else "") for i in members)
+            members = sorted(froms[module], key=lambda i: (_member_key(i.name or ""), i.asname or ""))
+            names = ", ".join(i.text().partition(" import ")[2] for i in members)
             lines.append(f"from {module} import {names}")
     return lines
 
 
-def _check_bindings(imports: list[_Straight | _From]) -> None:
-    bound: dict[str, _Straight | _From] = {}
+def _check_bindings(imports: list[_Import]) -> None:
+    bound: dict[str, _Import] = {}
     for i in imports:
         other = bound.setdefault(i.binds, i)
-        if isinstance(i, _Straight) and isinstance(other, _Straight) and not i.asname and not other.asname:
+        if i.name is None and other.name is None and not i.asname and not other.asname:
             continue  # `import a` and `import a.b` both bind `a` to the same module
         if other != i:
             raise RenderError(
@@ -132,7 +118,7 @@ def hoist_imports(source: str, where: str = "submission") -> tuple[list[str], st
     except SyntaxError as e:
         raise RenderError(f"{where} line {e.lineno}: {e.msg}") from None
     lines = source.split("\n")
-    imports: list[_Straight | _From] = []
+    imports: list[_Import] = []
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports += _imports_of(node, where)
