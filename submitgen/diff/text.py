@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from submitgen import textfmt
@@ -12,20 +13,15 @@ from submitgen.textfmt import WIDTH, fit_call, fit_middle, fit_pair, jsonable
 
 if TYPE_CHECKING:
     from submitgen.diff.model import ArgChange, DiffResult, FieldChange, KernelDiff, Side
-    from submitgen.readers.amd import processors
     from submitgen.readers.base import ArgInfo as KernelArg
 
 JSON_FORMAT_VERSION = 1
 _MOVED_RUN = 4  # this many consecutive args moved by the same offset collapse into one line
-
-
 _LW = max(len(f[1]) for f in FIELDS) + 2  # the label column: the longest field label plus 2
 
 
 def fmt_arg(a: KernelArg | None) -> str:
-    if a is None:
-        return "(none)"
-    return f"{a.value_kind} {a.size} B @{a.offset}"
+    return "(none)" if a is None else f"{a.value_kind} {a.size} B @{a.offset}"
 
 
 def arg_label(c: ArgChange) -> str:
@@ -37,9 +33,7 @@ def arg_label(c: ArgChange) -> str:
 
 def _val(v: Any, key: str) -> str:
     """A field's value: ``-`` when the metadata does not record it, ``n/a`` for no occupancy."""
-    if v is None:
-        return "n/a" if key == "occupancy" else "-"
-    return str(v)
+    return str(v) if v is not None else "n/a" if key == "occupancy" else "-"
 
 
 def _labelled(label: str, body: str) -> list[str]:
@@ -51,13 +45,10 @@ def _labelled(label: str, body: str) -> list[str]:
 
 
 def _field_lines(f: FieldChange, kd: KernelDiff) -> list[str]:
-    unit = f" {f.unit}" if f.unit else ""
     if f.key == "target":
         return _labelled(f.label, f"{f.old} -> {f.new}" if f.changed else str(f.new))
-    if f.changed:
-        body = f"{_val(f.old, f.key):>8} -> {_val(f.new, f.key)}{unit if f.new is not None else ''}"
-    else:
-        body = f"{_val(f.new, f.key):>8}{unit if f.new is not None else ''}"
+    body = (f"{_val(f.old, f.key):>8} -> {_val(f.new, f.key)}" if f.changed else f"{_val(f.new, f.key):>8}")
+    body += f" {f.unit}" if f.unit and f.new is not None else ""
     notes = []
     if f.changed and f.delta is not None:
         notes.append(f"{f.delta:+d}" + (" (worse)" if f.worse else ""))
@@ -88,31 +79,21 @@ def _arg_body(c: ArgChange) -> list[str]:
     return body
 
 
-def _moved_runs(args: tuple[ArgChange, ...]) -> list[tuple[int, int]]:
-    """[start, end) spans of ``args`` that are consecutive moves by one offset delta."""
-    spans, i = [], 0
-    while i < len(args):
-        j = i
-        delta = args[i].new.offset - args[i].old.offset if args[i].status == "moved" else None  # type: ignore[union-attr]
-        while (delta is not None and j + 1 < len(args) and args[j + 1].status == "moved"
-               and args[j + 1].index == args[j].index + 1
-               and args[j + 1].new.offset - args[j + 1].old.offset == delta):  # type: ignore[union-attr]
-            j += 1
-        spans.append((i, j + 1))
-        i = j + 1
-    return spans
+def _shift(c: ArgChange) -> int:
+    return c.new.offset - c.old.offset  # type: ignore[union-attr]
 
 
 def _arg_lines(args: tuple[ArgChange, ...]) -> list[str]:
     lines: list[str] = []
-    for i, j in _moved_runs(args):
-        if j - i >= _MOVED_RUN:
-            first, last = args[i], args[j - 1]
-            delta = first.new.offset - first.old.offset  # type: ignore[union-attr]
-            lines += _labelled(f"args {first.index}..{last.index}",
-                               f"{j - i} args moved by {delta:+d} B, otherwise unchanged")
+    # consecutive arguments moved by one offset delta share a key (the others' keys are unique)
+    for _, group in groupby(enumerate(args), lambda p: (_shift(p[1]), p[1].index - p[0])
+                            if p[1].status == "moved" else p[0]):
+        run = [c for _, c in group]
+        if len(run) >= _MOVED_RUN:
+            lines += _labelled(f"args {run[0].index}..{run[-1].index}",
+                               f"{len(run)} args moved by {_shift(run[0]):+d} B, otherwise unchanged")
             continue
-        for c in args[i:j]:
+        for c in run:
             ref = c.new or c.old
             first, *more = _arg_body(c)
             name = f" {ref.name}" if ref is not None and ref.name else ""
@@ -147,13 +128,13 @@ def _sides(result: DiffResult) -> list[str]:
 
 def _kernel_head(kd: KernelDiff, suffix: str = "") -> list[str]:
     width = WIDTH - len(suffix)
-    if kd.old_name not in ("", kd.name):  # paired across names: show both, keeping where they differ
+    if kd.old_name != kd.name:  # paired across names: show both, keeping where they differ
         old, new = fit_pair(kd.old_name, kd.name, (width - len("kernel  -> ")) // 2)
         head = [f"kernel {old} -> {new}{suffix}"]
         why = "one-to-one: each side holds one kernel and no name matches" if kd.pairing == "one-to-one" \
             else "by --pair"
         return head + [f"  paired {why}"]
-    if kd.symbol and kd.symbol != kd.name:  # a launch name (a Triton specialization)
+    if kd.symbol != kd.name:  # a launch name (a Triton specialization)
         return [fit_middle(f"kernel {kd.name} ({kd.demangled})", width) + suffix]
     if kd.demangled != kd.name:
         return [fit_call(f"kernel {kd.name}", kd.demangled, width) + suffix]
@@ -162,9 +143,8 @@ def _kernel_head(kd: KernelDiff, suffix: str = "") -> list[str]:
 
 def _occupancy_head(kd: KernelDiff) -> list[str]:
     old_t, new_t = kd.old_target, kd.occupancy_target
-    if old_t == new_t or old_t is None or new_t is None:
-        where = f"{new_t or old_t}, " if (new_t or old_t) else ""
-    else:
+    where = f"{new_t or old_t}, " if new_t or old_t else ""
+    if old_t and new_t and old_t != new_t:
         where = f"{old_t} (old) and {new_t} (new), "
     return textwrap.wrap(f"occupancy estimated for {where}{kd.block.detail}", WIDTH, initial_indent="  ",
                          subsequent_indent="      ")
@@ -200,12 +180,10 @@ def render_text(result: DiffResult, *, show_all: bool = False) -> str:
         lines += _kernel_lines(kd, show_all)
     if result.fail_on:
         lines.append("")
-        rules = ",".join(result.fail_on)
-        if result.tripped:
-            for t in result.tripped:
-                lines += textwrap.wrap(f"fail-on {t.rule}: tripped: {t.message}", WIDTH,
-                                       subsequent_indent="    ")
-        else:
+        for t in result.tripped:
+            lines += textwrap.wrap(f"fail-on {t.rule}: tripped: {t.message}", WIDTH, subsequent_indent="    ")
+        if not result.tripped:
+            rules = ",".join(result.fail_on)
             lines.append(fit_middle(f"fail-on {rules}: passed (no listed measure got worse)", WIDTH))
     return textfmt.lines(lines)
 
@@ -213,37 +191,22 @@ def render_text(result: DiffResult, *, show_all: bool = False) -> str:
 # --------------------------------------------------------------------------- JSON
 
 
-def _arg_json(a: KernelArg | None) -> dict[str, Any] | None:
-    if a is None:
-        return None
-    return {"name": a.name, "offset": a.offset, "size": a.size, "value_kind": a.value_kind}
-
-
-def _occ_json(o: processors.Occupancy | None) -> dict[str, Any] | None:
-    if o is None:
-        return None
-    return {"waves_per_simd": o.waves_per_simd, "limited_by": list(o.limited_by), "launchable": o.launchable,
-            "problems": list(o.problems)}
-
-
-def _side_json(side: Side) -> dict[str, Any]:
-    return {"source": side.source, "launch_names": list(side.names), "code_objects": [
-        {"provenance": lo.provenance, "target": co.target_id, "sha256": co.sha256,
-         "kernels": [k.name for k in co.kernels]}
-        for lo, co in zip(side.loaded, side.code_objects)]}
+def _pick(obj: Any, keys: str) -> Any:
+    """``obj``'s attributes ``keys`` (space-separated) as a dict; None for None."""
+    return None if obj is None else {k: getattr(obj, k) for k in keys.split()}
 
 
 def _kernel_json(kd: KernelDiff) -> dict[str, Any]:
+    occ = "waves_per_simd limited_by launchable problems"
     return {
-        "name": kd.name, "old_name": kd.old_name or kd.name, "symbol": kd.symbol or kd.name,
-        "pairing": kd.pairing, "demangled_name": kd.demangled, "changed": kd.changed,
-        "block": dataclasses.asdict(kd.block), "occupancy_target": kd.occupancy_target,
+        "name": kd.name, "old_name": kd.old_name, "symbol": kd.symbol, "pairing": kd.pairing,
+        "demangled_name": kd.demangled, "changed": kd.changed, "block": dataclasses.asdict(kd.block),
+        "occupancy_target": kd.occupancy_target,
         "occupancy_targets": {"old": kd.old_target, "new": kd.occupancy_target},
-        "fields": [{"field": f.key, "label": f.label, "unit": f.unit, "old": f.old, "new": f.new,
-                    "delta": f.delta, "changed": f.changed, "worse": f.worse} for f in kd.fields],
-        "occupancy": {"old": _occ_json(kd.old_occupancy), "new": _occ_json(kd.new_occupancy)},
-        "args": [{"index": c.index, "status": c.status, "old": _arg_json(c.old), "new": _arg_json(c.new)}
-                 for c in kd.args],
+        "fields": [{"field": f.key} | _pick(f, "label unit old new delta changed worse") for f in kd.fields],
+        "occupancy": {"old": _pick(kd.old_occupancy, occ), "new": _pick(kd.new_occupancy, occ)},
+        "args": [{"index": c.index, "status": c.status, "old": _pick(c.old, "name offset size value_kind"),
+                  "new": _pick(c.new, "name offset size value_kind")} for c in kd.args],
     }
 
 
@@ -251,11 +214,12 @@ def to_json(result: DiffResult) -> dict[str, Any]:
     """The documented JSON structure (docs/diff-json.md), as strict JSON values."""
     return jsonable({
         "format_version": JSON_FORMAT_VERSION,
-        "old": _side_json(result.old), "new": _side_json(result.new), "arch": result.arch,
-        "added": list(result.added), "removed": list(result.removed),
-        "kernels": [_kernel_json(kd) for kd in result.kernels],
-        "fail_on": list(result.fail_on),
-        "tripped": [{"rule": t.rule, "kernel": t.kernel, "message": t.message} for t in result.tripped],
-        "compared": result.compared,
-        "exit_code": result.exit_code,
+        **{tag: {"source": side.source, "launch_names": side.names, "code_objects": [
+            {"provenance": lo.provenance, "target": co.target_id, "sha256": co.sha256,
+             "kernels": [k.name for k in co.kernels]} for lo, co in zip(side.loaded, side.code_objects)]}
+           for tag, side in (("old", result.old), ("new", result.new))},
+        "arch": result.arch, "added": result.added, "removed": result.removed,
+        "kernels": [_kernel_json(kd) for kd in result.kernels], "fail_on": result.fail_on,
+        "tripped": [_pick(t, "rule kernel message") for t in result.tripped],
+        "compared": result.compared, "exit_code": result.exit_code,
     })
