@@ -27,7 +27,7 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     return True
 
 
@@ -170,9 +170,8 @@ def data_dir(name: str) -> Path:
     for candidate in (_PKG / "_data" / name, _PKG.parent / name):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError(
-        f"submitgen's {name}/ folder is missing (looked in {_PKG / '_data'} and {_PKG.parent})"
-    )
+    raise FileNotFoundError(f"submitgen's {name}/ folder is missing (looked in {_PKG / '_data'} and "
+                            f"{_PKG.parent})")
 
 
 def templates_dir() -> Path:

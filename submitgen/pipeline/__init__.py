@@ -13,18 +13,8 @@ from submitgen.pipeline.emit import render_submission
 from submitgen.pipeline.guard import still_as_checked
 from submitgen.pipeline.prepare import build_inputs, prepare
 from submitgen.pipeline.produce import produce_objects
-from submitgen.pipeline.summary import (
-    build_warnings,
-    foreign_arch_warning,
-    payload_note,
-    submit_command,
-)
-from submitgen.pipeline.values import (
-    BuildOptions,
-    BuildResult,
-    Prepared,
-    Verified,
-)
+from submitgen.pipeline.summary import build_warnings, foreign_arch_warning, payload_note, submit_command
+from submitgen.pipeline.values import BuildOptions, BuildResult, Prepared, Verified
 from submitgen.pipeline.verify import verify
 from submitgen.render.embed import raw_base64_chars
 

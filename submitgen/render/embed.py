@@ -10,6 +10,7 @@ import lzma
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from submitgen.errors import RenderError
 from submitgen.options import Compress
@@ -69,20 +70,12 @@ def _attempts(compress: Compress):
     ``lzma.decompress`` detects it without being told the settings."""
     if compress is Compress.LZMA:
         for lc, lp, pb in _LZMA_SETTINGS:
-            yield (
-                f"lzma-alone lc={lc} lp={lp} pb={pb}",
-                (lambda data, a=lc, b=lp, c=pb: _lzma_alone(data, a, b, c)),
-            )
-        yield (
-            "xz preset=9e",
-            (lambda data: lzma.compress(data, preset=9 | lzma.PRESET_EXTREME, check=lzma.CHECK_NONE)),
-        )
+            yield f"lzma-alone lc={lc} lp={lp} pb={pb}", partial(_lzma_alone, lc=lc, lp=lp, pb=pb)
+        yield "xz preset=9e", partial(lzma.compress, preset=9 | lzma.PRESET_EXTREME, check=lzma.CHECK_NONE)
     elif compress is Compress.ZLIB:
         for level in (9, 8, 7, 6):
             for wbits in (15, 14, 13):
-                yield f"level={level},wbits={wbits}", (
-                    lambda data, lv=level, wb=wbits: _zlib(data, lv, wb)
-                )
+                yield f"level={level},wbits={wbits}", partial(_zlib, level=level, wbits=wbits)
     else:
         raise RenderError(f"compress must be a Compress ({', '.join(Compress)}), got {compress!r}")
 
