@@ -31,6 +31,15 @@ class CudaParam:
         return self.offset + self.size
 
 
+# to_json's keys read as they are, before and after "spills_recorded" (tuples become lists)
+_JSON_KEYS = ("kernarg_segment_size", "explicit_args_size", "group_segment_fixed_size",
+              "private_segment_fixed_size", "vgpr_count", "sgpr_count", "agpr_count", "sgpr_spill_count",
+              "vgpr_spill_count")
+_JSON_KEYS_AFTER = ("max_flat_workgroup_size", "reqd_workgroup_size", "max_threads", "max_reg_count",
+                    "num_barriers", "cluster_dims", "frame_size", "shared_section_size", "param_cbank_offset",
+                    "code_size")
+
+
 @dataclass(frozen=True)
 class CudaKernel:
     """One ``__global__`` entry point, in the AMD ``Kernel``'s terms where they have a meaning."""
@@ -82,24 +91,16 @@ class CudaKernel:
         return max((a.end for a in self.args), default=0)
 
     def to_json(self, demangled: str | None = None) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "name": self.name, "demangled_name": demangled if demangled is not None else self.demangled_name,
             "args": [{"index": a.index, "offset": a.offset, "size": a.size, "value_kind": a.value_kind,
                       "hidden": False} for a in self.args],
-            "kernarg_segment_size": self.kernarg_segment_size, "explicit_args_size": self.explicit_args_size,
-            "group_segment_fixed_size": self.group_segment_fixed_size,
-            "private_segment_fixed_size": self.private_segment_fixed_size,
-            "vgpr_count": self.vgpr_count, "sgpr_count": None, "agpr_count": None,
-            "sgpr_spill_count": None, "vgpr_spill_count": None, "spills_recorded": False,
-            "max_flat_workgroup_size": self.max_flat_workgroup_size,
-            "reqd_workgroup_size": list(self.reqd_workgroup_size) if self.reqd_workgroup_size else None,
-            "max_threads": list(self.max_threads) if self.max_threads else None,
-            "max_reg_count": self.max_reg_count, "num_barriers": self.num_barriers,
-            "cluster_dims": list(self.cluster_dims) if self.cluster_dims else None,
-            "frame_size": self.frame_size, "shared_section_size": self.shared_section_size,
-            "param_cbank_offset": self.param_cbank_offset, "code_size": self.code_size,
-            "attributes": [f"0x{a:02x}" for a in self.attributes],
         }
+        d.update((k, textfmt.jsonable(getattr(self, k))) for k in _JSON_KEYS)
+        d["spills_recorded"] = False
+        d.update((k, textfmt.jsonable(getattr(self, k))) for k in _JSON_KEYS_AFTER)
+        d["attributes"] = [f"0x{a:02x}" for a in self.attributes]
+        return d
 
     def text_lines(self) -> list[str]:
         lines = [f"  code {self.code_size if self.code_size is not None else '?'} bytes"]
