@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Mapping
 
 _MAX_BLOCK = 1 << 20
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}
 
 
 def _eval_int(node: ast.AST, consts: Mapping[str, int], depth: int = 0) -> int | None:
@@ -20,18 +22,11 @@ def _eval_int(node: ast.AST, consts: Mapping[str, int], depth: int = 0) -> int |
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         v = _eval_int(node.operand, consts, depth + 1)
         return -v if v is not None else None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
-        a = _eval_int(node.left, consts, depth + 1)
-        b = _eval_int(node.right, consts, depth + 1)
-        if a is None or b is None or abs(a) > _MAX_BLOCK or abs(b) > _MAX_BLOCK:
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        a, b = _eval_int(node.left, consts, depth + 1), _eval_int(node.right, consts, depth + 1)
+        if a is None or b is None or max(abs(a), abs(b)) > _MAX_BLOCK:
             return None
-        if isinstance(node.op, ast.Add):
-            return a + b
-        if isinstance(node.op, ast.Sub):
-            return a - b
-        if isinstance(node.op, ast.Mult):
-            return a * b
-        return a // b if b else None
+        return None if not b and type(node.op) is ast.FloorDiv else _OPS[type(node.op)](a, b)
     return None
 
 
