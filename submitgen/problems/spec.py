@@ -38,63 +38,37 @@ def frozen_specs(specs: Any) -> tuple[Mapping[str, Any], ...]:
 class ProblemSpec:
     """One leaderboard problem. Frozen; shapes are read-only mappings, callables are the module's."""
 
-    name: str
-    """CLI name: "mxfp4-mm"."""
-    leaderboard: str
-    """The server's name: "amd-mxfp4-mm"."""
-    gpu: str
-    """The GPU of the ``#!POPCORN gpu`` line: "MI355X"."""
-    arch: str
-    """The processor of that GPU: "gfx950"."""
-    spec_keys: tuple[str, ...]
-    """Keys of a shape spec in the leaderboard's TestSpec order (the last is "seed")."""
+    name: str  # CLI name: "mxfp4-mm"
+    leaderboard: str  # the server's name: "amd-mxfp4-mm"
+    gpu: str  # the GPU of the #!POPCORN gpu line: "MI355X"
+    arch: str  # the processor of that GPU: "gfx950"
+    spec_keys: tuple[str, ...]  # keys of a shape in the leaderboard's TestSpec order (the last is "seed")
     tests: tuple[Mapping[str, Any], ...]
     benchmarks: tuple[Mapping[str, Any], ...]
     tolerance: Tolerance
-    payload_baseline: int
-    """Measured dispatch payload (chars) of the problem's files with an empty submission."""
-    leaves: Callable[[Any], tuple[torch.Tensor, ...]]
-    """``_sg_leaves(data)``: the input tensors, flat, in a fixed order. Pasted into submissions, so it
-    uses builtins only."""
-    key: Callable[[Any], tuple]
-    """``_sg_key(data)``: a cheap hashable shape key. Pasted into submissions like ``leaves``."""
+    payload_baseline: int  # measured dispatch payload (chars) of the problem's files, empty submission
+    leaves: Callable[[Any], tuple[torch.Tensor, ...]]  # _sg_leaves(data): the input tensors, flat (pasted)
+    key: Callable[[Any], tuple]  # _sg_key(data): a cheap hashable shape key (pasted like leaves)
+    # defines _sg_fallback(data): pure torch, on any device, inputs unchanged, passes the check (pasted whole)
     fallback_module: str
-    """Importable module defining ``_sg_fallback(data)``: pure torch, runs on CPU or any GPU, leaves its
-    inputs unchanged, passes the check. Its whole source is pasted into submissions."""
-    kernel_project: Path
-    """The default kernel project (device sources + launch.py) ``submitgen build`` compiles."""
-    task_source: str
-    """The leaderboard's task.py (``input_t``, ``output_t``, ``TestSpec``) for the local evaluator."""
-    shape_label: Callable[[Mapping[str, Any]], str]
-    """The spec without its seed, e.g. "m=8 n=2112 k=7168"."""
+    kernel_project: Path  # the default kernel project (device sources + launch.py) build compiles
+    task_source: str  # the leaderboard's task.py (input_t, output_t, TestSpec) for the local evaluator
+    shape_label: Callable[[Mapping[str, Any]], str]  # the spec without its seed: "m=8 n=2112 k=7168"
+    # generate_input(spec, device="cpu"): the data as the leaderboard builds it, seeded by spec["seed"]
     generate_input: Callable[..., Any]
-    """``generate_input(spec, device="cpu")``: the data as the leaderboard builds it, from a
-    ``torch.Generator`` on ``device`` seeded with ``spec["seed"]``."""
-    meta_input: Callable[[Mapping[str, Any]], Any]
-    """The same structure as ``generate_input`` with every tensor on device "meta"."""
-    reference: Callable[..., torch.Tensor]
-    """``reference(data, **options)``: the local torch reference output (CPU-capable)."""
-    module: str
-    """The module that defines this spec (``__name__``): the test worker imports it to find it."""
+    meta_input: Callable[[Mapping[str, Any]], Any]  # the same structure, every tensor on device "meta"
+    reference: Callable[..., torch.Tensor]  # reference(data, **options): the local torch reference
+    module: str  # the module that defines this spec (__name__): the test worker imports it
+    # False: eval.py hands custom_kernel the very inputs, and test fails a shape whose inputs changed
     eval_clones_inputs: bool = True
-    """Whether the leaderboard's eval.py hands ``custom_kernel`` a clone of the inputs. When False the
-    reference runs on the very tensors the submission received, and ``submitgen test`` fails a shape
-    whose inputs changed."""
-    input_names: tuple[str, ...] = ()
-    """Names of the ``leaves`` in order ("A", "B_q", ...) for messages; empty: ``input 0``, ...."""
+    input_names: tuple[str, ...] = ()  # the leaves' names for messages (empty: "input 0", ...)
+    # output_meta(spec): a meta tensor of the output's shape and dtype, which the build holds the plan to
     output_meta: Callable[[Mapping[str, Any]], torch.Tensor] | None = None
-    """``output_meta(spec)``: a meta tensor with the output's shape and dtype; the build refuses a
-    plan whose output differs. None: the problem does not say (only the device is checked)."""
-    folder: Path | None = None
-    """The reference-kernels problem folder the problem comes from (:mod:`submitgen.problems.folder`)."""
-    handed_output: int | None = None
-    """The leaf the task hands in as the output (ref_kernel writes and returns it): a plan may return it."""
-    tuple_output: int = 0
-    """The number of tensors of the output when it is a tuple (ref_kernel's), 0 when it is one tensor."""
-    notes: tuple[str, ...] = ()
-    """What the build summary says of the problem (e.g. a check it could not make)."""
-    fallback_text: str = ""
-    """The fallback's source when it is not ``fallback_module``'s (``build --fallback FILE``)."""
+    folder: Path | None = None  # the reference-kernels problem folder it comes from (problems/folder.py)
+    handed_output: int | None = None  # the leaf the task hands in as the output: a plan may return it
+    tuple_output: int = 0  # the number of tensors of a tuple output (ref_kernel's); 0: one tensor
+    notes: tuple[str, ...] = ()  # what the build summary says of the problem (a check it could not make)
+    fallback_text: str = ""  # the fallback's source when not fallback_module's (build --fallback FILE)
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
