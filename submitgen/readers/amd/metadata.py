@@ -158,19 +158,9 @@ class _Map:
             raise self._bad(key, "a non-negative integer", v)
         return builtins.int(v)
 
-    def required_int(self, key: str) -> builtins.int:
-        v = self.int(key, True)
-        assert v is not None  # required: _get raised if it is missing
-        return v
-
     def str(self, key: str, required: bool = False) -> builtins.str | None:
         v = self._typed(key, required, builtins.str, "a string")
         return None if v is None else builtins.str(v)
-
-    def required_str(self, key: builtins.str) -> builtins.str:
-        v = self.str(key, True)
-        assert v is not None  # required: _get raised if it is missing
-        return v
 
     def list(self, key: builtins.str, required: bool = False) -> builtins.list[Any] | None:
         v = self._typed(key, required, builtins.list, "a list")
@@ -229,7 +219,7 @@ def _parse_arg(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
     return ArgMeta(
         index=index,
         **_each(m.int, "offset", "size", required=True),
-        value_kind=m.required_str(".value_kind"),
+        **_each(m.str, "value_kind", required=True),
         **_each(m.str, "name", "type_name", "address_space", "access", "actual_access"),
         pointee_align=m.int(".pointee_align"),
         **_each(m.bool, "is_const", "is_restrict", "is_volatile", "is_pipe"),
@@ -240,7 +230,7 @@ def _parse_arg(raw: Any, index: int, kname: str, label: str) -> ArgMeta:
 
 def _parse_kernel_meta(raw: Any, index: int, label: str) -> KernelMeta:
     m = _Map(raw, f"kernel {index}", label)
-    name = m.required_str(".name")
+    name = m.str(".name", True) or ""  # required: a missing name raised
     m.where = f"kernel {name!r}"
     args_raw = m.list(".args") or []
     if len(args_raw) > MAX_ARGS:
@@ -249,12 +239,12 @@ def _parse_kernel_meta(raw: Any, index: int, label: str) -> KernelMeta:
     mnw = [m.int(f".max_num_workgroups_{d}") for d in "xyz"]
     return KernelMeta(
         name=name,
-        symbol=m.required_str(".symbol"),
+        **_each(m.str, "symbol", required=True),
         args=tuple(_parse_arg(a, i, name, label) for i, a in enumerate(args_raw)),
         **_each(m.int, "kernarg_segment_size", "kernarg_segment_align", "group_segment_fixed_size",
                 "private_segment_fixed_size", "wavefront_size", "sgpr_count", "vgpr_count", required=True),
         agpr_count=m.int(".agpr_count"),
-        max_flat_workgroup_size=m.required_int(".max_flat_workgroup_size"),
+        **_each(m.int, "max_flat_workgroup_size", required=True),
         **_each(m.int, "sgpr_spill_count", "vgpr_spill_count"),
         **_each(m.bool, "uniform_work_group_size", "uses_dynamic_stack", "workgroup_processor_mode"),
         language=m.str(".language"),
