@@ -15,26 +15,20 @@ import torch
 class Tolerance:
     rtol: float
     atol: float
-    max_mismatch_ratio: float = 0.0
-    """Fraction of elements allowed to fail ``isclose`` (mixed-mla: 0.05)."""
-    check_dtype: bool = False
-    """An output whose dtype differs from the reference's fails (mxfp4-mm)."""
+    max_mismatch_ratio: float = 0.0  # fraction of elements allowed to fail isclose (mixed-mla: 0.05)
+    check_dtype: bool = False  # an output whose dtype differs from the reference's fails (mxfp4-mm)
 
 
 @dataclass(frozen=True)
 class CheckResult:
     passed: bool
-    max_abs_err: float
-    """Largest ``|out - ref|`` over elements where both are finite (nan when shapes differ)."""
-    max_rel_err: float
-    """Largest ``|out - ref| / |ref|`` over finite elements with ``|ref| > atol`` (smaller references
-    are judged by atol, and their ratio says nothing)."""
+    max_abs_err: float  # largest |out - ref| where both are finite (nan when shapes differ)
+    max_rel_err: float  # largest |out - ref| / |ref| where finite and |ref| > atol (below: atol judges)
     mismatches: int
     total: int
     mismatch_ratio: float
     message: str
-    rel_l2_err: float = math.nan
-    """``||out - ref||_2 / ||ref||_2`` over finite elements."""
+    rel_l2_err: float = math.nan  # ||out - ref||_2 / ||ref||_2 over finite elements
 
 
 def _shape_fail(output: object, expected: torch.Tensor) -> CheckResult:

@@ -19,19 +19,12 @@ MODES = ("test", "benchmark", "leaderboard")
 DEFAULT_TIMEOUT_S = 180
 """kernelbot's timeout of a mode that task.yml does not set (``LeaderboardTask``)."""
 _TIMEOUT_KEYS = {"test": "test_timeout", "benchmark": "benchmark_timeout", "leaderboard": "ranked_timeout"}
-MAX_FILE_BYTES = 16 << 20
-"""A file task.yml lists (or task.yml itself) larger than this is refused rather than read."""
-MAX_FILES = 100
-"""At most this many files listed in task.yml (kernelbot's tasks list a handful)."""
-MAX_VALUES = 100_000
-"""task.yml's values, an alias counted again at each use (an alias bomb is refused before it is built)."""
-MAX_DEPTH = 64
-"""task.yml's nesting, in mappings and lists."""
-MAX_INT_DIGITS = 100
-"""The characters of an integer in task.yml (Python refuses to convert one of more than 4,300 digits)."""
-_KEY_RE = re.compile(r"[a-zA-Z_]\w*")
-_VALUE_RE = re.compile(r"[a-zA-Z_]\w*|[+-]?[0-9]+")
-"""What eval.py's case parser accepts as a key and as a value (it exits 113 on anything else)."""
+# The bounds on task.yml (docs/limits.md): each listed file (and task.yml itself), the files listed,
+# its values with each alias counted at each use (an alias bomb is refused before it is built), its
+# nesting, an integer's characters (Python refuses to convert one of more than 4,300 digits)
+MAX_FILE_BYTES, MAX_FILES, MAX_VALUES, MAX_DEPTH, MAX_INT_DIGITS = 16 << 20, 100, 100_000, 64, 100
+# What eval.py's case parser accepts as a key and as a value (it exits 113 on anything else)
+_KEY_RE, _VALUE_RE = re.compile(r"[a-zA-Z_]\w*"), re.compile(r"[a-zA-Z_]\w*|[+-]?[0-9]+")
 
 Case = tuple[tuple[str, Any], ...]
 
