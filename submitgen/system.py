@@ -98,35 +98,25 @@ def enforced(command: str, reading: Sequence[str], verb: str = "reading") -> Ite
     cpu_limit = math.ceil(used) + cpu_seconds if cpu_seconds else max(1, math.floor(used))
     old_handler = signal.signal(signal.SIGXCPU, _on_xcpu)
 
-    restored = False
-
-    def restore() -> None:
-        nonlocal restored
-        if restored:
-            return
-        restored = True
-        _outer.pop()
-        resource.setrlimit(resource.RLIMIT_DATA, old_data)
-        resource.setrlimit(resource.RLIMIT_CPU, old_cpu)
-        signal.signal(signal.SIGXCPU, old_handler)
-
     _outer.append((old_data, old_cpu))
     resource.setrlimit(resource.RLIMIT_CPU, (_soft(cpu_limit, old_cpu[1]), old_cpu[1]))
     resource.setrlimit(resource.RLIMIT_DATA, (_soft(budget.memory_mb << 20, old_data[1]), old_data[1]))
     try:
-        yield
+        try:
+            yield
+        finally:  # the limits from before, before anything else runs
+            _outer.pop()
+            resource.setrlimit(resource.RLIMIT_DATA, old_data)
+            resource.setrlimit(resource.RLIMIT_CPU, old_cpu)
+            signal.signal(signal.SIGXCPU, old_handler)
     except (MemoryError, ImportError, OSError) as e:
         if not isinstance(e, MemoryError) and not out_of_memory(e):
             raise
-        restore()
         raise BudgetError(f"{command}: over its memory budget of {budget.memory_mb} MB "
                           f"(docs/limits.md) {verb} {what}") from None
     except _OverCpu:
-        restore()
         raise BudgetError(f"{command}: over its CPU-time budget of {budget.cpu_seconds} s{per} "
                           f"(docs/limits.md) {verb} {what}") from None
-    finally:
-        restore()
 
 
 # What the dynamic loader says when it cannot map an extension module's segments (glibc's dl-load:
