@@ -1,14 +1,8 @@
-"""The one way to register problems, launchers, backends and front ends.
-
-A :class:`Registry` maps names to entries. Its built-ins are ``(name, "module[:attr]")`` pairs, the
-form an installed package's entry point takes, and both are imported and checked the same way on
-first use: the built-ins in their order, then (for a registry with an entry point ``group``) the
-plug-ins, sorted by name. Any module may also call :meth:`Registry.register`. A plug-in that fails to
-load is kept as a :class:`BrokenPlugin` naming the reason (a built-in's failure propagates: it is
-submitgen's own); every other entry works.
-
-This module imports nothing of submitgen but the budgets (system), so every layer may use it.
-"""
+"""The one way to register problems, launchers, backends and front ends: a :class:`Registry`'s
+built-ins are ``(name, "module[:attr]")`` pairs, the form an entry point takes, and both load the
+same way on first use (docs/plugins.md); a plug-in that fails to load is kept as a
+:class:`BrokenPlugin` naming the reason (a built-in's failure propagates). It imports nothing of
+submitgen but the budgets (system), so every layer may use it."""
 
 from __future__ import annotations
 

@@ -17,12 +17,9 @@ PLAIN = frozenset({int, str, bool, type(None)})  # types jsonable gives back as 
 
 
 def printable(text: str, keep: str = "") -> str:
-    """``text`` with every character a terminal would act on instead of showing shown as a Python
-    escape: C0 and C1 controls (ESC, so no CSI/OSC sequence gets through), DEL, bidi overrides and
-    other format characters, line and paragraph separators, surrogates (undecodable bytes of a
-    file name) and unassigned code points: ``\x1b``, ``\u202e``, ``\udcff``. Characters in
-    ``keep`` (e.g. ``"\n"`` for a multi-line message) stay as they are. Idempotent: the result is
-    printable, so a second call changes nothing."""
+    """``text`` with every character that ``str.isprintable`` refuses (controls, ESC, bidi and format
+    characters, separators, surrogates, unassigned code points) shown as a Python escape, except
+    those in ``keep`` (``"\n"`` for a multi-line message). Idempotent."""
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() or ch in keep else _escape(ord(ch)) for ch in text)

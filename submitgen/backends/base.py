@@ -15,13 +15,10 @@ if TYPE_CHECKING:
 
 
 class Runtime(str):
-    """The runtime library an emitted loader binds: its template is ``runtime/<name>.py.j2``, and
-    ``label`` is how the emitted file's section comments name it. A runtime is its name (a str):
-    templates compare it with one (``ctx.runtime == "cuda"``). Each backend declares its own
-    (``Backend.runtime``); a launcher may bind another on a target (aql: HSA, launchers/builtin.py).
-    ``after_load`` names a function its template defines that the ctypes launcher calls with the
-    library and the resolved kernels once they are loaded ("" for none): CUDA's lets kernels use
-    more than 48 KiB of dynamic shared memory."""
+    """The runtime library an emitted loader binds (template ``runtime/<name>.py.j2``); it is its
+    name, a str, as templates compare it. ``label`` names it in the file's comments; ``after_load``
+    is a function of its template that the ctypes launcher calls once the kernels are loaded ("" for
+    none; CUDA's allows more than 48 KiB of dynamic shared memory)."""
 
     label: str
     after_load: str

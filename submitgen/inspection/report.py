@@ -111,12 +111,9 @@ def _lds_for(p: str | os.PathLike[str] | bytes, loaded: LoadedCodeObject, sub: S
 def inspect_sources(paths: Iterable[str | os.PathLike[str] | bytes], *, arch: str | None = None,
                     kernels: Sequence[str] = (), block: int | None = None, lds: int | None = None,
                     disasm: bool = True) -> list[Inspected]:
-    """Load and read every code object in ``paths``; keep the kernels named in ``kernels`` (all if
-    empty); estimate occupancy for ``block`` threads (default: the kernel's required block, else
-    its max workgroup size) with ``lds`` bytes of dynamic LDS (default: what the submission's
-    provenance or a Triton sidecar says, else none). Names are demangled in one call per run.
-    With ``disasm``, AMD objects are disassembled for their instruction mix (each once, many to a
-    disassembler process, several processes at a time)."""
+    """Every code object in ``paths``, with the kernels ``kernels`` names (all if empty), their
+    occupancy for ``block`` threads and ``lds`` bytes of dynamic LDS (the defaults: inspect's --help),
+    and with ``disasm`` their instruction mix."""
     read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
     for p in paths:
         read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]

@@ -17,10 +17,8 @@ __all__ = ["ImportCost", "LauncherSpec", "OwnQueue", "Runtime"]
 
 @dataclass(frozen=True)
 class ImportCost:
-    """What a launcher's file does at import, beyond ``import torch``, and what that cost when it
-    was measured (``python benchmarks/bench_import.py --cpp`` against the stand-in HIP library).
-    A figure always says the machine and the date it was measured on; ``{objects}`` in ``what``
-    names what the file embeds ("the code object", "the 5 code objects")."""
+    """What a launcher's file does at import beyond ``import torch`` (``{objects}``: what it embeds),
+    and what that cost where measured (benchmarks/bench_import.py), always with machine and date."""
 
     what: str
     figure: str = ""  # "~7 ms"; "" when it was never measured
