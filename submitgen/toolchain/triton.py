@@ -62,12 +62,6 @@ class TritonSpec:
     num_stages: int = 2
     options: tuple[tuple[str, object], ...] = ()  # any other backend option (waves_per_eu, ...)
 
-    @property
-    def divisible_by_16(self) -> tuple[str, ...]:
-        """Parameters hinted ``:16``: pointers the launch must pass 16-byte aligned, integers it
-        must pass divisible by 16."""
-        return tuple(n for n, t in self.signature if t.endswith(":16"))
-
 
 @dataclass(frozen=True)
 class TritonArtifact:
