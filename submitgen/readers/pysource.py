@@ -27,6 +27,7 @@ MAX_DECODED_SIZE = 64 * 1024 * 1024  # bytes any one blob may decode or decompre
 _MIN_BLOB_CHARS = 24
 _B64_RE = re.compile(r"[A-Za-z0-9+/_-]+=*")
 _WS = re.compile(r"\s+")
+_URLSAFE = str.maketrans("-_", "+/")
 
 
 @dataclass(frozen=True)
@@ -103,10 +104,7 @@ def decode_blob(text: str, label: str = "<python>", limit: int | None = None) ->
         return None
     compact += "=" * (-len(compact) % 4)
     try:
-        if "-" in compact or "_" in compact:
-            raw = base64.urlsafe_b64decode(compact)
-        else:
-            raw = base64.b64decode(compact, validate=True)
+        raw = base64.b64decode(compact.translate(_URLSAFE), validate=True)  # either alphabet
     except (binascii.Error, ValueError):
         return None
     if is_container(raw):

@@ -103,17 +103,6 @@ def triton_version() -> tuple[str, str]:
     return (m.group(1) if m else "unknown"), str(Path(spec.origin).parent)
 
 
-def _import_triton():
-    try:
-        import triton  # noqa: PLC0415
-        from triton.backends.compiler import GPUTarget  # noqa: PLC0415
-        from triton.compiler import ASTSource  # noqa: PLC0415
-    except ImportError as e:
-        raise TritonMissingError(f"Triton kernels need the triton package, which cannot be imported ({e}): "
-                                 f"{INSTALL_HINT}") from None
-    return triton, GPUTarget, ASTSource
-
-
 def compile_triton(spec: TritonSpec, arch: str, *, cache: bool = True,
                    timeout: float = DEFAULT_TIMEOUT_S) -> TritonArtifact:
     """Compile one specialization for ``arch`` (one of ``arches()``: "gfx950", "gfx942", "sm_90"): a
@@ -295,9 +284,15 @@ def _check_options(spec: TritonSpec, backend, opts: dict) -> None:
 
 def compile_here(spec: TritonSpec, arch: str, version: str) -> TritonArtifact:
     """Compile in this process (the child's side of compile_triton)."""
-    triton, GPUTarget, ASTSource = _import_triton()
-    from triton.compiler.compiler import make_backend  # noqa: PLC0415
-    from triton.runtime.jit import JITFunction  # noqa: PLC0415
+    try:
+        import triton  # noqa: PLC0415
+        from triton.backends.compiler import GPUTarget  # noqa: PLC0415
+        from triton.compiler import ASTSource  # noqa: PLC0415
+        from triton.compiler.compiler import make_backend  # noqa: PLC0415
+        from triton.runtime.jit import JITFunction  # noqa: PLC0415
+    except ImportError as e:
+        raise TritonMissingError(f"Triton kernels need the triton package, which cannot be imported ({e}): "
+                                 f"{INSTALL_HINT}") from None
 
     backend_name, target_arch, warp, kind = arches()[arch]
     target = GPUTarget(backend_name, target_arch, warp)
