@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from ruffclean import order_problems, ruff_problems
 
-from submitgen.inspection.launchtable import TRITON_SCRATCH_NAMES, read_launch_table
+from submitgen.inspection.source import TRITON_SCRATCH_NAMES, read_launch_table
 from submitgen.options import Compress
 from submitgen.pipeline import BuildOptions, build
 from submitgen.render import embed
@@ -143,7 +143,7 @@ def test_the_launch_table_reads_launch_defaults_by_position_and_by_keyword():
     )
     table = read_launch_table(text)
     assert table is not None
-    (a,), (b,) = table.objects[0], table.objects[1]
+    (a,), (b,) = table[0], table[1]
     assert (a.name, a.symbol, a.block) == ("a", "k_a", 256)
     assert a.arg_names == ("x_ptr", "n", *TRITON_SCRATCH_NAMES)
     assert (b.arg_names, b.block) == (("y", TRITON_SCRATCH_NAMES[0]), 128)

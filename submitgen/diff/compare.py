@@ -23,17 +23,16 @@ from submitgen.diff.model import (
 from submitgen.diff.plan_blocks import plan_blocks
 from submitgen.diff.text import arg_label, fmt_arg
 from submitgen.errors import CodeObjectError, ContainerError, DiffError
-from submitgen.inspection.launchtable import Launch, object_indices, read_launch_table, with_arg_names
+from submitgen.inspection.report import Inspected, inspect_sources
+from submitgen.inspection.source import Launch, with_arg_names
 from submitgen.readers.amd import processors
 from submitgen.readers.amd.occupancy import required_block
 from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
 from submitgen.readers.base import ArgInfo
 from submitgen.readers.base import KernelInfo as Kernel
-from submitgen.readers.base import ObjectInfo as CodeObject
-from submitgen.readers.containers import load_code_objects, read_input
+from submitgen.readers.containers import read_input
 from submitgen.readers.demangle import demangle_many
 from submitgen.readers.pycoding import decode_python
-from submitgen.render import provenance
 
 
 def parse_fail_on(text: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -62,30 +61,26 @@ def parse_pairs(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
 
 
 def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Side:
-    """Every code object ``source`` holds (filtered to ``arch``), its kernels by unique launch
-    name, and the launch plan's block sizes when it is a ``.py`` submission."""
-    loaded = tuple(load_code_objects(source, arch=arch))
-    cos = tuple(lo.read() for lo in loaded)
+    """Every code object ``source`` holds (filtered to ``arch``) as inspect reads it, its kernels
+    by unique launch name, and the launch plan's block sizes when it is a ``.py`` submission."""
+    objects = tuple(inspect_sources([source], arch=arch, disasm=False))
     blocks: dict[str | None, tuple[int, ...]] = {}
-    table = None
-    indices = list(range(len(cos)))
-    if loaded and loaded[0].container == "python":
+    if objects and objects[0].loaded.container == "python":
         with contextlib.suppress(ContainerError):
-            text = decode_python(read_input(source), str(source)).text
-            blocks, table, prov = plan_blocks(text), read_launch_table(text), provenance.read(text)
-            indices = object_indices([co.sha256 for co in cos], prov.code_objects if prov else ())
+            blocks = plan_blocks(decode_python(read_input(source), str(source)).text)
     names: list[str] = []
-    kernels: list[tuple[Kernel, CodeObject]] = []
+    kernels: list[tuple[Kernel, Inspected]] = []
     launches: list[Launch | None] = []
     where: dict[str, list[str]] = {}
-    for index, co in zip(indices, cos):
-        for k in co.kernels:
-            for la in (table.launches(index, k.name) if table is not None else ()) or (None,):
+    for item in objects:
+        for k in item.kernels:
+            table = item.submission.launches if item.submission else ()
+            for la in [la for la in table if la.symbol == k.name] or [None]:
                 name = la.name if la is not None else k.name
-                where.setdefault(name, []).append(co.processor)
+                where.setdefault(name, []).append(item.code_object.processor)
                 if len(where[name]) == 1:
                     names.append(name)
-                    kernels.append((with_arg_names(k, la.arg_names) if la is not None else k, co))
+                    kernels.append((with_arg_names(k, la.arg_names) if la is not None else k, item))
                     launches.append(la)
     for name, procs in where.items():
         if len(procs) > 1:
@@ -94,7 +89,7 @@ def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Sid
                 "this file lacks); compare the code objects one by one")
             raise DiffError(f"{source}: kernel {name!r} is in {len(procs)} code objects "
                             f"({', '.join(procs)}); expected one: {advice}")
-    return Side(str(source), loaded, cos, tuple(names), tuple(kernels), tuple(launches), blocks)
+    return Side(str(source), objects, tuple(names), tuple(kernels), tuple(launches), blocks)
 
 
 def pair_kernels(old: Sequence[str], new: Sequence[str], explicit: Sequence[tuple[str, str]] = ()
@@ -158,17 +153,17 @@ def _choose_block(old: Side, new: Side, names: tuple[str, str], block: int | Non
 
 def _compare(old: Side, new: Side, pair: tuple[str, str, str], demangled: str, arch: str | None,
              block: int | None) -> KernelDiff:
-    (ko, co_o), (kn, co_n) = old.get(pair[0]), new.get(pair[1])  # type: ignore[misc]
+    (ko, io), (kn, in_) = old.get(pair[0]), new.get(pair[1])  # type: ignore[misc]
     choice = _choose_block(old, new, pair[:2], block)
-    facts = processors.PROCESSORS.get(arch.split(":", 1)[0].strip().lower()) if arch else None
-    to, tn = (facts, facts) if arch else (co_o.processor_facts(), co_n.processor_facts())
-    lo, ln = old.launch(pair[0]), new.launch(pair[1])
-    lds = (lo.dynamic_lds if lo else None, ln.dynamic_lds if ln else None)
+    to, tn = io.target, in_.target  # --arch's facts, else each object's
+    lds = tuple(d.bytes if d is not None and d.source == "provenance" else None
+                for d in (io.dynamic_lds.get(ko.name), in_.dynamic_lds.get(kn.name)))
     occ_o = processors.occupancy(ko, to, choice.old, dynamic_lds=lds[0] or 0) if to is not None else None
     occ_n = processors.occupancy(kn, tn, choice.new, dynamic_lds=lds[1] or 0) if tn is not None else None
     both = occ_o is not None and occ_n is not None
     waves = (occ_o.waves_per_simd, occ_n.waves_per_simd) if both else (None, None)  # type: ignore[union-attr]
-    special = {"target": (co_o.target_id, co_n.target_id), "dynamic_lds": lds, "occupancy": waves}
+    special = {"target": (io.code_object.target_id, in_.code_object.target_id), "dynamic_lds": lds,
+               "occupancy": waves}
     fields = tuple(FieldChange(key, label, unit, *(special[key] if key in special else
                                                    (getattr(ko, key), getattr(kn, key))), rule, direction)
                    for key, label, unit, rule, direction in FIELDS)
@@ -193,12 +188,12 @@ def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
 def _named(side: Side, name: str) -> tuple[str, ...]:
     """The launch names of ``side`` that ``name`` (a launch name, or a kernel's .name, .symbol or
     demangled name) names."""
-    def names(launch: str, k: Kernel, co: CodeObject) -> bool:
+    def names(launch: str, k: Kernel, item: Inspected) -> bool:
         with contextlib.suppress(CodeObjectError):
-            return launch == name or co.kernel(name).name == k.name
+            return launch == name or item.code_object.kernel(name).name == k.name
         return False
 
-    return tuple(n for n, (k, co) in zip(side.names, side.kernels) if names(n, k, co))
+    return tuple(n for n, (k, item) in zip(side.names, side.kernels) if names(n, k, item))
 
 
 def _resolve(side: Side, name: str, which: str) -> str:

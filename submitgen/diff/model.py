@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from submitgen.inspection.launchtable import Launch
+from submitgen.inspection.report import Inspected
+from submitgen.inspection.source import Launch
 from submitgen.readers.amd import processors
 from submitgen.readers.base import ArgInfo
 from submitgen.readers.base import KernelInfo as Kernel
-from submitgen.readers.base import ObjectInfo as CodeObject
-from submitgen.readers.containers import LoadedCodeObject
 
 FAIL_ON_RULES = ("spills", "scratch", "occupancy", "lds", "args")
 
@@ -39,18 +38,17 @@ FIELDS: tuple[tuple[str, str, str, str | None, int], ...] = (
 
 @dataclass(frozen=True)
 class Side:
-    """One input (OLD or NEW): its code objects, and its kernels by the name the plan launches
-    them by (a ``.py`` submission's launch table), else by ``.name``."""
+    """One input (OLD or NEW): its code objects as inspect reads them, and its kernels by the name
+    the plan launches them by (a ``.py`` submission's launch table), else by ``.name``."""
 
     source: str
-    loaded: tuple[LoadedCodeObject, ...]
-    code_objects: tuple[CodeObject, ...]
+    objects: tuple[Inspected, ...]
     names: tuple[str, ...]  # in file order, unique
-    kernels: tuple[tuple[Kernel, CodeObject], ...]  # one per name
+    kernels: tuple[tuple[Kernel, Inspected], ...]  # one per name, with the object that holds it
     launches: tuple[Launch | None, ...]  # one per name: its launch-table entry (None: no table)
     plan_blocks: Mapping[str | None, tuple[int, ...]]  # None: launches with a non-literal name
 
-    def get(self, name: str) -> tuple[Kernel, CodeObject] | None:
+    def get(self, name: str) -> tuple[Kernel, Inspected] | None:
         return self.kernels[self.names.index(name)] if name in self.names else None
 
     def launch(self, name: str) -> Launch | None:

@@ -102,25 +102,23 @@ def _arg_lines(args: tuple[ArgChange, ...]) -> list[str]:
     return lines
 
 
-def _launched_as(side: Side, co: Any) -> str:
-    """``: mm_m16`` when a launch table names this object's kernels otherwise than their .name."""
-    names = [side.names[i] for i, (_, c) in enumerate(side.kernels) if c is co]
-    return f": {', '.join(names)}" if names != [k.name for k in co.kernels] else ""
-
-
 def _side_lines(tag: str, side: Side, paths: list[str]) -> list[str]:
     lines = []
-    for co, shown in zip(side.code_objects, paths):
+    for item, shown in zip(side.objects, paths):
+        co = item.code_object
+        # ": mm_m16" when a launch table names this object's kernels otherwise than their .name
+        names = [side.names[i] for i, (_, it) in enumerate(side.kernels) if it is item]
+        launched = f": {', '.join(names)}" if names != [k.name for k in co.kernels] else ""
         lines.append(fit_middle(f"{tag}  {shown}", WIDTH))
+        plural = "s" if len(co.kernels) != 1 else ""
         lines.append(fit_middle(f"     {co.target_id}, {co.version_label}, sha256 {co.sha256[:16]}, "
-                                f"{len(co.kernels)} kernel{'s' if len(co.kernels) != 1 else ''}"
-                                f"{_launched_as(side, co)}", WIDTH))
+                                f"{len(co.kernels)} kernel{plural}{launched}", WIDTH))
     return lines
 
 
 def _sides(result: DiffResult) -> list[str]:
-    old = [lo.provenance for lo in result.old.loaded]
-    new = [lo.provenance for lo in result.new.loaded]
+    old = [item.loaded.provenance for item in result.old.objects]
+    new = [item.loaded.provenance for item in result.new.objects]
     for i in range(min(len(old), len(new))):
         old[i], new[i] = fit_pair(old[i], new[i], WIDTH - 5)
     return _side_lines("old", result.old, old) + _side_lines("new", result.new, new)
@@ -215,9 +213,9 @@ def to_json(result: DiffResult) -> dict[str, Any]:
     return jsonable({
         "format_version": JSON_FORMAT_VERSION,
         **{tag: {"source": side.source, "launch_names": side.names, "code_objects": [
-            {"provenance": lo.provenance, "target": co.target_id, "sha256": co.sha256,
-             "kernels": [k.name for k in co.kernels]} for lo, co in zip(side.loaded, side.code_objects)]}
-           for tag, side in (("old", result.old), ("new", result.new))},
+            {"provenance": it.loaded.provenance, "target": it.code_object.target_id,
+             "sha256": it.code_object.sha256, "kernels": [k.name for k in it.code_object.kernels]}
+            for it in side.objects]} for tag, side in (("old", result.old), ("new", result.new))},
         "arch": result.arch, "added": result.added, "removed": result.removed,
         "kernels": [_kernel_json(kd) for kd in result.kernels], "fail_on": result.fail_on,
         "tripped": [_pick(t, "rule kernel message") for t in result.tripped],

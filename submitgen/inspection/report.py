@@ -13,8 +13,13 @@ from typing import Any
 
 from submitgen import textfmt
 from submitgen.errors import CodeObjectError
-from submitgen.inspection.launchtable import with_arg_names
-from submitgen.inspection.source import DynamicLds, SubmissionInfo, sidecar_lds, submission_info
+from submitgen.inspection.source import (
+    DynamicLds,
+    SubmissionInfo,
+    sidecar_lds,
+    submission_infos,
+    with_arg_names,
+)
 from submitgen.readers.amd import processors
 from submitgen.readers.amd.occupancy import required_block
 from submitgen.readers.base import Finding, KernelInfo, ObjectInfo
@@ -115,10 +120,12 @@ def inspect_sources(paths: Iterable[str | os.PathLike[str] | bytes], *, arch: st
     occupancy for ``block`` threads and ``lds`` bytes of dynamic LDS (the defaults: inspect's --help),
     and with ``disasm`` their instruction mix."""
     read: list[tuple[str | os.PathLike[str] | bytes, LoadedCodeObject, ObjectInfo]] = []
+    subs: list[SubmissionInfo | None] = []
     for p in paths:
-        read += [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
-    subs = [submission_info(p, co.sha256) if loaded.container == "python" else None
-            for p, loaded, co in read]
+        objs = [(p, loaded, loaded.read()) for loaded in load_code_objects(p, arch=arch)]
+        python = bool(objs) and objs[0][1].container == "python"
+        subs += submission_infos(p, [co.sha256 for *_, co in objs]) if python else [None] * len(objs)
+        read += objs
     picks = _picked(read, kernels, subs)
     every = tuple(k.name for picked in picks for k in picked)
     dem = dict(zip(every, demangle_many(every)))

@@ -1,25 +1,44 @@
-"""What inspect learns from around a code object: a ``.py`` submission's own directives and
-provenance line, and the dynamic LDS a kernel is launched with (``--lds``, the provenance's
-``lds`` field, or a Triton ``.json`` sidecar's ``shared``)."""
+"""What inspect and diff learn from around a code object, read statically (``ast``; the file is
+never run): a ``.py`` submission's directives and provenance line; its launch table, which names
+the kernels of each embedded object as the plan launches them (``_SG_KERNEL_IMAGE``: Triton
+specializations of one kernel share its symbol, one object each), with a Triton kernel's argument
+names and block (``_SG_DEFAULTS``); and the dynamic LDS a kernel is launched with (``--lds``, the
+provenance's ``lds`` field, or a Triton ``.json`` sidecar's ``shared``). A file without the table
+(not built by submitgen) names its kernels by symbol."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from submitgen.errors import ContainerError
-from submitgen.inspection.launchtable import Launch, read_launch_table
 from submitgen.lint import read_header
+from submitgen.readers.base import KernelInfo
 from submitgen.readers.containers import read_input
 from submitgen.readers.pycoding import decode_python
 from submitgen.render import provenance
 from submitgen.render.provenance import field_items, parse_lds
 
 MAX_SIDECAR_BYTES = 1 << 20
+# What the two pointers submitgen appends to every Triton launch are called where a user reads them.
+TRITON_SCRATCH_NAMES = ("(global scratch)", "(profile scratch)")
+K = TypeVar("K", bound=KernelInfo)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One name the plan launches: the kernel (its ``.name``) that serves it in its object."""
+
+    name: str
+    symbol: str
+    arg_names: tuple[str, ...] = ()  # a Triton specialization's explicit arguments; () if not known
+    block: int | None = None  # the block its compiler chose (``_SG_DEFAULTS``' threads)
 
 
 @dataclass(frozen=True)
@@ -71,24 +90,92 @@ class SubmissionInfo:
         return {name: DynamicLds(n, "provenance") for name, n in parse_lds(items, self.object_index).items()}
 
 
-def submission_info(path: str | os.PathLike[str] | bytes, sha256: str) -> SubmissionInfo | None:
-    if isinstance(path, (bytes, bytearray, memoryview)):
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
 
+
+def _defaults(node: ast.AST | None) -> dict[str, tuple[tuple[str, ...], int | None]]:
+    """launch name -> (argument names, block threads) from ``_SG_DEFAULTS = {name:
+    SgLaunchDefaults(compiler, threads, shared, scratch, names), ...}`` (its fields given by
+    position or by keyword)."""
+    out: dict[str, tuple[tuple[str, ...], int | None]] = {}
+    for key, value in zip(node.keys, node.values) if isinstance(node, ast.Dict) else ():
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Call)):
+            continue
+        fields = dict(zip(("compiler", "threads", "shared", "scratch", "names"), map(_literal, value.args)))
+        fields.update({k.arg: _literal(k.value) for k in value.keywords if k.arg is not None})
+        names, scratch, threads = fields.get("names"), fields.get("scratch", ()), fields.get("threads")
+        shown: tuple[str, ...] = ()
+        if (isinstance(names, tuple) and names and all(isinstance(n, str) for n in names)
+                and isinstance(scratch, tuple)):
+            shown = tuple(names) + TRITON_SCRATCH_NAMES[:len(scratch)]
+        block = threads if isinstance(threads, int) and not isinstance(threads, bool) else None
+        out[key.value] = (shown, block)
+    return out
+
+
+def read_launch_table(text: str) -> dict[int, tuple[Launch, ...]] | None:
+    """Launch names per embedded object (its position in the provenance's ``co``); None when the
+    text has no ``_SG_KERNEL_IMAGE`` literal mapping launch names to ``(object index, symbol)``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    assigned = {s.targets[0].id: s.value for s in tree.body if isinstance(s, ast.Assign)
+                and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)}  # the last of each
+    image = _literal(assigned["_SG_KERNEL_IMAGE"]) if "_SG_KERNEL_IMAGE" in assigned else None
+    if not isinstance(image, dict) or not image:
+        return None
+    defaults = _defaults(assigned.get("_SG_DEFAULTS"))
+    objects: dict[int, list[Launch]] = {}
+    for name, where in image.items():
+        if not (isinstance(name, str) and isinstance(where, tuple) and len(where) == 2
+                and isinstance(where[0], int) and isinstance(where[1], str)):
+            return None
+        objects.setdefault(where[0], []).append(Launch(name, where[1], *defaults.get(name, ((), None))))
+    return {i: tuple(v) for i, v in objects.items()}
+
+
+def submission_infos(path: str | os.PathLike[str] | bytes,
+                     shas: Sequence[str]) -> list[SubmissionInfo | None]:
+    """What the ``.py`` submission ``path`` says of each of its objects (by sha256, in load order;
+    identical objects take the positions the provenance records for them in turn)."""
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        return [None] * len(shas)
     try:
         text = decode_python(read_input(path), str(path)).text
     except ContainerError:
-        return None
+        return [None] * len(shas)
     header = read_header(text)
     prov = provenance.read(text)
     if prov is None:
-        return SubmissionInfo(header.leaderboard, tuple(header.gpus), None, None)
-    recorded = prov.code_objects
-    index = recorded.index(sha256) if sha256 in recorded else None
-    table = read_launch_table(text) if index is not None else None
-    launches = table.objects.get(index, ()) if table is not None and index is not None else ()
-    return SubmissionInfo(header.leaderboard, tuple(header.gpus), prov.fields, sha256 in recorded, index,
-                          launches)
+        return [SubmissionInfo(header.leaderboard, tuple(header.gpus), None, None)] * len(shas)
+    table = read_launch_table(text) or {}
+    out: list[SubmissionInfo | None] = []
+    taken: list[int] = []
+    for sha in shas:
+        spots = [i for i, r in enumerate(prov.code_objects) if r == sha]
+        index = next((i for i in spots if i not in taken), spots[0] if spots else None)
+        taken += [index] if index is not None else []
+        out.append(SubmissionInfo(header.leaderboard, tuple(header.gpus), prov.fields, bool(spots), index,
+                                  table.get(index, ()) if index is not None else ()))
+    return out
+
+
+def with_arg_names(kernel: K, names: Sequence[str]) -> K:
+    """``kernel`` with its explicit arguments named ``names`` (a Triton signature's, which the
+    metadata leaves unnamed), when there is one name per argument; else ``kernel`` itself."""
+    named = dataclasses.is_dataclass(kernel) and not isinstance(kernel, type)
+    if not names or len(names) != len(kernel.explicit_args) or not named:
+        return kernel
+    it = iter(names)
+    model: Any = kernel  # a reader's frozen dataclass (named above), which replace() copies
+    args = tuple(a if a.hidden else dataclasses.replace(a, name=next(it)) for a in model.args)
+    replaced: K = dataclasses.replace(model, args=args)
+    return replaced
 
 
 def sidecar_lds(path: str | os.PathLike[str] | bytes) -> DynamicLds | None:
