@@ -198,19 +198,14 @@ def _kernel_findings(k: KernelInfo, occ: processors.Occupancy | None) -> list[Fi
     return fs
 
 
-def kernel_to_json(k: KernelInfo, occ: processors.Occupancy | None = None, demangled: str | None = None,
-                   dyn: DynamicLds | None = None) -> dict[str, Any]:
-    d = k.to_json(demangled if demangled is not None else k.demangled_name)
-    d["occupancy"] = _occupancy(occ) if occ else None
-    if d["occupancy"] is not None:
-        d["occupancy"]["dynamic_lds"] = dyn.bytes if dyn else 0
-        d["occupancy"]["dynamic_lds_source"] = dyn.source if dyn else None
-    d["findings"] = [f.to_json() for f in _kernel_findings(k, occ)]
-    return d
-
-
-def _with_mix(d: dict[str, Any], mix: InstructionMix | None) -> dict[str, Any]:
+def kernel_to_json(item: Inspected, k: KernelInfo) -> dict[str, Any]:
+    occ, dyn, mix = item.occupancy.get(k.name), item.dynamic_lds.get(k.name), item.mix.get(k.name)
+    d = k.to_json(item.demangled.get(k.name, k.demangled_name))
+    d["occupancy"] = _occupancy(occ) | {"dynamic_lds": dyn.bytes if dyn else 0,
+                                        "dynamic_lds_source": dyn.source if dyn else None} if occ else None
+    d["findings"] = [f.to_json() for f in item.kernel_findings(k)]
     d["instruction_mix"] = mix.to_json() if mix else None
+    d["launch_names"] = list(item.submission.launch_names(k.name)) if item.submission else []
     return d
 
 
@@ -221,10 +216,7 @@ def code_object_to_json(item: Inspected) -> dict[str, Any]:
         "python_line": ld.python_line, "encoding": ld.encoding,
         **co.header_json(),
         "occupancy_target": item.target.name if item.target else None,
-        "kernels": [_with_mix(kernel_to_json(k, item.occupancy.get(k.name), item.demangled.get(k.name),
-                                             item.dynamic_lds.get(k.name)), item.mix.get(k.name))
-                    | {"launch_names": list(item.submission.launch_names(k.name)) if item.submission else []}
-                    for k in item.kernels],
+        "kernels": [kernel_to_json(item, k) for k in item.kernels],
         "instruction_mix_note": item.disasm_note,
         "findings": [f.to_json() for f in co.findings if f.kernel is None],
         "submission": item.submission.to_json() if item.submission else None,
