@@ -218,6 +218,10 @@ def test_metadata_type_errors_name_the_key():
     assert str(e.value) == "x.co: metadata kernel 'k': required key '.wavefront_size' is missing"
 
 
+def _limit(occ, resource: str):
+    return next(lim for lim in occ.limits if lim.resource == resource)
+
+
 @dataclass
 class _K:
     vgpr_count: int
@@ -230,11 +234,11 @@ class _K:
                                          (256, 2), (512, 1)])
 def test_vgpr_occupancy_table(vgprs, waves):
     occ = processors.occupancy(_K(vgprs), "gfx950", 64)
-    assert occ.limit("vgpr").waves_per_simd == waves
+    assert _limit(occ, "vgpr").waves_per_simd == waves
 
 
 def test_occupancy_other_limits():
-    assert processors.occupancy(_K(8, sgpr_count=104), "gfx942", 64).limit("sgpr").waves_per_simd == 7
+    assert _limit(processors.occupancy(_K(8, sgpr_count=104), "gfx942", 64), "sgpr").waves_per_simd == 7
     occ = processors.occupancy(_K(8, group_segment_fixed_size=32 * 1024), "gfx942", 256)
     assert occ.waves_per_simd == 2 and occ.limited_by == ("lds",)
     occ = processors.occupancy(_K(8, group_segment_fixed_size=32 * 1024), "gfx950", 256)

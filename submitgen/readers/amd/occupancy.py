@@ -52,12 +52,6 @@ class Occupancy:
     launchable: bool
     problems: tuple[str, ...]  # why a block of this size cannot run, if it cannot
 
-    def limit(self, resource: str) -> OccupancyLimit:
-        for lim in self.limits:
-            if lim.resource == resource:
-                return lim
-        raise KeyError(resource)
-
 
 def _round_up(x: int, granule: int) -> int:
     return -(-x // granule) * granule
