@@ -130,9 +130,9 @@ def inspect_sources(paths: Iterable[str | os.PathLike[str] | bytes], *, arch: st
     every = tuple(k.name for picked in picks for k in picked)
     dem = dict(zip(every, demangle_many(every)))
     tool = find_disassembler() if disasm else None
-    mixes = _mixes(read, picks, tool) if disasm else [({}, None)] * len(read)
     out: list[Inspected] = []
-    for (p, loaded, co), picked, sub, (mix, note) in zip(read, picks, subs, mixes):
+    for (p, loaded, co), picked, sub in zip(read, picks, subs):
+        mix, note = _mix(loaded, co, picked, tool) if disasm else ({}, None)
         tgt = processors.PROCESSORS.get(arch.split(":", 1)[0].lower()) if arch else co.processor_facts()
         dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
         occ = {k.name: processors.occupancy(k, tgt, block,
@@ -143,32 +143,19 @@ def inspect_sources(paths: Iterable[str | os.PathLike[str] | bytes], *, arch: st
     return out
 
 
-def _mixes(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], picks: Sequence[Sequence[KernelInfo]],
-           tool: Disassembler | None) -> list[tuple[dict[str, InstructionMix], str | None]]:
-    """Each object's picked kernels' instruction mix, or why there is none: every AMD object is
-    listed once by llvm-objdump (``disasm.instruction_mixes``); without it, each gets the note that
-    names the missing tool."""
-    out: list[tuple[dict[str, InstructionMix], str | None]] = [({}, None)] * len(read)
-    jobs: list[tuple[int, Job, Sequence[KernelInfo]]] = []
-    for i, ((_, loaded, co), picked) in enumerate(zip(read, picks)):
-        if not co.processor.startswith("gfx") or not picked:
-            continue  # cubins: no AMD disassembly (cuobjdump --dump-sass shows their code)
-        names = tuple(k.symbol.removesuffix(".kd") for k in picked)
-        jobs.append((i, Job(loaded.data, co.processor, names, loaded.provenance), picked))
-    if not jobs:
-        return out
-    only = [j for _, j, _ in jobs]
-    found: list[dict[str, InstructionMix] | None] = [None] * len(only)
-    if tool is not None:
-        found = list(instruction_mixes(only, tool))
-    for (i, _, picked), by_symbol in zip(jobs, found):
-        if by_symbol is None:
-            out[i] = ({}, f"no instruction mix: no llvm-objdump >= {MIN_LLVM_MAJOR} found "
-                          "(Debian: apt-get install llvm-22; or set SUBMITGEN_OBJDUMP)")
-        else:
-            out[i] = ({k.name: by_symbol[k.symbol.removesuffix(".kd")] for k in picked
-                       if k.symbol.removesuffix(".kd") in by_symbol}, None)
-    return out
+def _mix(loaded: LoadedCodeObject, co: ObjectInfo, picked: Sequence[KernelInfo],
+         tool: Disassembler | None) -> tuple[dict[str, InstructionMix], str | None]:
+    """An AMD object's picked kernels' instruction mix (llvm-objdump lists the object once,
+    ``disasm.instruction_mixes``), or the note that names the missing tool."""
+    if not co.processor.startswith("gfx") or not picked:
+        return {}, None  # cubins: no AMD disassembly (cuobjdump --dump-sass shows their code)
+    if tool is None:
+        return {}, (f"no instruction mix: no llvm-objdump >= {MIN_LLVM_MAJOR} found "
+                    "(Debian: apt-get install llvm-22; or set SUBMITGEN_OBJDUMP)")
+    symbols = {k.name: k.symbol.removesuffix(".kd") for k in picked}
+    [found] = instruction_mixes([Job(loaded.data, co.processor, tuple(symbols.values()), loaded.provenance)],
+                                tool)
+    return {name: found[sym] for name, sym in symbols.items() if sym in found}, None
 
 
 # --------------------------------------------------------------------------- JSON
