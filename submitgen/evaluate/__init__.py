@@ -153,7 +153,7 @@ def _backend_of(state: RunState, tmp: Path, interpreted: bool = False) -> Execut
     return Execution(
         state.backend, torch.cuda.is_available(), str(ready.get("device", "cpu"))[:200],
         _first_output(tmp / "worker-0.log"), stand_in=any(os.environ.get(v) for v in STAND_IN_LIBRARIES),
-        compile_note=state.compile.describe() if state.compile else None, interpreted=interpreted,
+        compile_note=state.compile, interpreted=interpreted,
     )
 
 

@@ -44,7 +44,7 @@ class RunState:
     backend: str | None = None
     import_error: str | None = None
     import_missing: str | None = None  # the module a failed import needed (ModuleNotFoundError)
-    compile: CompilePass | None = None
+    compile: str | None = None  # how the compile pass ended, as the report says it
 
 
 @dataclass
@@ -156,20 +156,14 @@ COMPILE_TIMEOUT_S = 120.0
 """kernelbot's ``Timeout.COMPILE`` for the compile pass (run by the worker: ``worker.compile_pass``)."""
 
 
-@dataclass(frozen=True)
-class CompilePass:
-    """How ``python submission.py`` ended: its exit code (None when it ran past the limit)."""
-
-    returncode: int | None
-    seconds: float
-
-    def describe(self) -> str:
-        head = "compile pass (python submission.py, as the leaderboard runs it first): "
-        if self.returncode is None:
-            return head + f"stopped after {COMPILE_TIMEOUT_S:g} s (ignored, as on the leaderboard)"
-        if self.returncode == 0:
-            return head + f"ok in {self.seconds:.1f} s"
-        return head + f"exit code {self.returncode} in {self.seconds:.1f} s (ignored, as on the leaderboard)"
+def compile_note(code: int | None, seconds: float) -> str:
+    """How ``python submission.py`` ended (``code`` None: it ran past the limit)."""
+    head = "compile pass (python submission.py, as the leaderboard runs it first): "
+    if code is None:
+        return head + f"stopped after {COMPILE_TIMEOUT_S:g} s (ignored, as on the leaderboard)"
+    if code == 0:
+        return head + f"ok in {seconds:.1f} s"
+    return head + f"exit code {code} in {seconds:.1f} s (ignored, as on the leaderboard)"
 
 
 def _next_line(w: _Worker, budget: cpulimit.Budget) -> str | None | bool:
@@ -221,7 +215,7 @@ def _handle(w: _Worker, state: RunState, ev: dict[str, Any], on_result: Judge) -
     if ev.get("backend") is not None:
         state.backend = ev["backend"]
     if kind == "compiled":
-        state.compile = CompilePass(ev.get("code"), float(ev.get("seconds", 0.0)))
+        state.compile = compile_note(ev["code"], ev["seconds"])
         return False
     if kind == "ready":
         state.ready = ev
