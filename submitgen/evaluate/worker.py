@@ -294,23 +294,10 @@ def compile_pass(log: str, timeout_s: float) -> tuple[int | None, float]:
     return (code if done else None), time.monotonic() - started
 
 
-def _import_submission(emit: Callable[[dict[str, Any]], None]) -> tuple[Any, Any] | None:
-    sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module("submission")
-        return module, module.custom_kernel
-    except BaseException as e:  # noqa: BLE001 - SystemExit from a submission counts too
-        emit({"event": "import-error", "error": f"importing the submission failed: {error_text(e)}",
-              "missing": missing_module(e)})
-        return None
-
-
 def main(config_path: str) -> int:
     with open(config_path, encoding="utf-8") as f:
         cfg = json.load(f)
     emit = emitter(int(os.environ["SUBMITGEN_RESULT_FD"]))
-
-
     problem = load(cfg["problem_module"], cfg["problem"], cfg.get("problem_root"))
     if cfg.get("compile_log"):  # before anything here touches the GPU: the pass is a fork
         code, seconds = compile_pass(cfg["compile_log"], cfg["compile_timeout_s"])
@@ -319,18 +306,20 @@ def main(config_path: str) -> int:
     device = "cuda" if gpu else "cpu"
     device_name = torch.cuda.get_device_name(0) if gpu else "cpu"
     run = make_runner(problem, cfg, gpu, device, emit)
-    shapes = [(item["index"], item["spec"]) for item in cfg["shapes"]]
-    perf_counter = time.perf_counter
-    t0 = perf_counter()
-    imported = _import_submission(emit)
-    if imported is None:
+    t0 = time.perf_counter()
+    sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module("submission")
+        kernel = module.custom_kernel
+    except BaseException as e:  # noqa: BLE001 - SystemExit from a submission counts too
+        emit({"event": "import-error", "error": f"importing the submission failed: {error_text(e)}",
+              "missing": missing_module(e)})
         return 0
-    module, kernel = imported
     emit({"event": "ready", "gpu": gpu, "device": device_name, "backend": _backend(module),
-          "import_s": perf_counter() - t0})
-    for index, spec in shapes:
-        emit({"event": "shape-start", "index": index})
-        run(index, spec, kernel, _backend(module))
+          "import_s": time.perf_counter() - t0})
+    for item in cfg["shapes"]:
+        emit({"event": "shape-start", "index": item["index"]})
+        run(item["index"], item["spec"], kernel, _backend(module))
     emit({"event": "done", "backend": _backend(module)})
     return 0
 
