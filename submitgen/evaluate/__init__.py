@@ -257,10 +257,9 @@ def run_test(path: str | Path, *, problem: str | None = None, shapes: str | None
              timeout_s: float | None = DEFAULT_TIMEOUT_S, lint: bool = True,
              progress: Callable[[ShapeResult, int, int], None] | None = None,
              announce: Callable[[str], None] | None = None, interpret: bool = False) -> TestReport:
-    """Lint, then run ``custom_kernel`` on every selected shape in a fresh process and judge each
-    output here. ``progress(result, finished, count)`` is called as each shape finishes;
-    ``announce(line)`` with what will run before anything does, and with an estimate of the
-    time left after the first shape. With ``interpret``, ``path`` is a Triton kernel project run
+    """Lint, then run ``custom_kernel`` on every selected shape in a fresh process.
+    ``progress(result, finished, count)`` is called as each shape finishes, ``announce(line)`` with
+    what will run before anything does. With ``interpret``, ``path`` is a Triton kernel project run
     under Triton's interpreter (:mod:`.interpret`; ``shapes`` None: its default shapes, and
     ``timeout_s`` None: ``interpret.TIMEOUT_S`` a shape)."""
     expected = None
@@ -320,31 +319,16 @@ def _refuse_untimed_fallback(prep: PreparedFile) -> None:
             "fallback on this CPU")
 
 
-def run_bench(
-    path: str | Path,
-    *,
-    problem: str | None = None,
-    shapes: str = "benchmark",
-    custom: Sequence[Mapping[str, Any] | str] = (),
-    seed: int | None = None,
-    iters: int | None = None,
-    max_time_s: float = DEFAULT_MAX_TIME_S,
-    mode: str = "benchmark",
-    flush_mib: int | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    lint: bool = True,
-    force: bool = False,
-    progress: Callable[[BenchResult, int, int], None] | None = None,
-    announce: Callable[[str], None] | None = None,
-) -> BenchReport:
-    """Lint, then time ``custom_kernel`` on every selected shape in a fresh process. Timing stops
-    by eval.py's rule (:mod:`.stoprule`), with ``max_time_s`` as its wall limit, or after ``iters``
-    calls when given. The first call's output is judged here; with ``mode`` 'leaderboard', as in
-    the ranked run, each timed call gets fresh inputs (seed += 13) and every output and every
-    call's inputs are judged here too. Without a GPU, a submitgen file's pure-torch fallback gets
-    that one checked call and no timing, unless ``force``. ``flush_mib`` None: eval.py's flush, or
-    on a GPU that cannot hold it the largest that fits, said through ``announce`` and in the
-    report; a size given that does not fit fails the shape."""
+def run_bench(path: str | Path, *, problem: str | None = None, shapes: str = "benchmark",
+              custom: Sequence[Mapping[str, Any] | str] = (), seed: int | None = None,
+              iters: int | None = None, max_time_s: float = DEFAULT_MAX_TIME_S, mode: str = "benchmark",
+              flush_mib: int | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, lint: bool = True,
+              force: bool = False, progress: Callable[[BenchResult, int, int], None] | None = None,
+              announce: Callable[[str], None] | None = None) -> BenchReport:
+    """Lint, then time ``custom_kernel`` on every selected shape in a fresh process, as
+    docs/evaluate.md says: eval.py's stop rule (``max_time_s`` its wall limit) or ``iters`` calls;
+    ``flush_mib`` None: eval.py's flush, or on a GPU that cannot hold it the largest that fits
+    (said through ``announce``); ``force`` times a pure-torch fallback on a CPU."""
     if mode not in BENCH_MODES:
         raise EvaluateError(f"bench --mode must be one of {', '.join(BENCH_MODES)}, got {mode!r}")
     if iters is not None and iters < 1:
