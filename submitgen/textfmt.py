@@ -156,14 +156,10 @@ def payload_json(p: Any) -> dict[str, Any]:
             "submission_chars": p.submission_chars, "headroom": p.headroom, "fits": p.fits}
 
 
-def finding_json(f: Any) -> dict[str, Any]:
-    """A ``lint.LintFinding`` as JSON."""
-    return {"rule": f.rule, "line": f.line, "severity": f.severity, "source": f.source, "message": f.message,
-            "fix": f.fix}
-
-
 def lint_fields(file: str, leaderboard: str | None, report: Any) -> dict[str, Any]:
     """``lint --json``'s fields for a ``lint.LintReport`` of ``file``."""
-    return {"file": file, "leaderboard": leaderboard, "errors": [finding_json(f) for f in report.errors],
-            "warnings": [finding_json(f) for f in report.warnings], "payload": payload_json(report.payload),
-            "kernelguard": report.kernelguard.as_json()}
+    keys = ("rule", "line", "severity", "source", "message", "fix")
+    return {"file": file, "leaderboard": leaderboard,
+            "errors": [{k: getattr(f, k) for k in keys} for f in report.errors],
+            "warnings": [{k: getattr(f, k) for k in keys} for f in report.warnings],
+            "payload": payload_json(report.payload), "kernelguard": report.kernelguard.as_json()}

@@ -1,9 +1,6 @@
-"""Stage 5: the checks a rendered file must pass before it is written. One lint run covers the
-leaderboard's rules (syntax, header, banned word, size, payload, KernelGuard's verdict, ...), and a
-build refuses what lint only warns about as a reviewer's policy (a queue of its own);
-the build adds what only it can know: that every embedded blob decodes back to the very code
-object it checked. The payload cap holds for a file of the leaderboard's arch; a file for another
-arch (never submitted) is only told its figure (summary.payload_note)."""
+"""Stage 5: the checks a rendered file must pass before it is written: one lint run (the build also
+refuses what lint only warns about as a reviewer's policy), and every embedded blob decoding back to
+the very code object it checked. The payload cap holds for a file of the leaderboard's arch only."""
 
 from __future__ import annotations
 
