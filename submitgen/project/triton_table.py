@@ -21,9 +21,8 @@ _SCALARS = (bool, int, float, str, type(None))
 def specs_from_launch(table: object, folder: Path) -> tuple[TritonSpec, ...]:
     """Check ``TRITON`` from a launch.py and turn it into specs (in the table's order)."""
     if not isinstance(table, Mapping):
-        raise PlanError(
-            f"launch.py: TRITON must be a dict of launch name -> specialization, got {type(table).__name__}"
-        )
+        raise PlanError(f"launch.py: TRITON must be a dict of launch name -> specialization, got "
+                        f"{type(table).__name__}")
     files: dict[Path, bytes] = {}
     specs = []
     for name, entry in table.items():
@@ -48,19 +47,14 @@ def specs_from_launch(table: object, folder: Path) -> tuple[TritonSpec, ...]:
                 files[path] = read_input(path, "Triton source")
             except CompileError as e:
                 raise PlanError(f"{where}: {e}") from None
-        specs.append(
-            TritonSpec(
-                name=name,
-                source=path,
-                source_bytes=files[path],
-                kernel=_identifier(where, "kernel", entry["kernel"]),
-                signature=_signature(where, _str_map(where, "signature", entry["signature"])),
-                constexprs=_value_map(where, "constexprs", entry.get("constexprs", {})),
-                num_warps=_count(where, "num_warps", entry.get("num_warps", 4), power_of_two=True),
-                num_stages=_count(where, "num_stages", entry.get("num_stages", 2), low=0),
-                options=_value_map(where, "options", entry.get("options", {})),
-            )
-        )
+        specs.append(TritonSpec(
+            name=name, source=path, source_bytes=files[path],
+            kernel=_identifier(where, "kernel", entry["kernel"]),
+            signature=_signature(where, _str_map(where, "signature", entry["signature"])),
+            constexprs=_value_map(where, "constexprs", entry.get("constexprs", {})),
+            num_warps=_count(where, "num_warps", entry.get("num_warps", 4), power_of_two=True),
+            num_stages=_count(where, "num_stages", entry.get("num_stages", 2), low=0),
+            options=_value_map(where, "options", entry.get("options", {}))))
     return tuple(specs)
 
 
@@ -83,12 +77,10 @@ def _identifier(where: str, key: str, value: object) -> str:
 
 
 def _str_map(where: str, key: str, value: object) -> tuple[tuple[str, str], ...]:
-    if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise PlanError(
-            f"{where}: {key!r} must be a dict of parameter name -> Triton type string, got {value!r}"
-        )
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                 for k, v in value.items()):
+        raise PlanError(f"{where}: {key!r} must be a dict of parameter name -> Triton type string, "
+                        f"got {value!r}")
     return tuple(value.items())
 
 
@@ -114,14 +106,10 @@ def _value_map(where: str, key: str, value: object) -> tuple[tuple[str, object],
     if not isinstance(value, Mapping):
         raise PlanError(f"{where}: {key!r} must be a dict, got {type(value).__name__}")
     for k, v in value.items():
-        if (
-            not isinstance(k, str)
-            or not isinstance(v, _SCALARS)
-            or (isinstance(v, float) and not math.isfinite(v))
-        ):
-            raise PlanError(
-                f"{where}: {key}[{k!r}] must be a bool, int, finite float, str or None, got {v!r}"
-            )
+        finite = not isinstance(v, float) or math.isfinite(v)
+        if not isinstance(k, str) or not isinstance(v, _SCALARS) or not finite:
+            raise PlanError(f"{where}: {key}[{k!r}] must be a bool, int, finite float, str or None, "
+                            f"got {v!r}")
     return tuple(value.items())
 
 
