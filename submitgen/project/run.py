@@ -49,8 +49,8 @@ def _result(fn: Callable[..., Any], args: tuple) -> bytes:
     try:
         return pickle.dumps(result)
     except Exception as e:  # noqa: BLE001 - e.g. a result that cannot be pickled
-        return pickle.dumps(("error", PlanError(
-            f"the plan's result cannot be returned: {type(e).__name__}: {e}")))
+        why = f"the plan's result cannot be returned: {type(e).__name__}: {e}"
+        return pickle.dumps(("error", PlanError(why)))
 
 
 def _watchdog(watch: int) -> None:
@@ -133,9 +133,8 @@ def check_timeout(timeout: float) -> float:
     return float(timeout)
 
 
-def run_plan(
-    fn: Callable[..., Any], args: tuple, *, plan_path: Path, timeout: float = DEFAULT_TIMEOUT_S
-) -> Any:
+def run_plan(fn: Callable[..., Any], args: tuple, *, plan_path: Path,
+             timeout: float = DEFAULT_TIMEOUT_S) -> Any:
     """``fn(*args)`` in a forked child that is killed after ``timeout`` seconds (with every
     process in its group); its return value, or the SubmitgenError it raised, as if it had run
     here."""
@@ -165,10 +164,8 @@ def run_plan(
         raise PlanError(f"{plan_path}: the plan did not finish within {timeout:g} s (--plan-timeout); "
                         "a plan looks at shapes only and returns at once")
     if not message:
-        raise PlanError(
-            f"{plan_path}: the plan ended the process (exit status {code}) instead of "
-            "returning (out, launches); a plan must not exit"
-        )
+        raise PlanError(f"{plan_path}: the plan ended the process (exit status {code}) instead of returning "
+                        "(out, launches); a plan must not exit")
     kind, value = pickle.loads(message)  # written by our own child, from the build's own code
     if kind == "error":
         raise value
