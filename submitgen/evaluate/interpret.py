@@ -1,17 +1,8 @@
-"""``submitgen test --interpret PROJECT``: a Triton kernel project's own plan (launch.py) and its
-``@triton.jit`` kernels run on the CPU under Triton's interpreter (``TRITON_INTERPRET=1``), each
-output judged against the problem's reference like any submission's (docs/evaluate.md).
-
-The run reuses test's machinery whole: the run folder's ``submission.py`` is a driver
-(:func:`driver_source`) whose ``custom_kernel`` runs ``plan(data)`` and then every launch through
-the interpreter (:func:`custom_kernel_for`), so the worker process, the input-mutation check, the
-reference check, the timeouts and the tracebacks from the user's frames are those of
-``submitgen test``. The plan is loaded as the build loads it (``project.load``: the same checks,
-TRITON specialized for the problem's arch and read-only); the kernels are the project's own
-source files, not the compiled objects a build embeds.
-
-Triton decides at import whether its JIT functions (its own library's too) are interpreted, so
-the driver sets ``TRITON_INTERPRET=1`` before anything imports triton, and
+"""``submitgen test --interpret PROJECT`` (docs/evaluate.md): the run folder's ``submission.py``
+is a driver (:func:`driver_source`) whose ``custom_kernel`` runs the project's ``plan(data)``,
+loaded as the build loads it, then every launch through its own Triton sources under the
+interpreter (:func:`custom_kernel_for`); the rest is ``submitgen test``'s. The driver sets
+``TRITON_INTERPRET=1`` before anything imports triton (Triton decides at import), and
 :func:`kernel_modules` refuses kernels that did not come out interpreted."""
 
 from __future__ import annotations

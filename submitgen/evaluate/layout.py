@@ -117,14 +117,10 @@ def reference_source(problem: Any, root: str | None) -> str:
                              root=root, args=", ".join(keys), spec=spec)
 
 
-def utils_source() -> str:
-    return _UTILS.format()
-
-
 def lay_out(run: Path, text: str, problem: Any, root: str | None) -> None:
     """Write the run folder's four files."""
     run.mkdir()
     (run / "submission.py").write_text(text, encoding="utf-8", errors="surrogateescape")
     (run / "task.py").write_text(problem.task_source)
     (run / "reference.py").write_text(reference_source(problem, root))
-    (run / "utils.py").write_text(utils_source())
+    (run / "utils.py").write_text(_UTILS.format())

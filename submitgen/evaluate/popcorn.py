@@ -1,13 +1,7 @@
-"""What eval.py writes to ``POPCORN_FD``, read back.
-
-eval.py writes one ``key: value`` line per fact: ``test-count`` / ``benchmark-count``, then per
-case ``test.<i>.spec``, ``test.<i>.status`` (pass or fail), ``test.<i>.error`` / ``.message``, or
-``benchmark.<i>.spec``, ``benchmark.<i>.runs``, ``.mean``, ``.std``, ``.err``, ``.best``, ``.worst``
-(nanoseconds), or ``benchmark.<i>.status: fail`` with ``.error``; and last ``check: pass|fail``.
-kernelbot splits each line at its first ':' and strips both sides; a later key replaces an earlier
-one. An error text may span lines: a line that does not start with one of these keys continues the
-value before it (kernelbot would read it as a key of its own). A case index has at most 9 digits
-(a longer one is no key)."""
+"""What eval.py writes to ``POPCORN_FD``, read back as kernelbot reads it (docs/reference-kernels.md,
+"What runs"): ``key: value`` lines (``test-count``, ``test.<i>.status``, ``benchmark.<i>.mean``...,
+``check``), a later key replacing an earlier one; a line that starts with no key continues the
+value before it. A case index has at most 9 digits (a longer one is no key)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""Running the worker process of ``submitgen test``/``bench`` (:mod:`submitgen.evaluate.worker`).
-
-One worker imports the submission and runs the shapes; if it dies or a shape runs past the time
-limit, the shape fails and a new worker carries on. The worker runs in a session of its own, and
-the whole process group is killed when it is done with, so a child process or thread the
-submission leaves behind neither keeps ``test`` waiting nor outlives it; it also dies with
-``submitgen`` however that ends (:mod:`.group`). A line on the result pipe that is not an event
-fails the shape and ends that worker, never ``test`` itself."""
+"""Running the worker process of ``submitgen test``/``bench`` (:mod:`.worker`): its events become
+the shapes' results; a worker that dies or runs past the limit fails its shape and a new one
+carries on (docs/evaluate.md). A line on the result pipe that is not an event fails the shape,
+never ``test`` itself."""
 
 from __future__ import annotations
 
@@ -128,10 +124,8 @@ def _start(cfg: dict[str, Any], workdir: Path, attempt: int, shapes: Sequence[Sh
 
 
 def run_env(workdir: Path) -> dict[str, str]:
-    """The environment of the compile pass and the worker: submitgen importable, unbuffered output,
-    a torch extensions cache of the run's own (``<workdir>/torch_extensions``), so a failed
-    ``load_inline`` build of an earlier run or another file cannot break this one, and
-    :data:`PASSIVE_THREADS`."""
+    """The worker's environment: submitgen importable, unbuffered output, a torch extensions cache
+    of the run's own (docs/evaluate.md) and :data:`PASSIVE_THREADS`."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root(), env.get("PYTHONPATH")) if p)
     env["PYTHONUNBUFFERED"] = "1"
@@ -145,11 +139,8 @@ STAND_IN_LIBRARIES = ("SUBMITGEN_HIP_LIBRARY", "SUBMITGEN_CUDA_LIBRARY", "SUBMIT
 """Variables naming a stand-in GPU library: with one set, an emitted file makes a dry run."""
 
 PASSIVE_THREADS = ("OMP_WAIT_POLICY", "PASSIVE")
-"""OpenMP threads that sleep, instead of spinning, while they wait for work: on a loaded 2-core
-machine torch's spinning threads tripled the CPU time of moe-mxfp4's input generation (0.43 s
-against 0.12 s of CPU to quantize one 2048 x 4096 expert, 2026-12-07, load 10). Set for the
-worker and the compile pass (and for submitgen's own process, before it imports torch), unless
-the environment sets it."""
+"""OpenMP threads that sleep while they wait (docs/evaluate.md says why), unless the environment
+says otherwise: for the worker, and for submitgen's own process before it imports torch."""
 
 
 COMPILE_TIMEOUT_S = 120.0

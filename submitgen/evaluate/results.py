@@ -61,8 +61,7 @@ KERNEL_INTERPRETED = "interpreted"
 @dataclass(frozen=True)
 class Execution:
     """What ran: the file's ``SUBMITGEN_BACKEND`` (None for hand-written files), whether this
-    machine has a GPU (as ``submitgen`` itself sees it), the device the worker named, and whether
-    ``submitgen``'s own environment names a stand-in GPU library (``SUBMITGEN_HIP_LIBRARY``...)."""
+    machine has a GPU, the device, and whether a stand-in GPU library is named."""
 
     value: str | None
     gpu: bool
@@ -75,10 +74,8 @@ class Execution:
 
     @property
     def kernel(self) -> str:
-        """Whether the kernel ran: ``ran`` (a GPU, and the file did not report its fallback),
-        ``fallback`` (the file reports its pure-torch fallback), ``dry-run`` (launched against
-        the stand-in library: no kernel ran), ``no-gpu`` (no GPU here, a hand-written file) or
-        ``interpreted`` (test --interpret: the kernel ran under Triton's interpreter)."""
+        """Whether the kernel ran: ``ran``, ``fallback``, ``dry-run``, ``no-gpu`` or ``interpreted``
+        (docs/json.md)."""
         if self.value == "triton-interpreter" and self.interpreted:
             return KERNEL_INTERPRETED
         if self.value == "dry-run" and self.stand_in:

@@ -1,18 +1,9 @@
-"""The timed loop of ``submitgen bench``, run in the worker process (it imports torch).
-
-Each iteration, as eval.py's ``_run_single_benchmark``: [leaderboard mode: the shape's seed += 13,
-fresh inputs, and a snapshot of them before the call], synchronize, flush the caches the
-way eval.py's ``clear_l2_cache_large`` does (a fresh ``torch.randn`` tensor of ``flush_bytes``,
-62.5 GiB by default, freed again at once, so the caching allocator hands the same block back
-each time), record an event, ``custom_kernel(data)``, record an event, synchronize (host wall
-time without a GPU). The flush keeps the GPU busy long enough for the host to queue the whole
-call behind it, so launch overhead stays out of the events, as on the leaderboard. In
-leaderboard mode each call's output is checked after its end event (:mod:`.check`), as eval.py's
-ranked run checks every timed call. The loop stops by :mod:`submitgen.evaluate.stoprule`.
-
-With ``flush_fit`` (bench's default size, no ``--flush-mib``), a flush the GPU's memory cannot hold
-is shrunk to what fits (:func:`fit_flush`) instead of failing the shape, and the size used is
-reported with the shape's figures; later shapes start from that size."""
+"""The timed loop of ``submitgen bench``, in the worker, as eval.py's ``_run_single_benchmark``:
+[leaderboard mode: seed += 13, fresh inputs and their snapshot], synchronize, eval.py's cache
+flush (a fresh ``torch.randn`` tensor of ``flush_bytes``, freed at once; with ``flush_fit`` shrunk
+to what the GPU holds: :func:`fit_flush`), events around ``custom_kernel(data)`` (host wall time
+without a GPU), [leaderboard mode: the call's check, outside the events], until
+:mod:`.stoprule` stops it."""
 
 from __future__ import annotations
 

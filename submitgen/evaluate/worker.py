@@ -1,32 +1,12 @@
-"""The process that imports a submission and runs it, as the leaderboard's ``eval.py`` worker does.
-
-Started by :mod:`submitgen.evaluate` as ``python -m submitgen.evaluate.worker CONFIG`` with its
-working directory set to the run folder (``submission.py``, ``task.py``, ``reference.py``,
-``utils.py``). It imports ``submission`` once, then runs every shape of the config, writing one
-JSON object per line to the file descriptor named by ``SUBMITGEN_RESULT_FD`` (never to stdout,
-which belongs to the submission):
-
-- ``{"event": "compiled", "code": int|null, "seconds": float}`` (the compile pass, first worker only)
-- ``{"event": "ready", "gpu": bool, "device": str, "backend": str|null, "import_s": float}``
-- ``{"event": "import-error", "error": str, "missing": str|null}``
-- ``{"event": "shape-start", "index": i}``
-- ``{"event": "output", "index": i, "fields": {...}, "seconds": float, "mutated": [str],
-  "backend": str|null}`` (test: the check's fields, :func:`.check.check_fields`, and the inputs the
-  call changed)
-- ``{"event": "bench", "index": i, "fields": ..., "mutated": ..., "runs": int, "mean_ns": float,
-  ..., "skipped": str|null}``
-- ``{"event": "error", "index": i, "error": str, "missing": str|null}``
-- ``{"event": "done", "backend": str|null}``
-
-The worker makes eval.py's checks in its own process (:mod:`.check`): the input-mutation check (a
-snapshot before the call, compared after it), the problem's check of the output against the
-reference, and in leaderboard mode every timed call's. ``missing`` names the top-level module of a
-``ModuleNotFoundError`` (``aiter``). If the submission closes or breaks the result pipe, the worker
-exits with ``PIPE_LOST_EXIT``.
-
-The worker dies with ``submitgen test`` (:mod:`.group`).
-
-Not part of the public API; its protocol is private to submitgen.evaluate."""
+"""The process that imports a submission and runs it, as the leaderboard's ``eval.py`` worker does
+(docs/evaluate.md). Started as ``python -m submitgen.evaluate.worker CONFIG`` in the run folder, it
+runs the compile pass (first worker only), imports ``submission`` once, and runs every shape of
+the config, making eval.py's checks in its own process (:mod:`.check`). It writes one JSON event
+a line to the descriptor ``SUBMITGEN_RESULT_FD`` (stdout is the submission's): ``compiled``
+(code, seconds), ``ready`` (gpu, device, backend), ``import-error`` (error, missing),
+``shape-start``, ``output`` (test) or ``bench`` (the check's fields, the inputs the call changed,
+bench's figures), ``error`` (error, missing: the module a ``ModuleNotFoundError`` names), ``done``.
+If the result pipe breaks, it exits with ``PIPE_LOST_EXIT``. Private to submitgen.evaluate."""
 
 from __future__ import annotations
 
