@@ -8,6 +8,7 @@ import contextlib
 import os
 from collections.abc import Sequence
 from difflib import SequenceMatcher
+from typing import Any
 
 from submitgen.diff.model import (
     FAIL_ON_RULES,
@@ -75,7 +76,7 @@ def load_side(source: str | os.PathLike[str], *, arch: str | None = None) -> Sid
     for item in objects:
         for k in item.kernels:
             table = item.submission.launches if item.submission else ()
-            for la in [la for la in table if la.symbol == k.name] or [None]:
+            for la in tuple(la for la in table if la.symbol == k.name) or (None,):
                 name = la.name if la is not None else k.name
                 where.setdefault(name, []).append(item.code_object.processor)
                 if len(where[name]) == 1:
@@ -156,16 +157,17 @@ def _compare(old: Side, new: Side, pair: tuple[str, str, str], demangled: str, a
     (ko, io), (kn, in_) = old.get(pair[0]), new.get(pair[1])  # type: ignore[misc]
     choice = _choose_block(old, new, pair[:2], block)
     to, tn = io.target, in_.target  # --arch's facts, else each object's
-    lds = tuple(d.bytes if d is not None and d.source == "provenance" else None
-                for d in (io.dynamic_lds.get(ko.name), in_.dynamic_lds.get(kn.name)))
-    occ_o = processors.occupancy(ko, to, choice.old, dynamic_lds=lds[0] or 0) if to is not None else None
-    occ_n = processors.occupancy(kn, tn, choice.new, dynamic_lds=lds[1] or 0) if tn is not None else None
+    recorded = [d.bytes if d is not None and d.source == "provenance" else None  # a .py's provenance only
+                 for d in (io.dynamic_lds.get(ko.name), in_.dynamic_lds.get(kn.name))]
+    occ_o = processors.occupancy(ko, to, choice.old, dynamic_lds=recorded[0] or 0) if to is not None else None
+    occ_n = processors.occupancy(kn, tn, choice.new, dynamic_lds=recorded[1] or 0) if tn is not None else None
     both = occ_o is not None and occ_n is not None
-    waves = (occ_o.waves_per_simd, occ_n.waves_per_simd) if both else (None, None)  # type: ignore[union-attr]
-    special = {"target": (io.code_object.target_id, in_.code_object.target_id), "dynamic_lds": lds,
-               "occupancy": waves}
-    fields = tuple(FieldChange(key, label, unit, *(special[key] if key in special else
-                                                   (getattr(ko, key), getattr(kn, key))), rule, direction)
+    values: dict[str, tuple[Any, Any]] = {
+        "target": (io.code_object.target_id, in_.code_object.target_id),
+        "dynamic_lds": (recorded[0], recorded[1]),
+        "occupancy": (occ_o.waves_per_simd, occ_n.waves_per_simd) if both else (None, None)}  # type: ignore[union-attr]
+    old_new = {key: values.get(key) or (getattr(ko, key), getattr(kn, key)) for key, *_ in FIELDS}
+    fields = tuple(FieldChange(key, label, unit, *old_new[key], rule, direction)
                    for key, label, unit, rule, direction in FIELDS)
     args = pair_args(ko.explicit_args, kn.explicit_args)
     return KernelDiff(pair[1], pair[0], pair[2], kn.name, demangled, choice, to.name if to else None,

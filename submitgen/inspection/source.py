@@ -1,10 +1,6 @@
-"""What inspect and diff learn from around a code object, read statically (``ast``; the file is
-never run): a ``.py`` submission's directives and provenance line; its launch table, which names
-the kernels of each embedded object as the plan launches them (``_SG_KERNEL_IMAGE``: Triton
-specializations of one kernel share its symbol, one object each), with a Triton kernel's argument
-names and block (``_SG_DEFAULTS``); and the dynamic LDS a kernel is launched with (``--lds``, the
-provenance's ``lds`` field, or a Triton ``.json`` sidecar's ``shared``). A file without the table
-(not built by submitgen) names its kernels by symbol."""
+"""What inspect and diff read around a code object, statically (``ast``; the file never runs):
+a ``.py`` submission's directives, provenance line and launch table (``_SG_KERNEL_IMAGE`` and
+``_SG_DEFAULTS``: docs/diff-json.md), and a kernel's dynamic LDS (docs/inspect-json.md)."""
 
 from __future__ import annotations
 
@@ -168,28 +164,24 @@ def submission_infos(path: str | os.PathLike[str] | bytes,
 def with_arg_names(kernel: K, names: Sequence[str]) -> K:
     """``kernel`` with its explicit arguments named ``names`` (a Triton signature's, which the
     metadata leaves unnamed), when there is one name per argument; else ``kernel`` itself."""
-    named = dataclasses.is_dataclass(kernel) and not isinstance(kernel, type)
-    if not names or len(names) != len(kernel.explicit_args) or not named:
+    if not names or len(names) != len(kernel.explicit_args) or not dataclasses.is_dataclass(kernel):
         return kernel
     it = iter(names)
-    model: Any = kernel  # a reader's frozen dataclass (named above), which replace() copies
-    args = tuple(a if a.hidden else dataclasses.replace(a, name=next(it)) for a in model.args)
-    replaced: K = dataclasses.replace(model, args=args)
-    return replaced
+    model: Any = kernel  # a reader's frozen dataclass, which replace() copies
+    return dataclasses.replace(model, args=tuple(a if a.hidden else dataclasses.replace(a, name=next(it))
+                                                 for a in model.args))  # type: ignore[no-any-return]
 
 
 def sidecar_lds(path: str | os.PathLike[str] | bytes) -> DynamicLds | None:
     """``shared`` of the Triton ``.json`` beside a bare ``.hsaco``/``.co`` (None without one)."""
-    if isinstance(path, (bytes, bytearray, memoryview)):
-        return None
-    side = Path(path).with_suffix(".json")
-    if not side.is_file():
+    side = None if isinstance(path, (bytes, bytearray, memoryview)) else Path(path).with_suffix(".json")
+    if side is None or not side.is_file():
         return None
     try:
         doc = json.loads(read_input(side, MAX_SIDECAR_BYTES))
     except (ContainerError, ValueError, RecursionError):
         return None
     shared = doc.get("shared") if isinstance(doc, dict) else None
-    if isinstance(shared, int) and not isinstance(shared, bool) and shared >= 0:
-        return DynamicLds(shared, f"sidecar {side.name}")
-    return None
+    if not isinstance(shared, int) or isinstance(shared, bool) or shared < 0:
+        return None
+    return DynamicLds(shared, f"sidecar {side.name}")
