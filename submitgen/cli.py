@@ -561,23 +561,20 @@ def test_cmd(ctx: click.Context, file: str, problem: str | None, shapes: str, cu
         if interpret is not None and (reference_kernels is not None or no_lint):
             raise EvaluateError("--interpret runs a kernel project, not a file: --reference-kernels and "
                                 "--no-lint do not apply")
-        if interpret is not None:
-            return _run_and_report(interpret, problem, False, format_test_report, lambda: run_test(
-                interpret, problem=problem, shapes=shapes if _given(ctx, "shapes") else None, custom=custom,
-                seed=seed, timeout_s=timeout if _given(ctx, "timeout") else None, progress=_progress,
-                announce=_announce, interpret=True), require_kernel, test_fields if as_json else None)
-        if _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint, as_json,
-                          ("shapes", "custom", "require_kernel")):
-            return
-        if mode != "test":
-            raise EvaluateError(f"test --mode {mode} needs --reference-kernels DIR; the built-in harness "
-                                f"times with `submitgen bench --mode {mode}`" if mode == "leaderboard" else
-                                f"test --mode {mode} needs --reference-kernels DIR; the built-in harness "
-                                "times with `submitgen bench`")
-        _run_and_report(file, problem, no_lint, format_test_report, lambda: run_test(
-            file, problem=problem, shapes=shapes, custom=custom, seed=seed, timeout_s=timeout,
-            lint=not no_lint, progress=_progress, announce=_announce), require_kernel,
-            test_fields if as_json else None)
+        if interpret is None:
+            if _run_reference(ctx, file, reference_kernels, mode, problem, seed, timeout, no_lint, as_json,
+                              ("shapes", "custom", "require_kernel")):
+                return
+            if mode != "test":
+                bench = "submitgen bench" + (f" --mode {mode}" if mode == "leaderboard" else "")
+                raise EvaluateError(f"test --mode {mode} needs --reference-kernels DIR; the built-in harness "
+                                    f"times with `{bench}`")
+        own = interpret is not None  # --interpret picks its own shapes and time limit unless given
+        _run_and_report(interpret or file, problem, no_lint, format_test_report, lambda: run_test(
+            interpret or file, problem=problem, shapes=None if own and not _given(ctx, "shapes") else shapes,
+            custom=custom, seed=seed, timeout_s=None if own and not _given(ctx, "timeout") else timeout,
+            lint=not no_lint, progress=_progress, announce=_announce, interpret=interpret is not None),
+            require_kernel, test_fields if as_json else None)
 
 
 @cli.command("bench", short_help="Time a submission on every benchmark shape.",
