@@ -14,7 +14,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from submitgen.errors import SubmitgenError
-from submitgen.inspection.report import Inspected, render_text, to_json
+from submitgen.inspection.report import Inspected, json_text, render_text
 from submitgen.readers.amd import processors
 from submitgen.readers.containers import load_code_objects
 
@@ -72,7 +72,7 @@ def _inspect(data: bytes) -> None:
         tgt = co.processor_facts()
         occ = {k.name: processors.occupancy(k, tgt) for k in co.kernels} if tgt else {}
         item = Inspected(lo, co, co.kernels, tgt, occ, {k.name: k.name for k in co.kernels})
-        to_json([item])
+        json_text([item])
         render_text([item])
 
 

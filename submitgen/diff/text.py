@@ -56,10 +56,9 @@ def _field_lines(f: FieldChange, kd: KernelDiff) -> list[str]:
         occ = kd.new_occupancy
         if f.new is None:
             notes.append("no occupancy facts for this target")
-        elif occ is not None and not occ.launchable:
-            notes.append("cannot launch: " + "; ".join(occ.problems))
         elif occ is not None:
-            notes.append(f"limited by {', '.join(occ.limited_by)}")
+            notes.append(f"limited by {', '.join(occ.limited_by)}" if occ.launchable
+                         else "cannot launch: " + "; ".join(occ.problems))
     line = f"  {f.label:<{_LW}}{body}"
     if not notes:
         return [fit_middle(line, WIDTH)]
@@ -69,14 +68,10 @@ def _field_lines(f: FieldChange, kd: KernelDiff) -> list[str]:
 
 
 def _arg_body(c: ArgChange) -> list[str]:
-    if c.old is None:
-        return [f"inserted: {fmt_arg(c.new)}"]
-    if c.new is None:
-        return [f"removed: {fmt_arg(c.old)}"]
-    body = [f"{fmt_arg(c.old)} -> {fmt_arg(c.new)}"]
-    if c.old.name != c.new.name:
-        body.append(f"(name {c.old.name or '-'} -> {c.new.name or '-'})")
-    return body
+    if c.old is None or c.new is None:
+        return [f"inserted: {fmt_arg(c.new)}" if c.old is None else f"removed: {fmt_arg(c.old)}"]
+    renamed = [f"(name {c.old.name or '-'} -> {c.new.name or '-'})"] if c.old.name != c.new.name else []
+    return [f"{fmt_arg(c.old)} -> {fmt_arg(c.new)}", *renamed]
 
 
 def _shift(c: ArgChange) -> int:
@@ -128,10 +123,9 @@ def _kernel_head(kd: KernelDiff, suffix: str = "") -> list[str]:
     width = WIDTH - len(suffix)
     if kd.old_name != kd.name:  # paired across names: show both, keeping where they differ
         old, new = fit_pair(kd.old_name, kd.name, (width - len("kernel  -> ")) // 2)
-        head = [f"kernel {old} -> {new}{suffix}"]
         why = "one-to-one: each side holds one kernel and no name matches" if kd.pairing == "one-to-one" \
             else "by --pair"
-        return head + [f"  paired {why}"]
+        return [f"kernel {old} -> {new}{suffix}", f"  paired {why}"]
     if kd.symbol != kd.name:  # a launch name (a Triton specialization)
         return [fit_middle(f"kernel {kd.name} ({kd.demangled})", width) + suffix]
     if kd.demangled != kd.name:
@@ -152,9 +146,7 @@ def _kernel_lines(kd: KernelDiff, show_all: bool) -> list[str]:
     if not kd.changed and not show_all:
         return _kernel_head(kd, ": unchanged")
     lines = ["", *_kernel_head(kd), *_occupancy_head(kd)]
-    for f in kd.fields:
-        if f.changed or show_all:
-            lines += _field_lines(f, kd)
+    lines += [line for f in kd.fields if f.changed or show_all for line in _field_lines(f, kd)]
     if kd.args:
         lines += _arg_lines(kd.args)
     elif show_all:

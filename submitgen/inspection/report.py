@@ -210,19 +210,13 @@ def code_object_to_json(item: Inspected) -> dict[str, Any]:
     }
 
 
-def to_json(items: Sequence[Inspected]) -> dict[str, Any]:
-    """The documented structure (docs/inspect-json.md). Values taken from the metadata as they
-    are (unknown keys) pass through ``textfmt.jsonable``; every other value is typed, so the whole
-    is strict JSON (no NaN, no infinities, string keys only)."""
-    return {"format_version": JSON_FORMAT_VERSION, "code_objects": [code_object_to_json(i) for i in items],
-            "exit_status": exit_status(items)}
-
-
 _ENCODER = json.JSONEncoder(allow_nan=False)
 
 
 def json_text(items: Sequence[Inspected]) -> str:
-    """``to_json`` as text: the top level indented, each code object on one line."""
+    """The documented structure (docs/inspect-json.md) as strict JSON (no NaN, no infinities,
+    string keys only; the metadata's unknown keys pass through ``textfmt.jsonable``): the top
+    level indented, each code object on one line."""
     objs = ",\n    ".join(_ENCODER.encode(code_object_to_json(item)) for item in items)
     return (f'{{\n  "format_version": {JSON_FORMAT_VERSION},\n  "code_objects": '
             + (f"[\n    {objs}\n  ]" if objs else "[]")
