@@ -60,9 +60,8 @@ class AmdBackend:
     def lds_limit(self, code_object: ObjectInfo) -> int:
         t = code_object.processor_facts()
         if t is None:
-            raise ValidationError(
-                f"{code_object.label}: no hardware facts for {code_object.processor}; cannot check LDS"
-            )
+            raise ValidationError(f"{code_object.label}: no hardware facts for {code_object.processor}; "
+                                  "cannot check LDS")
         return t.lds_per_workgroup
 
     def occupancy_text(self, code_object: ObjectInfo, kernel: KernelInfo, block: int,

@@ -38,10 +38,8 @@ def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
 def object_warnings(objects: Sequence[EmbeddedObject]) -> tuple[str, ...]:
     """The warning findings ``inspect`` prints for the objects (their errors stop the build in
     ``check_target``), as the build summary shows them."""
-    return tuple(
-        f"{obj.label}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message} ({f.code})"
-        for obj in objects for f in obj.code_object.findings if f.severity == "warning"
-    )
+    return tuple(f"{obj.label}: {f'kernel {f.kernel!r}: ' if f.kernel else ''}{f.message} ({f.code})"
+                 for obj in objects for f in obj.code_object.findings if f.severity == "warning")
 
 
 def layouts(objects: Sequence[EmbeddedObject], wanted: Sequence[str]) -> tuple[KernelLayout, ...]:
@@ -65,20 +63,17 @@ def _spills(kernel: KernelInfo) -> int | None:
 
 def _summaries(p: Prepared, objects: Sequence[EmbeddedObject], table: Sequence[KernelLayout],
                plan: PlanCheck) -> tuple[KernelSummary, ...]:
-    blocks = plan.block_sizes()
-    dyn = plan.max_dynamic_lds()
-    out = []
+    blocks, dyn, out = plan.block_sizes(), plan.max_dynamic_lds(), []
     for layout in table:
         co = objects[layout.object_index].code_object
         kernel = next(k for k in co.kernels if k.name == layout.symbol_name)
         block = blocks.get(layout.name, 0)
         occupancy = (p.backend.occupancy_text(co, kernel, block, dyn.get(layout.name, 0)) if block
                      else "not launched by the plan")
-        out.append(KernelSummary(
-            layout.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
-            _spills(kernel), kernel.group_segment_fixed_size,
-            kernel.private_segment_fixed_size, block, occupancy, dyn.get(layout.name, 0), kernel.name,
-        ))
+        out.append(KernelSummary(layout.name, kernel.vgpr_count, kernel.agpr_count, kernel.sgpr_count,
+                                 _spills(kernel), kernel.group_segment_fixed_size,
+                                 kernel.private_segment_fixed_size, block, occupancy, dyn.get(layout.name, 0),
+                                 kernel.name))
     return tuple(out)
 
 

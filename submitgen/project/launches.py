@@ -151,11 +151,9 @@ def missing_kernels_error(missing: Sequence[str], have: Sequence[str]) -> Valida
              if (symbol := _mangled_as(m, have)) is not None]
     hint = (f"; {', '.join(hints)}: declare the kernel extern \"C\" (extern \"C\" __global__ void ...) "
             "so that its symbol is its name") if hints else ""
-    return ValidationError(
-        f"KERNELS names {', '.join(repr(m) for m in missing)}, which the code object does not have "
-        f"(it has: {', '.join(n if n.isprintable() else repr(n) for n in sorted(set(have))) or 'no kernels'})"
-        + hint
-    )
+    has = ", ".join(n if n.isprintable() else repr(n) for n in sorted(set(have))) or "no kernels"
+    return ValidationError(f"KERNELS names {', '.join(repr(m) for m in missing)}, which the code object does "
+                           f"not have (it has: {has}){hint}")
 
 
 def _kernel_of(code_objects: Sequence[Any], layout: KernelLayout) -> Any:
