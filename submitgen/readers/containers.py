@@ -7,7 +7,6 @@ statically (``pysource``: never imported or run)."""
 
 from __future__ import annotations
 
-import ast
 import os
 import struct
 import zlib
@@ -29,6 +28,7 @@ from submitgen.readers.pysource import (
     BUNDLE_MAGIC,
     CCOB_MAGIC,
     MAX_DECODED_SIZE,
+    Literal,
     bounded,
     decode_blob,
     is_container,
@@ -199,8 +199,7 @@ def _from_bundle(data: bytes, path: str, arch: str | None, src: str,
                              **{"container": "bundle", **fields}) for e in picked]
 
 
-def _from_python(text: str, path: str, arch: str | None) -> list[LoadedCodeObject]:
-    lits = python_literals(text, path)
+def _from_python(lits: list[Literal], path: str, arch: str | None) -> list[LoadedCodeObject]:
     found: list[LoadedCodeObject] = []
     arch_misses: list[str] = []
     total = 0
@@ -297,14 +296,9 @@ def load_code_objects(
                              f"{data[:8].hex()}), and at {len(data):,} bytes too large to be read as a "
                              f"Python file (at most {MAX_PY_FILE_SIZE:,}, the leaderboard's limit)")
     try:
-        text = decode_python(data, path).text  # as Python decodes it (PEP 263)
+        lits = python_literals(decode_python(data, path).text, path)  # as Python decodes it (PEP 263)
     except ContainerError:
         if is_py:
             raise
         return _from_bytes(data, path, arch, path, {})  # raises "not an ELF ..."
-    if not is_py:
-        try:
-            ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return _from_bytes(data, path, arch, path, {})
-    return _from_python(text, path, arch)
+    return _from_python(lits, path, arch)

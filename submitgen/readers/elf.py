@@ -139,7 +139,6 @@ class ElfImage:
     def __init__(self, data: bytes, label: str, no_file_bytes: tuple[Any, ...] = ("SHT_NOBITS",)):
         self.data, self.label = data, label
         self.elf = ELFFile(BytesIO(data))
-        self._symbols: dict[tuple[str, ...], dict[str, Symbol]] = {}
         self.sections = list(self.elf.iter_sections())
         self._no_file_bytes = no_file_bytes
         for sec in self.sections:
@@ -179,10 +178,7 @@ class ElfImage:
         return sec if isinstance(sec, SymbolTableSection) else None
 
     def symbols(self, order: tuple[str, ...]) -> dict[str, Symbol]:
-        """Named symbols of the first table in ``order`` that has any (first definition wins);
-        read once per image and order."""
-        if order in self._symbols:
-            return self._symbols[order]
+        """Named symbols of the first table in ``order`` that has any (first definition wins)."""
         out: dict[str, Symbol] = {}
         for secname in order:
             table = self.symbol_table(secname)
@@ -194,7 +190,6 @@ class ElfImage:
                     )
             if out:
                 break
-        self._symbols[order] = out
         return out
 
     def read_at(self, sym: Symbol, size: int, *, relocatable: bool) -> bytes | None:
