@@ -1,5 +1,5 @@
-"""Run inside a fresh process by tests/test_abi.py, with SUBMITGEN_HIP_LIBRARY pointing at the
-stand-in HIP library. Imports the submission like the evaluator does, then for each benchmark
+"""Run as a script in a child process (tests/test_abi.py and others), with SUBMITGEN_HIP_LIBRARY
+pointing at the stand-in HIP library. Imports the submission like the evaluator does, then for each benchmark
 shape calls custom_kernel on real CPU tensors of the problem's shapes, and writes what the test
 needs to rebuild the expected launches independently: the leaves' addresses, the output's
 address, and the plan's launches with each argument described. With ``all``, the test shapes

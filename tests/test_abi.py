@@ -11,12 +11,10 @@ import json
 import os
 import shutil
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_stub
+from conftest import build_stub, run_script
 
 from submitgen.pipeline import BuildOptions, build
 from submitgen.readers.containers import load_code_objects
@@ -47,8 +45,7 @@ def run_dry(submission: Path, problem: str, fakehip: Path, tmp: Path):
     result = tmp / "result.json"
     env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_CUDA_LIBRARY=str(fakehip),
                SUBMITGEN_FAKEHIP_LOG=str(log), TORCH_EXTENSIONS_DIR=str(tmp / "torch_extensions"))
-    r = subprocess.run([sys.executable, str(TESTS / "abi_driver.py"), str(submission), problem, str(result)],
-                       env=env, capture_output=True, text=True, cwd=tmp)
+    r = run_script(TESTS / "abi_driver.py", str(submission), problem, str(result), env=env, cwd=tmp)
     assert r.returncode == 0, r.stderr
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     return calls, json.loads(result.read_text())

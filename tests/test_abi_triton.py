@@ -20,13 +20,11 @@ import io
 import json
 import os
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import msgpack
 import pytest
-from conftest import build_stub, embedded_triton
+from conftest import build_stub, embedded_triton, run_script
 from elftools.elf.elffile import ELFFile
 
 from submitgen.pipeline import BuildOptions, build
@@ -81,8 +79,7 @@ def artifacts(project: Path) -> dict:
 def run_driver(sub: Path, problem: str, fakehip: Path, tmp: Path) -> tuple[list[dict], dict]:
     log, result = tmp / "hip.log", tmp / "result.json"
     env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_FAKEHIP_LOG=str(log))
-    r = subprocess.run([sys.executable, str(TESTS / "abi_driver.py"), str(sub), problem, str(result), "all"],
-                       env=env, capture_output=True, text=True, cwd=tmp)
+    r = run_script(TESTS / "abi_driver.py", str(sub), problem, str(result), "all", env=env, cwd=tmp)
     assert r.returncode == 0, r.stderr[-3000:]
     return [json.loads(line) for line in log.read_text().splitlines()], json.loads(result.read_text())
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import os
 import struct
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
-from conftest import build_stub, kernelguard_line
+from conftest import build_stub, kernelguard_line, run_script
 from test_abi import _pad3, expected_kernarg
 
 from submitgen.cli import cli
@@ -61,8 +59,7 @@ def run_dry(submission: Path, problem: str, fakehsa: Path, tmp: Path, symbols: s
     env.update(
         SUBMITGEN_HSA_LIBRARY=str(fakehsa), SUBMITGEN_FAKEHSA_LOG=str(log), SUBMITGEN_FAKEHSA_SYMBOLS=symbols
     )
-    r = subprocess.run([sys.executable, str(TESTS / "abi_driver.py"), str(submission), problem, str(result)],
-                       env=env, capture_output=True, text=True, cwd=tmp)
+    r = run_script(TESTS / "abi_driver.py", str(submission), problem, str(result), env=env, cwd=tmp)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return r, calls, (json.loads(result.read_text()) if r.returncode == 0 else None)
 

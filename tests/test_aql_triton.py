@@ -12,12 +12,10 @@ import hashlib
 import json
 import os
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_stub, embedded_triton
+from conftest import build_stub, embedded_triton, run_script
 from test_abi_triton import ROOT, WAVE, amdgpu_metadata, artifacts, expected_kernarg
 
 from submitgen.pipeline import BuildOptions, build
@@ -64,8 +62,7 @@ def test_several_objects_through_the_aql_launcher(fakehsa, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "SUBMITGEN_HIP_LIBRARY"}
     env.update(SUBMITGEN_HSA_LIBRARY=str(fakehsa), SUBMITGEN_FAKEHSA_LOG=str(log),
                SUBMITGEN_FAKEHSA_SYMBOLS=symbols)
-    driver = [sys.executable, str(TESTS / "abi_driver.py"), str(sub), "mxfp4-mm", str(result), "all"]
-    r = subprocess.run(driver, env=env, capture_output=True, text=True, cwd=tmp_path)
+    r = run_script(TESTS / "abi_driver.py", str(sub), "mxfp4-mm", str(result), "all", env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     result = json.loads(result.read_text())

@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 import os
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_stub
+from conftest import build_stub, run_script
 
 from submitgen.pipeline import BuildOptions, build
 
@@ -79,8 +77,7 @@ def run(tmp_path_factory):
         log, out = tmp / f"{name}.log", tmp / f"{name}.json"
         (tmp / "driver.py").write_text(DRIVER)
         env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_FAKEHIP_LOG=str(log))
-        r = subprocess.run([sys.executable, str(tmp / "driver.py"), str(sub), str(out)], env=env,
-                           capture_output=True, text=True, cwd=tmp, timeout=300)
+        r = run_script(tmp / "driver.py", str(sub), str(out), env=env, cwd=tmp)
         assert r.returncode == 0, r.stderr[-3000:]
         launches = [json.loads(line) for line in log.read_text().splitlines()
                     if '"hipModuleLaunchKernel"' in line]

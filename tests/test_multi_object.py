@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 import os
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_stub
+from conftest import build_stub, run_script
 
 from submitgen.backends.amd import HIP
 from submitgen.backends.cuda import CUDA
@@ -71,13 +69,7 @@ def run_dry(sub: Path, fakehip: Path, tmp: Path) -> tuple[list[dict], dict]:
     log = tmp / "hip.log"
     env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_CUDA_LIBRARY=str(fakehip),
                SUBMITGEN_FAKEHIP_LOG=str(log))
-    r = subprocess.run(
-        [sys.executable, str(TESTS / "abi_driver.py"), str(sub), "mxfp4-mm", str(tmp / "r.json")],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=tmp,
-    )
+    r = run_script(TESTS / "abi_driver.py", str(sub), "mxfp4-mm", str(tmp / "r.json"), env=env, cwd=tmp)
     assert r.returncode == 0, r.stderr
     calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     return calls, json.loads((tmp / "r.json").read_text())

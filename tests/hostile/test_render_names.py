@@ -12,13 +12,11 @@ from __future__ import annotations
 import ast
 import json
 import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import build_stub
+from conftest import build_stub, run_script
 
 from submitgen.errors import PlanError
 from submitgen.pipeline import BuildOptions, build
@@ -109,13 +107,7 @@ def fakehip(tmp_path_factory) -> Path:
 def run_dry(sub: Path, fakehip: Path, tmp: Path) -> list[dict]:
     log = tmp / "hip.log"
     env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_FAKEHIP_LOG=str(log))
-    r = subprocess.run(
-        [sys.executable, str(TESTS / "abi_driver.py"), str(sub), "mxfp4-mm", str(tmp / "r.json")],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=tmp,
-    )
+    r = run_script(TESTS / "abi_driver.py", str(sub), "mxfp4-mm", str(tmp / "r.json"), env=env, cwd=tmp)
     assert r.returncode == 0, r.stderr
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
 
