@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,25 +45,28 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
     return subprocess.CompletedProcess(["submitgen", *args], r.exit_code, r.stdout, r.stderr)
 
 
-def run_script(script: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-               timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``python SCRIPT ARGS`` in a child forked from this test process, which has torch and submitgen
-    imported already (~2-3 s of CPU less than a fresh interpreter), as a CompletedProcess: the exit
-    status (1 with the traceback on stderr when the script raised), stdout and stderr. ``env``
-    replaces the child's environment. For scripts that need no fresh interpreter (not budgets,
-    signals or what a first import does); a library the script loads is loaded in the child only,
-    so a stand-in runtime's log starts empty there."""
-    import runpy
-    import tempfile
-    import traceback
+class Forked:
+    """``target()`` in a child forked from this test process, which has torch and submitgen imported
+    already (~2-4 s of CPU less than a fresh interpreter): its stdout and stderr go to files, ``env``
+    replaces its environment, ``argv`` its sys.argv. For what needs a process of its own but no fresh
+    interpreter (not budgets, signals or what a first import does); a library the child loads is
+    loaded there only, so a stand-in runtime's log starts empty in it. ``wait()`` gives a
+    CompletedProcess: the exit status (SystemExit's code; 1 with the traceback on stderr when
+    ``target`` raised), stdout and stderr."""
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child
+    def __init__(self, target: Callable[[], object], argv: list[str], *, env: dict[str, str] | None = None,
+                 cwd: Path | None = None) -> None:
+        import tempfile
+        import traceback
+
+        self.argv = argv
+        self.files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())  # noqa: SIM115 - closed by wait()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover - the child
             code = 1
             try:
-                os.dup2(out.fileno(), 1)
-                os.dup2(err.fileno(), 2)
+                os.dup2(self.files[0].fileno(), 1)
+                os.dup2(self.files[1].fileno(), 2)
                 sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the child's own streams
                 sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
                 if env is not None:
@@ -70,9 +74,9 @@ def run_script(script: Path, *args: str, env: dict[str, str] | None = None, cwd:
                     os.environ.update(env)
                 if cwd is not None:
                     os.chdir(cwd)
-                sys.argv = [str(script), *args]
+                sys.argv = list(argv)
                 try:
-                    runpy.run_path(str(script), run_name="__main__")
+                    target()
                     code = 0
                 except SystemExit as e:
                     code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
@@ -82,18 +86,38 @@ def run_script(script: Path, *args: str, env: dict[str, str] | None = None, cwd:
                 sys.stderr.flush()
             finally:
                 os._exit(code)
+
+    def wait(self, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         deadline = time.monotonic() + timeout
-        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+        while (done := os.waitpid(self.pid, os.WNOHANG))[0] == 0:
             if time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                raise subprocess.TimeoutExpired([str(script), *args], timeout)
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+                raise subprocess.TimeoutExpired(self.argv, timeout)
             time.sleep(0.05)
         texts = []
-        for f in (out, err):
+        for f in self.files:
             f.seek(0)
             texts.append(f.read().decode(errors="replace"))
-        return subprocess.CompletedProcess([str(script), *args], os.waitstatus_to_exitcode(done[1]), *texts)
+            f.close()
+        return subprocess.CompletedProcess(self.argv, os.waitstatus_to_exitcode(done[1]), *texts)
+
+
+def run_script(script: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+               timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python SCRIPT ARGS`` in a :class:`Forked` child."""
+    import runpy
+
+    return Forked(lambda: runpy.run_path(str(script), run_name="__main__"), [str(script), *args], env=env,
+                  cwd=cwd).wait(timeout)
+
+
+def forked_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Forked:
+    """``submitgen ARGS`` started in a :class:`Forked` child (a process of its own, as
+    ``python -m submitgen`` is); ``.wait()`` for its CompletedProcess."""
+    from submitgen.cli import cli
+
+    return Forked(lambda: cli.main(list(args), prog_name="submitgen"), ["submitgen", *args], env=env, cwd=cwd)
 
 
 @pytest.fixture(scope="session", autouse=True)

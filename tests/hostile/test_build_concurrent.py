@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import forked_cli
 
 from submitgen.cli import cli
 
@@ -21,15 +20,11 @@ PROJECT = Path(__file__).resolve().parent.parent / "projects" / "mm_basic"
 def test_concurrent_builds_sharing_the_cache_are_identical(tmp_path, monkeypatch):
     shutil.copytree(PROJECT, tmp_path / "proj")
     env = dict(os.environ, SUBMITGEN_CACHE_DIR=str(tmp_path / "cache"))
-    builds = [
-        subprocess.Popen([sys.executable, "-m", "submitgen", "build", "mxfp4-mm", "--kernels", "proj",
-                          "-o", f"out{i}/submission.py"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for i in range(2)
-    ]
+    builds = [forked_cli("build", "mxfp4-mm", "--kernels", "proj", "-o", f"out{i}/submission.py",
+                         cwd=tmp_path, env=env) for i in range(2)]  # two processes at once
     for p in builds:
-        out, _ = p.communicate(timeout=300)
-        assert p.returncode == 0, out
+        r = p.wait()
+        assert r.returncode == 0, r.stdout + r.stderr
     assert any((tmp_path / "cache").rglob("*")), "the builds cached nothing"
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SUBMITGEN_CACHE_DIR", env["SUBMITGEN_CACHE_DIR"])
