@@ -6,12 +6,11 @@ launched 1 row tile instead of 4 for a kernel compiled with BLOCK_M = 16.)"""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import Forked
 
 from submitgen.cli import cli
 
@@ -82,7 +81,7 @@ def test_the_emitted_file_holds_the_table_read_only(tmp_path, monkeypatch):
         "    try:\n        table['BLOCK'] = 64\n"
         "    except TypeError as e:\n        print(where, 'refused:', e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
-                         cwd=tmp_path, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    out = Forked(lambda: exec(probe, {"__name__": "__main__"}), ["-c"], cwd=tmp_path,
+                 env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).wait()
     refused = "refused: 'mappingproxy' object does not support item assignment"
     assert out.stdout.splitlines() == [f"entry {refused}", f"table {refused}"], out.stderr
