@@ -4,6 +4,7 @@ fields with clear names. docs/inspect-json.md documents every key."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -68,37 +69,27 @@ def exit_status(items: Sequence[Inspected]) -> int:
     return 1 if any(f.severity == "error" for item in items for f in item.findings) else 0
 
 
-def _pick(co: ObjectInfo, kernels: Sequence[str], found: set[str],
-          sub: SubmissionInfo | None) -> list[KernelInfo]:
-    """The kernels ``--kernel`` names: by launch name (a submission's), .name, .symbol or
-    demangled name; a Triton kernel's arguments named from its signature."""
-    named = [with_arg_names(k, sub.arg_names(k.name)) if sub else k for k in co.kernels]
-    if not kernels:
-        return named
-    picked: list[KernelInfo] = []
-    for want in kernels:
-        by_launch = [n for k, n in zip(co.kernels, named) if sub and want in sub.launch_names(k.name)]
-        try:
-            ks = by_launch or [named[co.kernels.index(co.kernel(want))]]  # type: ignore[attr-defined]
-        except CodeObjectError:
-            continue
-        found.add(want)
-        picked += [k for k in ks if k not in picked]
-    return picked
-
-
 def _picked(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], kernels: Sequence[str],
             subs: Sequence[SubmissionInfo | None]) -> list[list[KernelInfo]]:
-    """Each object's kernels named by ``--kernel`` (all without it); an error for a name no
-    object has."""
-    found: set[str] = set()
-    picks = [_pick(co, kernels, found, sub) for (_, _, co), sub in zip(read, subs)]
-    missing = [k for k in kernels if k not in found]
-    if missing:
-        all_names = list(dict.fromkeys(n for (_, _, co), sub in zip(read, subs) for k in co.kernels
-                                       for n in ((sub.launch_names(k.name) if sub else ()) or (k.name,))))
+    """Each object's kernels (a Triton kernel's arguments named from its signature), kept to those
+    ``--kernel`` names by launch name (a submission's), .name, .symbol or demangled name; an error
+    for a name no object has."""
+    picks, found, every = [], set(), []
+    for (_, _, co), sub in zip(read, subs):
+        launched = {k.name: sub.launch_names(k.name) if sub else () for k in co.kernels}
+        named = {k.name: with_arg_names(k, sub.arg_names(k.name)) if sub else k for k in co.kernels}
+        every += [n for k in co.kernels for n in launched[k.name] or (k.name,)]
+        picked: dict[str, None] = {}
+        for want in kernels:
+            ks = [n for n in named if want in launched[n]]
+            with contextlib.suppress(CodeObjectError):
+                ks = ks or [co.kernel(want).name]  # type: ignore[attr-defined]
+            found.update([want] if ks else [])
+            picked.update(dict.fromkeys(ks))
+        picks.append([named[n] for n in (picked if kernels else named)])
+    if missing := [k for k in kernels if k not in found]:
         raise CodeObjectError(f"no kernel named {missing[0]!r}; available: "
-                              f"{', '.join(repr(n) for n in all_names) or 'none'}")
+                              f"{', '.join(repr(n) for n in dict.fromkeys(every)) or 'none'}")
     return picks
 
 
