@@ -18,7 +18,7 @@ from submitgen.backends.amd import AmdBackend
 from submitgen.backends.cuda import CudaBackend
 from submitgen.cli import cli
 from submitgen.errors import OptionError
-from submitgen.launchers import get_launcher, launcher_names
+from submitgen.launchers import REGISTRY, get_launcher
 from submitgen.launchers.builtin import CPP, CTYPES
 from submitgen.options import Compress, Target, choices
 from submitgen.pipeline import BuildOptions, build, check, prepare, produce_objects
@@ -33,7 +33,7 @@ def test_cli_choices_come_from_the_enums_and_the_launchers():
     for name, enum in (("target", Target), ("compress", Compress)):
         assert isinstance(params[name].type, click.Choice)
         assert tuple(params[name].type.choices) == choices(enum) == tuple(m.value for m in enum)
-    assert tuple(params["launcher"].type.choices) == launcher_names() == ("ctypes", "cpp", "aql")
+    assert tuple(params["launcher"].type.choices) == tuple(REGISTRY) == ("ctypes", "cpp", "aql")
     assert choices(Target) == ("amd", "cuda") and Target.HIP is Target.AMD
 
 

@@ -10,7 +10,7 @@ from submitgen.options import Target
 from submitgen.registry import Registry
 
 __all__ = ["DEFAULT", "REGISTRY", "ImportCost", "LauncherSpec", "OwnQueue", "Runtime", "comparable",
-           "get_launcher", "is_default", "launcher_names", "register"]
+           "get_launcher", "register"]
 
 # name -> spec, in the order the CLI lists them
 REGISTRY: Registry[LauncherSpec] = Registry(
@@ -24,10 +24,6 @@ def register(spec: LauncherSpec) -> LauncherSpec:
     return REGISTRY.register(spec.name, spec)
 
 
-def launcher_names() -> tuple[str, ...]:
-    return tuple(REGISTRY)
-
-
 def get_launcher(name: str | LauncherSpec) -> LauncherSpec:
     """The spec of ``--launcher name``; OptionError naming the choices for an unknown one."""
     if isinstance(name, LauncherSpec):
@@ -36,11 +32,6 @@ def get_launcher(name: str | LauncherSpec) -> LauncherSpec:
         return REGISTRY[name]
     except (KeyError, TypeError):
         raise OptionError(f"--launcher must be one of {', '.join(REGISTRY)}, got {name!r}") from None
-
-
-def is_default(launcher: LauncherSpec) -> bool:
-    """Whether ``launcher`` is the one a build without ``--launcher`` uses."""
-    return launcher == REGISTRY[DEFAULT]
 
 
 def comparable(launcher: LauncherSpec, target: Target) -> tuple[LauncherSpec, ...]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from submitgen.backends import BACKENDS, get_backend
 from submitgen.errors import OptionError
 from submitgen.files import check_output
-from submitgen.launchers import LauncherSpec, get_launcher, is_default
+from submitgen.launchers import DEFAULT, LauncherSpec, get_launcher
 from submitgen.options import Compress, Mode, Target, parse
 from submitgen.pipeline.frontends import front_ends
 from submitgen.pipeline.guard import check_overwrite
@@ -101,7 +101,7 @@ def rebuild_flags(opts: BuildOptions, *, target: Target, arch: str, compress: Co
              ("--compress", str(compress) if compress != default.compress else None),
              ("--no-fallback", "" if not opts.allow_fallback else None),
              ("--reuse-output", "" if opts.reuse_output else None),
-             ("--launcher", None if is_default(launcher) else launcher.name),
+             ("--launcher", None if launcher.name == DEFAULT else launcher.name),
              ("--allow-own-queue", "" if opts.allow_own_queue else None), ("--compiler", name(opts.compiler)),
              ("--plan-timeout", f"{opts.plan_timeout:g}" if opts.plan_timeout != default.plan_timeout else
               None)]
