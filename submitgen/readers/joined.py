@@ -1,18 +1,10 @@
-"""The joined-image format: several code objects back to back in one embedded text. The renderer
-joins them (``render/embed.py``) and the readers split them again (``readers/containers.py``); this
-module is the one place both sides share, so the reader of submissions never imports the renderer."""
+"""The joined-image format: several code objects back to back in one embedded text (the renderer,
+``render/embed.py``, joins them: each ELF image carries its own extent, so no index is needed)
+and the readers split them again (``readers/containers.py``)."""
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
-
-
-def join_images(images: Sequence[bytes]) -> bytes:
-    """The images back to back: each ELF image carries its own extent, so ``split_joined`` finds the
-    boundaries again with no index."""
-    return b"".join(images)
-
 
 _ELF_HEAD = struct.Struct("<4sB")
 _ELF_TABLES = struct.Struct("<QQ")  # e_phoff, e_shoff at byte 0x20

@@ -14,7 +14,6 @@ from functools import partial
 
 from submitgen.errors import RenderError
 from submitgen.options import Compress
-from submitgen.readers.joined import join_images
 from submitgen.rules import BANNED_RE
 
 BANNED = BANNED_RE
@@ -136,7 +135,7 @@ def embed_images(images: Sequence[bytes], compress: Compress = Compress.LZMA) ->
     chars = sum(b.chars for b in separate)
     if len(images) == 1:
         return Embedded(separate, chars, chars)
-    joined = embed(join_images(images), compress)
+    joined = embed(b"".join(images), compress)  # back to back: readers/joined.py splits them
     parts = tuple((hashlib.sha256(image).hexdigest(), len(image)) for image in images)
     together = Blob(joined.sha256, joined.size, joined.compress, joined.setting, joined.text, parts)
     if together.chars < chars:
