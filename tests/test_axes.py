@@ -13,7 +13,7 @@ import pytest
 
 import submitgen.backends
 from submitgen import options
-from submitgen.backends import BACKENDS, Image, Runtime, TritonTarget, by_machine
+from submitgen.backends import BACKENDS, Image, Runtime, TritonTarget
 from submitgen.cli import cli
 from submitgen.errors import TritonCompileError
 from submitgen.files import templates_dir
@@ -78,12 +78,10 @@ def _toy_elf() -> bytes:
 
 
 def test_a_new_target_is_read_and_built_for_through_its_backend(monkeypatch):
-    """A backend added to BACKENDS is found by its objects' machine; Triton needs its rows in
-    options.TRITON_TARGETS, the containers its reader."""
+    """A backend added to BACKENDS: the containers load its objects, and Triton needs its rows in
+    options.TRITON_TARGETS."""
     toy = _ToyBackend()
     monkeypatch.setattr(submitgen.backends, "BACKENDS", MappingProxyType({**BACKENDS, "toy": toy}))
-    assert by_machine(0x4242) is toy and by_machine(EM_CUDA) is BACKENDS[Target.CUDA]
-    assert by_machine(7) is BACKENDS[Target.AMD]  # any other machine: the default target's reader
     (found,) = load_code_objects(_toy_elf(), arch="toy1")
     assert isinstance(found, LoadedCodeObject) and found.data == _toy_elf()
     monkeypatch.setattr(options, "TRITON_TARGETS", {**options.TRITON_TARGETS, **toy.triton_arches})

@@ -8,7 +8,7 @@ from submitgen.backends.base import Backend, Image, Runtime
 from submitgen.options import Target, TritonTarget, parse
 from submitgen.registry import Registry
 
-__all__ = ["BACKENDS", "Backend", "Image", "Runtime", "TritonTarget", "by_machine", "get_backend"]
+__all__ = ["BACKENDS", "Backend", "Image", "Runtime", "TritonTarget", "get_backend"]
 
 
 # one backend per Target member, in its order (tests/test_build_stages.py checks it)
@@ -21,9 +21,3 @@ def get_backend(target: Target | str) -> Backend:
     """The backend of ``target`` (an OptionError names the choices for an unknown one)."""
     return BACKENDS[parse(Target, target, "--target")]
 
-
-def by_machine(e_machine: int | None) -> Backend:
-    """The backend whose code objects carry ``e_machine``; the default target's for any other (its
-    reader then names the machine it expected)."""
-    default = next(iter(BACKENDS.values()))
-    return next((b for b in BACKENDS.values() if b.e_machine == e_machine), default)
