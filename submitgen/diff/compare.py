@@ -32,7 +32,6 @@ from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
 from submitgen.readers.base import ArgInfo
 from submitgen.readers.base import KernelInfo as Kernel
 from submitgen.readers.containers import read_input
-from submitgen.readers.demangle import demangle_many
 from submitgen.readers.pycoding import decode_python
 
 
@@ -152,8 +151,7 @@ def _choose_block(old: Side, new: Side, names: tuple[str, str], block: int | Non
     return choice(cap(ko), cap(kn), "max workgroup size", "max workgroup size; no launch plan")
 
 
-def _compare(old: Side, new: Side, pair: tuple[str, str, str], demangled: str, arch: str | None,
-             block: int | None) -> KernelDiff:
+def _compare(old: Side, new: Side, pair: tuple[str, str, str], block: int | None) -> KernelDiff:
     (ko, io), (kn, in_) = old.get(pair[0]), new.get(pair[1])  # type: ignore[misc]
     choice = _choose_block(old, new, pair[:2], block)
     to, tn = io.target, in_.target  # --arch's facts, else each object's
@@ -170,8 +168,8 @@ def _compare(old: Side, new: Side, pair: tuple[str, str, str], demangled: str, a
     fields = tuple(FieldChange(key, label, unit, *old_new[key], rule, direction)
                    for key, label, unit, rule, direction in FIELDS)
     args = pair_args(ko.explicit_args, kn.explicit_args)
-    return KernelDiff(pair[1], pair[0], pair[2], kn.name, demangled, choice, to.name if to else None,
-                      tn.name if tn else None, occ_o, occ_n, fields, args)
+    return KernelDiff(pair[1], pair[0], pair[2], kn.name, in_.demangled.get(kn.name, kn.name), choice,
+                      to.name if to else None, tn.name if tn else None, occ_o, occ_n, fields, args)
 
 
 def _trips(kd: KernelDiff, rules: Sequence[str]) -> list[Trip]:
@@ -224,9 +222,7 @@ def diff_sides(old: Side, new: Side, *, kernel: str | None = None, block: int | 
                             f"{', '.join(repr(n) for n in dict.fromkeys(old.names + new.names)) or 'none'}")
     explicit = [(_resolve(old, o, "OLD"), _resolve(new, n, "NEW")) for o, n in pairs]
     paired, added, removed = pair_kernels(old_names, new_names, explicit)
-    symbols = tuple(new.get(p[1])[0].name for p in paired)  # type: ignore[index]
-    demangled = dict(zip(symbols, demangle_many(symbols)))
-    diffs = [_compare(old, new, p, demangled.get(s, s), arch, block) for p, s in zip(paired, symbols)]
+    diffs = [_compare(old, new, p, block) for p in paired]
     tripped = [t for kd in diffs for t in _trips(kd, fail_on)]
     if fail_on and not diffs:
         tripped.append(Trip("nothing-compared", "", "no kernel of OLD was compared with one of NEW "
