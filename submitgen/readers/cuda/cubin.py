@@ -25,7 +25,6 @@ SHT_CUDA_INFO = nvinfo.SHT_CUDA_INFO
 SHT_CUDA_SHARED = 0x7000000A  # .nv.shared.NAME in relocatable (-rdc) cubins: no file bytes, like NOBITS
 _NO_FILE_BYTES = ("SHT_NOBITS", SHT_CUDA_SHARED)
 RESERVED_SHARED_BYTES = 1024  # per block, from sm_90 cubins on (docs/readers.md)
-DEFAULT_MAX_THREADS = MAX_WORKGROUP_SIZE
 
 # Maximum shared memory per thread block (static + dynamic, with the opt-in), in bytes, by SM.
 # Source: NVIDIA's CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
@@ -285,7 +284,7 @@ def _block_limits(a: nvinfo.KernelAttrs, add: Add) -> int:
             add("error", "workgroup-size",
                 f"{label} is {dims}, expected each 1.. and at most {MAX_WORKGROUP_SIZE} threads")
     dims = a.reqntid or a.max_threads
-    return math.prod(dims) if dims is not None else DEFAULT_MAX_THREADS
+    return math.prod(dims) if dims is not None else MAX_WORKGROUP_SIZE
 
 
 def _read_kernel(sec: Any, name: str, ctx: _Context) -> CudaKernel:
