@@ -16,7 +16,7 @@ from submitgen.backends import BACKENDS
 from submitgen.errors import SubmitgenError
 from submitgen.launchers import DEFAULT as DEFAULT_LAUNCHER
 from submitgen.launchers import REGISTRY as LAUNCHERS
-from submitgen.options import Compress, Mode, Target
+from submitgen.options import Compress, Mode, Target, choices
 from submitgen.problems.cli_param import PROBLEM_NAME
 from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
 from submitgen.system import enforced, own_process
@@ -89,13 +89,6 @@ def _examples(command: str, *args: str) -> str:
 
 _PICK_ARCH = click.option("--arch", metavar="ARCH", help="Pick this arch's bundle entry, and use its facts "
                           "for occupancy (e.g. gfx950).")
-
-
-def _choice(enum) -> click.Choice:
-    """A click choice of an options enum's values (submitgen/options.py)."""
-    from submitgen.options import choices
-
-    return click.Choice(choices(enum))
 
 
 @click.group(cls=_Group, context_settings=CONTEXT_SETTINGS,
@@ -243,7 +236,7 @@ _BUILD_SECTIONS = {
 @click.option("--gpu", default=None, metavar="GPU",
               help="popcorn-cli's --gpu: checked against the problem's GPU (MI355X); for a problem folder, "
               "which of its round's GPUs (one must be named when the round lists several).")
-@click.option("--mode", type=_choice(Mode), default=Mode.LEADERBOARD.value, show_default=True,
+@click.option("--mode", type=click.Choice(choices(Mode)), default=Mode.LEADERBOARD.value, show_default=True,
               help="popcorn-cli's --mode in the submit line printed after the build (the file is the same).")
 @click.option("-o", "--output", default="submission.py", show_default=True, metavar="FILE",
               help="Where to write the submission (a folder, or a path ending in /: FOLDER/submission.py).")
@@ -253,10 +246,11 @@ _BUILD_SECTIONS = {
               type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Embed this prebuilt code object (or bundle) instead of compiling. Repeatable.")
 @click.option("--arch", help=_ARCH_HELP)
-@click.option("--target", type=_choice(Target), default=None,
+@click.option("--target", type=click.Choice(choices(Target)), default=None,
               help=" ".join(f"{b.target}: {b.summary}." for b in BACKENDS.values())
               + " Default: the one that builds the problem GPU's arch.")
-@click.option("--compress", type=_choice(Compress), default=Compress.LZMA.value, show_default=True,
+@click.option("--compress", type=click.Choice(choices(Compress)), default=Compress.LZMA.value,
+              show_default=True,
               help="How the embedded code objects are compressed before base64 (lzma: the smaller).")
 @click.option("--no-fallback", is_flag=True, help="Fail at import instead of running the torch fallback.")
 @click.option("--fallback", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,

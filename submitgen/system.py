@@ -55,13 +55,6 @@ def own_process() -> None:
     _owned = True
 
 
-def budget_of(command: str) -> CommandBudget:
-    b = BUDGETS[command]
-    mb = os.environ.get("SUBMITGEN_TEST_BUDGET_MB")
-    s = os.environ.get("SUBMITGEN_TEST_BUDGET_S")
-    return CommandBudget(cpu_seconds=int(s) if s else b.cpu_seconds, memory_mb=int(mb) if mb else b.memory_mb)
-
-
 class _OverCpu(BaseException):
     """Raised by the SIGXCPU handler; a BaseException so that no reader's ``except`` takes it."""
 
@@ -84,7 +77,9 @@ def enforced(command: str, reading: Sequence[str], verb: str = "reading") -> Ite
     if not _owned:
         yield
         return
-    budget = budget_of(command)
+    b, env = BUDGETS[command], os.environ  # SUBMITGEN_TEST_BUDGET_*: for tests only (docs/limits.md)
+    s, mb = env.get("SUBMITGEN_TEST_BUDGET_S"), env.get("SUBMITGEN_TEST_BUDGET_MB")
+    budget = CommandBudget(int(s) if s else b.cpu_seconds, int(mb) if mb else b.memory_mb)
     what = ", ".join(reading) if len(reading) <= 3 else \
         f"{reading[0]}, {reading[1]} and {len(reading) - 2:,} more"
     # the time is a budget per input: inspecting a corpus (2,613 objects) is as legitimate as one
@@ -254,11 +249,6 @@ class Refused(Exception):
         self.reason, self.detail, self.size, self.limit = reason, detail, size, limit
 
 
-def file_kind(mode: int) -> str:
-    """What a file that is not regular is: "a FIFO", "a character device", ... or "not a plain file"."""
-    return next((name for test, name in _KINDS if test(mode)), "not a plain file")
-
-
 def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit``; :class:`Refused` otherwise."""
     try:
@@ -271,7 +261,8 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
         os.close(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise Refused("not-regular", file_kind(st.st_mode))
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a plain file")
+            raise Refused("not-regular", kind)
         raise Refused("too-large", size=st.st_size, limit=limit)
     with os.fdopen(fd, "rb") as f:
         try:
