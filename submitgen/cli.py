@@ -354,16 +354,6 @@ def _shapes_option(ctx: click.Context, param: click.Parameter, value: str | None
 
 
 
-def _warn_lint(file: str, problem: str | None, no_lint: bool) -> None:
-    """With --no-lint, show the failed rules as warnings instead of stopping."""
-    if not no_lint:
-        return
-    from submitgen.lint import lint_file, render_findings
-
-    for line in render_findings(lint_file(file, problem=problem), file):
-        click.echo(f"warning (--no-lint): {line}", err=True)
-
-
 def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
                     require_kernel: bool = False, json_fields=None) -> None:
     """``test`` and ``bench``: warn (--no-lint) or stop on lint, ``run()``, print ``fmt(report)``
@@ -375,7 +365,11 @@ def _run_and_report(file: str, problem: str | None, no_lint: bool, fmt, run,
     command = click.get_current_context().command.name
     with _json_errors(command, json_fields is not None):
         try:
-            _warn_lint(file, problem, no_lint)
+            if no_lint:  # the failed rules as warnings instead of stopping
+                from submitgen.lint import lint_file, render_findings
+
+                for line in render_findings(lint_file(file, problem=problem), file):
+                    click.echo(f"warning (--no-lint): {line}", err=True)
             report = run()
         except LintFailed as e:  # the failed rules (with --json on stderr), then one Error: line
             for line in e.lines:

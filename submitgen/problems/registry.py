@@ -100,8 +100,7 @@ def register(spec: ProblemSpec) -> ProblemSpec:
     return REGISTRY.register(spec.name, spec, Origin("registered", spec.module))
 
 
-def unregister(name: str) -> None:
-    """Remove a problem added with :func:`register` (tests clean up with this)."""
+def unregister(name: str) -> None:  # tests clean up with this
     REGISTRY.unregister(name)
 
 
@@ -147,8 +146,7 @@ def cheap_names() -> tuple[tuple[str, str], ...] | None:
 def usage_names() -> tuple[str, ...]:
     """The problem names a usage line lists, importing no plug-in (one may hang or fail at import):
     :func:`cheap_names` where it can tell, else the registry's names (a plug-in's entry point name)."""
-    cheap = cheap_names()
-    return REGISTRY.names() if cheap is None else tuple(name for name, _ in cheap)
+    return REGISTRY.names() if (cheap := cheap_names()) is None else tuple(name for name, _ in cheap)
 
 
 def check_name(name: str) -> None:
