@@ -55,7 +55,19 @@ class Inspected:
     disasm_note: str | None = None  # why there is no instruction mix (None: there is one, or not asked)
 
     def kernel_findings(self, k: KernelInfo) -> list[Finding]:
-        return _kernel_findings(k, self.occupancy.get(k.name))
+        """``k``'s own findings, then a block that contradicts its required one, then why it
+        cannot launch as estimated."""
+        fs, occ, need = list(k.findings), self.occupancy.get(k.name), required_block(k)
+        if occ is not None and need is not None and occ.block_size != need:
+            fs.append(Finding("error", "block-mismatch", f"a block of {occ.block_size} threads contradicts "
+                              f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} ({need} threads)",
+                              k.name))
+        if occ is not None and not occ.launchable:
+            have = {f.message for f in fs}
+            where = f"on {occ.target} with a block of {occ.block_size}"
+            fs += [Finding("error", "not-launchable", f"{where}: {p}", k.name)
+                   for p in occ.problems if p not in have]
+        return fs
 
     @property
     def findings(self) -> list[Finding]:
@@ -93,17 +105,6 @@ def _picked(read: Sequence[tuple[Any, LoadedCodeObject, ObjectInfo]], kernels: S
     return picks
 
 
-def _lds_for(p: str | os.PathLike[str] | bytes, loaded: LoadedCodeObject, sub: SubmissionInfo | None,
-             lds: int | None, names: Sequence[str]) -> dict[str, DynamicLds]:
-    """Dynamic LDS per kernel: ``--lds``, else the submission's provenance, else a sidecar."""
-    if lds is not None:
-        return {n: DynamicLds(lds, "--lds") for n in names}
-    if sub is not None:
-        return sub.dynamic_lds()
-    side = sidecar_lds(p) if loaded.container == "elf" else None
-    return {n: side for n in names} if side is not None else {}
-
-
 def inspect_sources(paths: Iterable[str | os.PathLike[str] | bytes], *, arch: str | None = None,
                     kernels: Sequence[str] = (), block: int | None = None, lds: int | None = None,
                     disasm: bool = True) -> list[Inspected]:
@@ -125,7 +126,11 @@ def inspect_sources(paths: Iterable[str | os.PathLike[str] | bytes], *, arch: st
     for (p, loaded, co), picked, sub in zip(read, picks, subs):
         mix, note = _mix(loaded, co, picked, tool) if disasm else ({}, None)
         tgt = processors.PROCESSORS.get(arch.split(":", 1)[0].lower()) if arch else co.processor_facts()
-        dyn = _lds_for(p, loaded, sub, lds, [k.name for k in picked])
+        # dynamic LDS: --lds, else the submission's provenance, else a Triton sidecar
+        fixed = DynamicLds(lds, "--lds") if lds is not None else None
+        if fixed is None and sub is None and loaded.container == "elf":
+            fixed = sidecar_lds(p)
+        dyn = {k.name: fixed for k in picked} if fixed else sub.dynamic_lds() if sub is not None else {}
         occ = {k.name: processors.occupancy(k, tgt, block,
                                             dynamic_lds=dyn[k.name].bytes if k.name in dyn else 0)
                for k in picked} if tgt is not None else {}
@@ -159,21 +164,6 @@ def _occupancy(o: processors.Occupancy) -> dict[str, Any]:
             "limits": {lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail}
                        for lim in o.limits},
             "launchable": o.launchable, "problems": list(o.problems)}
-
-
-def _kernel_findings(k: KernelInfo, occ: processors.Occupancy | None) -> list[Finding]:
-    fs = list(k.findings)
-    need = required_block(k)
-    if occ is not None and need is not None and occ.block_size != need:
-        fs.append(Finding("error", "block-mismatch", f"a block of {occ.block_size} threads contradicts "
-                          f".reqd_workgroup_size {tuple(k.reqd_workgroup_size or ())} ({need} threads)",
-                          k.name))
-    if occ is not None and not occ.launchable:
-        have = {f.message for f in fs}
-        where = f"on {occ.target} with a block of {occ.block_size}"
-        fs += [Finding("error", "not-launchable", f"{where}: {p}", k.name)
-               for p in occ.problems if p not in have]
-    return fs
 
 
 def kernel_to_json(item: Inspected, k: KernelInfo) -> dict[str, Any]:
