@@ -48,9 +48,6 @@ class InstructionMix:
     categories: tuple[tuple[str, int], ...]  # (label, count) for every label of CATEGORIES, then "other"
     matrix_ops: tuple[tuple[str, int], ...]  # (v_mfma... mnemonic, count), most frequent first
 
-    def count(self, label: str) -> int:
-        return dict(self.categories).get(label, 0)
-
     def to_json(self) -> dict[str, object]:
         return {"instructions": self.total, "categories": dict(self.categories),
                 "matrix_ops": dict(self.matrix_ops)}
@@ -64,7 +61,6 @@ class InstructionMix:
 @dataclass(frozen=True)
 class Disassembler:
     path: str
-    llvm_major: int
 
 
 def _category(mnemonic: str) -> str:
@@ -83,7 +79,7 @@ def _probe(path: str) -> Disassembler | None:
     m = _VERSION.search(r.stdout)
     if r.returncode != 0 or not m or int(m.group(1)) < MIN_LLVM_MAJOR:
         return None
-    return Disassembler(path, int(m.group(1)))
+    return Disassembler(path)
 
 
 def find_disassembler() -> Disassembler | None:
