@@ -163,13 +163,10 @@ def decompress_ccob(data: bytes, label: str = "<bytes>", limit: int = MAX_DECODE
     if len(data) < 8:
         raise ContainerError(f"{label}: truncated compressed bundle: {len(data)} bytes")
     version, method = struct.unpack_from("<HH", data, 4)
-    if version == 1:
-        hdr = 4 + 2 + 2 + 4 + 8
-    elif version == 2:
-        hdr = 4 + 2 + 2 + 4 + 4 + 8
-    elif version == 3:
-        hdr = 4 + 2 + 2 + 8 + 8 + 8
-    else:
+    # magic, version, method, the sizes (v1: 32-bit uncompressed; v2: 32-bit file and uncompressed;
+    # v3: 64-bit file and uncompressed), the 64-bit hash
+    hdr = {1: 4 + 2 + 2 + 4 + 8, 2: 4 + 2 + 2 + 4 + 4 + 8, 3: 4 + 2 + 2 + 8 + 8 + 8}.get(version)
+    if hdr is None:
         raise ContainerError(f"{label}: compressed bundle version: expected 1, 2 or 3, got {version}")
     if len(data) < hdr:
         raise ContainerError(
