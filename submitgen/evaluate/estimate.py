@@ -16,12 +16,12 @@ class Rate:
     """A problem's cost on a CPU per GB of a shape's inputs, measured for its default build."""
 
     cpu_s_per_gb: float
-    """CPU seconds of the whole run (this process, the compile pass and the worker) per GB."""
+    """CPU seconds of the whole run per GB (measured when the parent still regenerated inputs and
+    the compile pass was a process of its own: an overestimate since)."""
     cpu_s_base: float
     """CPU seconds of the run beside the shapes (imports, the compile pass)."""
     peak_per_gb: float
-    """Peak memory of the run (the largest process; the two never hold a shape's inputs at once)
-    per GB of the largest shape's inputs."""
+    """Peak memory of the run (the largest process) per GB of the largest shape's inputs."""
     peak_base_gb: float
     measured: str
 
