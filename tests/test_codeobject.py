@@ -26,7 +26,7 @@ EXPLICIT = [  # offset, size, value_kind of many_args(out, in, n, Params p, d, c
 def test_header_and_args(cos, key, proc, cov):
     co = read_code_object(cos[key], label=key)
     assert co.processor == proc
-    assert co.code_object_version == cov
+    assert co.header.code_object_version == cov
     assert co.header.elf_type == "ET_DYN"
     assert co.target_id == f"amdgcn-amd-amdhsa--{proc}"
     assert co.metadata.version == (1, 2 if cov >= 5 else 1)

@@ -34,7 +34,7 @@ def inspect_json(*args: str) -> dict:
 def test_corpus_covers_what_it_claims():
     cos = [read_code_object(p.read_bytes(), label=str(p)) for p in OBJECTS]
     assert 20 <= len(cos) <= 40
-    assert {co.code_object_version for co in cos} == {4, 5, 6}
+    assert {co.header.code_object_version for co in cos} == {4, 5, 6}
     assert {co.processor for co in cos} == {"gfx942", "gfx950"}
     kernels = [k for co in cos for k in co.kernels]
     assert {84, 88, 158} <= {len(k.explicit_args) for k in kernels}

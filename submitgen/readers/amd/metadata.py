@@ -25,11 +25,8 @@ MAX_NOTE_SIZE = 1024 * 1024
 MAX_ARGS = 1024
 
 
-_NO_UNKNOWN: Mapping[str, Any] = MappingProxyType({})  # immutable: one for every value without unknown keys
-
-
 def _no_unknown() -> Mapping[str, Any]:
-    return _NO_UNKNOWN
+    return MappingProxyType({})
 
 
 @dataclass(frozen=True)

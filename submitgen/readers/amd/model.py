@@ -160,12 +160,8 @@ class CodeObject(ObjectInfo):
     metadata: Metadata
 
     @property
-    def code_object_version(self) -> int:
-        return self.header.code_object_version
-
-    @property
     def version_label(self) -> str:
-        return f"code object v{self.code_object_version}"
+        return f"code object v{self.header.code_object_version}"
 
     def processor_facts(self) -> processors.Processor | None:
         """Hardware facts for this object's processor, or None when submitgen has none."""
