@@ -51,8 +51,11 @@ class ArgInfo(Protocol):
     def end(self) -> int: ...
 
 
+Add = Callable[[str, str, str], None]  # (severity, code, message): records one finding
+
+
 def check_arg_extent(a: ArgInfo, label: str, prev_end: int, limit: int,
-                     add: Callable[[str, str, str], None], *, previous: str, beyond: str) -> None:
+                     add: Add, *, previous: str, beyond: str) -> None:
     """The layout checks both readers make on one argument: it does not overlap the ``previous`` one
     (ending at ``prev_end``), it is aligned to its size (1 to 8 bytes, a power of two), and it ends
     within ``limit`` bytes (``beyond`` names that limit)."""

@@ -4,8 +4,6 @@ resource limits, argument layout, and object-level facts. Each problem is a ``Fi
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from submitgen.readers.amd import processors
 from submitgen.readers.amd.descriptor import (
     KCP_FLAT_SCRATCH_INIT,
@@ -15,13 +13,12 @@ from submitgen.readers.amd.descriptor import (
 )
 from submitgen.readers.amd.header import ElfHeader
 from submitgen.readers.amd.metadata import KernelMeta, Metadata
-from submitgen.readers.base import Finding, check_arg_extent
+from submitgen.readers.base import Add, Finding, check_arg_extent
 
 EXPLICIT_VALUE_KINDS = frozenset(
     {"by_value", "global_buffer", "dynamic_shared_pointer", "sampler", "image", "pipe", "queue"}
 )
 
-Add = Callable[[str, str, str], None]
 # The largest kernarg segment accepted: submitgen's bound, not the hardware's. AMD documents no
 # hardware limit (the segment is memory the runtime fills, read through a 64-bit pointer; the
 # descriptor's kernarg_size is a u32); 4 KiB is CUDA's __global__ parameter limit before CUDA 12.1

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,7 +13,7 @@ from submitgen import textfmt
 from submitgen.errors import CodeObjectError
 from submitgen.readers import elf
 from submitgen.readers.amd.processors import MAX_WORKGROUP_SIZE
-from submitgen.readers.base import Finding, ObjectInfo, check_arg_extent
+from submitgen.readers.base import Add, Finding, ObjectInfo, check_arg_extent
 from submitgen.readers.cuda import nvinfo
 from submitgen.readers.cuda.model import CudaKernel, CudaParam
 
@@ -205,9 +204,6 @@ class _Context:
     by_name: dict[str, Any]
     tables: dict[int, dict[str, int]]
     reserved: int
-
-
-Add = Callable[[str, str, str], None]  # (severity, code, message): records one finding
 
 
 def _is_cuda_info(section: Any) -> bool:
