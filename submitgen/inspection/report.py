@@ -222,45 +222,31 @@ def _occupancy_lines(item: Inspected, k: KernelInfo, occ: processors.Occupancy |
                                f"limited by {', '.join(occ.limited_by)} ({per})")
 
 
-def _launch_names(item: Inspected, k: KernelInfo) -> tuple[str, ...]:
-    """The names a submission's plan launches ``k`` by, when they are not its own name."""
-    names = item.submission.launch_names(k.name) if item.submission else ()
-    return names if names and names != (k.name,) else ()
-
-
 def _kernel_text(item: Inspected, k: KernelInfo) -> list[str]:
     dem = item.demangled.get(k.name, k.name)
-    launched = _launch_names(item, k)
-    head = f"kernel {', '.join(launched)} ({dem})" if launched else f"kernel {dem}"
-    lines = textfmt.wrap(head, "", "    ")
-    if dem != k.name:
-        lines += textfmt.wrap(f"raw name {k.name}")
-    lines += k.text_lines()
-    occ = item.occupancy.get(k.name)
-    lines += _occupancy_lines(item, k, occ)
+    launched = item.submission.launch_names(k.name) if item.submission else ()  # when not its own name
+    head = f"kernel {', '.join(launched)} ({dem})" if launched and launched != (k.name,) else f"kernel {dem}"
+    lines = textfmt.wrap(head, "", "    ") + (textfmt.wrap(f"raw name {k.name}") if dem != k.name else [])
+    lines += k.text_lines() + _occupancy_lines(item, k, item.occupancy.get(k.name))
     if k.name in item.mix:
         lines += textfmt.wrap(item.mix[k.name].text())
-    for f in item.kernel_findings(k):
-        lines += textfmt.wrap(f"{f.severity}: {f.message}")
-    return lines
+    return lines + [line for f in item.kernel_findings(k) for line in _finding(f)]
+
+
+def _finding(f: Finding) -> list[str]:
+    return textfmt.wrap(f"{f.severity}: {f.message}")
 
 
 def render_text(items: Sequence[Inspected]) -> str:
     out: list[str] = []
     for n, item in enumerate(items):
-        co, ld = item.code_object, item.loaded
-        if n:
-            out.append("")
-        out += textfmt.wrap(f"{ld.provenance}", "", "    ")
+        out += [""] * bool(n) + textfmt.wrap(item.loaded.provenance, "", "    ")
         if item.submission:
             out += textfmt.wrap(item.submission.text(), "  ", "      ")
-        out += co.header_lines()
-        for f in co.findings:
-            if f.kernel is None:
-                out += textfmt.wrap(f"{f.severity}: {f.message}")
+        out += item.code_object.header_lines()
+        out += [line for f in item.code_object.findings if f.kernel is None for line in _finding(f)]
         if item.disasm_note:
             out += textfmt.wrap(f"note: {item.disasm_note}")
         for k in item.kernels:
-            out.append("")
-            out += _kernel_text(item, k)
+            out += ["", *_kernel_text(item, k)]
     return textfmt.lines(out)
