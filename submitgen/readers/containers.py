@@ -36,7 +36,6 @@ from submitgen.readers.pysource import (
 )
 from submitgen.system import Refused, read_regular
 
-ELF_MAGIC = elf.ELF_MAGIC
 MAX_FILE_SIZE = 256 * 1024 * 1024
 # A .py is a leaderboard submission, capped at 1 MB (rules.py): inspect and diff read one up to that,
 # as lint does (lint.READ_LIMIT), and read no larger file of another name as Python. The costliest
@@ -231,7 +230,7 @@ def _from_python(lits: list[Literal], path: str, arch: str | None) -> list[Loade
 
 def _from_bytes(data: bytes, path: str, arch: str | None, label: str,
                 fields: dict[str, Any]) -> list[LoadedCodeObject]:
-    if data.startswith(ELF_MAGIC):
+    if data.startswith(elf.ELF_MAGIC):
         joined = split_joined(data)  # a submission may embed several code objects in one text
         if len(joined) > 1:
             return [obj for image in joined for obj in _from_bytes(image, path, arch, label, fields)]

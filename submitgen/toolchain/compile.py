@@ -161,19 +161,6 @@ def _store(root: Path, key1: str, data: bytes, digest: str, commands, headers: S
     return cache.store(root, key1, data, meta, digests)
 
 
-def _opencl_lang(tc: Toolchain, amd: list[str]) -> list[str]:
-    """The language and target flags of an OpenCL compile (without the ROCm device libraries when bare)."""
-    lang = ["-x", "cl", *amd]
-    if tc.bare:
-        lang += [
-            "-cl-no-stdinc",
-            "-nogpulib",
-            "-include",
-            str(device_include_dir() / "submitgen" / "opencl.h"),
-        ]
-    return lang
-
-
 def compile_commands(
     tc: Toolchain, src: _Source, opts: CompileOptions, lto: bool, hip_extra: Sequence[str] = ()
 ) -> tuple[list[list[str]], Path, Path | None]:
@@ -202,7 +189,12 @@ def compile_commands(
     if kind == "cl":
         cmd = [
             *tc.clang,
-            *_opencl_lang(tc, amd),
+            "-x",
+            "cl",
+            *amd,
+            # a bare toolchain: no ROCm device libraries, submitgen's OpenCL header instead
+            *(["-cl-no-stdinc", "-nogpulib", "-include", str(device_include_dir() / "submitgen" / "opencl.h")]
+              if tc.bare else []),
             f"-O{opts.opt}",
             *cov,
             *(["-flto"] if lto else []),

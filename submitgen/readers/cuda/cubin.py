@@ -20,7 +20,6 @@ from submitgen.readers.cuda.model import CudaKernel, CudaParam
 EM_CUDA = 190
 EF_CUDA_ACCELERATORS = 0x8  # ABI version 8 (LLVM's BinaryFormat/ELF.h)
 EF_CUDA_ACCELERATORS_V1 = 0x800  # ABI version 7 and below
-SHT_CUDA_INFO = nvinfo.SHT_CUDA_INFO
 SHT_CUDA_SHARED = 0x7000000A  # .nv.shared.NAME in relocatable (-rdc) cubins: no file bytes, like NOBITS
 _NO_FILE_BYTES = ("SHT_NOBITS", SHT_CUDA_SHARED)
 RESERVED_SHARED_BYTES = 1024  # per block, from sm_90 cubins on (docs/readers.md)
@@ -208,7 +207,7 @@ class _Context:
 
 def _is_cuda_info(section: Any) -> bool:
     """A ``.nv.info`` section (pyelftools gives an unknown section type as its number)."""
-    return bool(section["sh_type"] == SHT_CUDA_INFO)
+    return bool(section["sh_type"] == nvinfo.SHT_CUDA_INFO)
 
 
 def _params(a: nvinfo.KernelAttrs, add: Add) -> tuple[tuple[CudaParam, ...], int]:
