@@ -87,9 +87,11 @@ class Forked:
             finally:
                 os._exit(code)
 
-    def wait(self, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        deadline = time.monotonic() + timeout
-        while (done := os.waitpid(self.pid, os.WNOHANG))[0] == 0:
+    def wait(self, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+        """The child's CompletedProcess; with ``timeout`` (wall-clock seconds, a hang catcher only),
+        it is killed past it and TimeoutExpired raised."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (done := os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG))[0] == 0:
             if time.monotonic() > deadline:
                 os.kill(self.pid, signal.SIGKILL)
                 os.waitpid(self.pid, 0)
@@ -104,7 +106,7 @@ class Forked:
 
 
 def run_script(script: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-               timeout: float = 300) -> subprocess.CompletedProcess[str]:
+               timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """``python SCRIPT ARGS`` in a :class:`Forked` child."""
     import runpy
 

@@ -77,7 +77,7 @@ def run(tmp_path_factory):
         log, out = tmp / f"{name}.log", tmp / f"{name}.json"
         (tmp / "driver.py").write_text(DRIVER)
         env = dict(os.environ, SUBMITGEN_HIP_LIBRARY=str(fakehip), SUBMITGEN_FAKEHIP_LOG=str(log))
-        r = run_script(tmp / "driver.py", str(sub), str(out), env=env, cwd=tmp)
+        r = run_script(tmp / "driver.py", str(sub), str(out), env=env, cwd=tmp, timeout=300)
         assert r.returncode == 0, r.stderr[-3000:]
         launches = [json.loads(line) for line in log.read_text().splitlines()
                     if '"hipModuleLaunchKernel"' in line]

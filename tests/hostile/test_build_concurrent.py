@@ -23,7 +23,7 @@ def test_concurrent_builds_sharing_the_cache_are_identical(tmp_path, monkeypatch
     builds = [forked_cli("build", "mxfp4-mm", "--kernels", "proj", "-o", f"out{i}/submission.py",
                          cwd=tmp_path, env=env) for i in range(2)]  # two processes at once
     for p in builds:
-        r = p.wait()
+        r = p.wait(300)
         assert r.returncode == 0, r.stdout + r.stderr
     assert any((tmp_path / "cache").rglob("*")), "the builds cached nothing"
     monkeypatch.chdir(tmp_path)

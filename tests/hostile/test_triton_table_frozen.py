@@ -82,6 +82,6 @@ def test_the_emitted_file_holds_the_table_read_only(tmp_path, monkeypatch):
         "    except TypeError as e:\n        print(where, 'refused:', e)\n"
     )
     out = Forked(lambda: exec(probe, {"__name__": "__main__"}), ["-c"], cwd=tmp_path,
-                 env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).wait()
+                 env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).wait(300)
     refused = "refused: 'mappingproxy' object does not support item assignment"
     assert out.stdout.splitlines() == [f"entry {refused}", f"table {refused}"], out.stderr
