@@ -89,32 +89,21 @@ def prepare(path: str | Path, problem: str | None = None, *, lint: bool = True) 
 
 def check_timeout(timeout_s: float) -> float:
     """``timeout_s`` as a usable limit; EvaluateError for inf, nan, 0 or less, or more than a day."""
-    if (
-        not isinstance(timeout_s, (int, float))
-        or not math.isfinite(timeout_s)
-        or not 0 < timeout_s <= MAX_TIMEOUT_S
-    ):
-        raise EvaluateError(
-            f"--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:,.0f}, got {timeout_s}"
-        )
+    if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)
+            and 0 < timeout_s <= MAX_TIMEOUT_S):
+        raise EvaluateError(f"--timeout must be a number of seconds above 0 and at most "
+                            f"{MAX_TIMEOUT_S:,.0f}, got {timeout_s}")
     return float(timeout_s)
 
 
 def _first_output(log: Path, n: int = 3) -> tuple[str, ...]:
+    """The first ``n`` distinct lines the file printed."""
     try:
         with open(log, "rb") as f:
-            lines = [
-                ln.rstrip() for ln in f.read(64 * 1024).decode(errors="replace").splitlines() if ln.strip()
-            ]
+            text = f.read(64 * 1024).decode(errors="replace")
     except OSError:
         return ()
-    seen: list[str] = []
-    for ln in lines:
-        if ln not in seen:
-            seen.append(ln)
-        if len(seen) == n:
-            break
-    return tuple(seen)
+    return tuple(dict.fromkeys(ln.rstrip() for ln in text.splitlines() if ln.strip()))[:n]
 
 
 def _execute(prep: PreparedFile, mode: str, shapes: Sequence[Shape], options: dict[str, Any],

@@ -176,10 +176,6 @@ worker's start and the reference add 20 to 30 s), as measured on the 2-core buil
 2026-12-02 (docs/evaluate.md)."""
 
 
-def _elements(problem: Any, spec: Mapping[str, Any]) -> int:
-    return sum(t.numel() for t in problem.leaves(problem.meta_input(spec)))
-
-
 def default_shapes(problem: Any, seed: int | None) -> tuple[list[Any], str]:
     """The shapes ``test --interpret`` runs without ``--shapes``/``--shape``, and what they are: the
     problem's small shapes (:data:`SMALL_SHAPES`), else its smallest test shape (fewest input
@@ -188,7 +184,10 @@ def default_shapes(problem: Any, seed: int | None) -> tuple[list[Any], str]:
     if small:
         return (select_shapes(problem, custom=small, seed=seed),
                 "a small shape: the test shapes are too large for the interpreter")
-    index = min(range(len(problem.tests)), key=lambda i: (_elements(problem, problem.tests[i]), i))
+    def elements(i: int) -> int:
+        return sum(t.numel() for t in problem.leaves(problem.meta_input(problem.tests[i])))
+
+    index = min(range(len(problem.tests)), key=lambda i: (elements(i), i))
     return select_shapes(problem, f"test:{index}", seed=seed), "the smallest test shape"
 
 
