@@ -292,11 +292,12 @@ def test_the_table_is_rewritten_in_place_whatever_the_line_breaks(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_summary_shows_the_lds_each_kernel_launches_with(tmp_path):
+@pytest.mark.parametrize("default_build", ["mxfp4-mm"], indirect=True)
+def test_the_summary_shows_the_lds_each_kernel_launches_with(default_build):
     """A Triton kernel's LDS is dynamic (Triton's ``shared``): the summary's LDS column is the
     static amount plus the largest dynamic amount the plan launches it with, the figure the
     provenance records and occupancy is computed from, not the static 0."""
-    r = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py"))
+    r = default_build  # the session's build (conftest)
     p = provenance.read(r.text)
     items = p.items("lds")
     recorded = [v for i in range(len(p.code_objects)) for v in provenance.parse_lds(items, i).values()]

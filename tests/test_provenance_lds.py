@@ -66,10 +66,10 @@ def test_default_builds_record_each_kernels_lds_and_inspect_uses_it(default_buil
 
 
 @pytest.mark.slow
-def test_inspect_flags_a_specialization_needing_196608_bytes(tmp_path):
+@pytest.mark.parametrize("default_build", ["mxfp4-mm"], indirect=True)
+def test_inspect_flags_a_specialization_needing_196608_bytes(default_build, tmp_path):
     """Objects 0..2 of the mxfp4-mm build all hold mxfp4_mm_kernel: only object 1's is flagged."""
-    built = build(BuildOptions(problem="mxfp4-mm", output=tmp_path / "s.py"))
-    text = built.text
+    text = default_build.text  # the session's build (conftest)
     old = provenance.read(text).fields["lds"].split(",")[1]
     assert old.startswith("1/mxfp4_mm_kernel:")
     edited = tmp_path / "edited.py"
@@ -84,7 +84,7 @@ def test_inspect_flags_a_specialization_needing_196608_bytes(tmp_path):
     items = inspect_sources([edited], disasm=False)
     assert [i.occupancy["mxfp4_mm_kernel"].launchable for i in items[:3]] == [True, False, True]
     assert items[1].dynamic_lds["mxfp4_mm_kernel"].bytes == 196608
-    ok = CliRunner().invoke(cli, ["inspect", "--no-disasm", str(built.output)])
+    ok = CliRunner().invoke(cli, ["inspect", "--no-disasm", str(default_build.output)])
     assert ok.exit_code == 0 and "cannot launch" not in ok.output
 
 
