@@ -166,8 +166,7 @@ def render_text(result: DiffResult, *, show_all: bool = False) -> str:
                                WIDTH)
     lines += [fit_middle(f"added    kernel {n}", WIDTH) for n in result.added]
     lines += [fit_middle(f"removed  kernel {n}", WIDTH) for n in result.removed]
-    for kd in result.kernels:
-        lines += _kernel_lines(kd, show_all)
+    lines += [line for kd in result.kernels for line in _kernel_lines(kd, show_all)]
     if result.fail_on:
         lines.append("")
         for t in result.tripped:

@@ -5,6 +5,7 @@ fields with clear names. docs/inspect-json.md documents every key."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -158,12 +159,8 @@ def _mix(loaded: LoadedCodeObject, co: ObjectInfo, picked: Sequence[KernelInfo],
 
 
 def _occupancy(o: processors.Occupancy) -> dict[str, Any]:
-    return {"target": o.target, "block_size": o.block_size, "waves_per_workgroup": o.waves_per_workgroup,
-            "waves_per_simd": o.waves_per_simd, "waves_per_cu": o.waves_per_cu,
-            "workgroups_per_cu": o.workgroups_per_cu, "limited_by": list(o.limited_by),
-            "limits": {lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail}
-                       for lim in o.limits},
-            "launchable": o.launchable, "problems": list(o.problems)}
+    limits = {lim.resource: {"waves_per_simd": lim.waves_per_simd, "detail": lim.detail} for lim in o.limits}
+    return dataclasses.asdict(o) | {"limits": limits}  # the fields in order; limits by resource
 
 
 def kernel_to_json(item: Inspected, k: KernelInfo) -> dict[str, Any]:
