@@ -37,14 +37,11 @@ from submitgen.readers.pycoding import decode_python
 
 def parse_fail_on(text: str | Sequence[str] | None) -> tuple[str, ...]:
     """``"spills,occupancy"`` (or several such strings) -> ``("spills", "occupancy")``."""
-    if text is None:
-        return ()
-    words = [w.strip() for part in ([text] if isinstance(text, str) else text) for w in part.split(",")]
+    words = [w.strip() for part in ([text] if isinstance(text, str) else text or ()) for w in part.split(",")]
     expected = f"expected a comma-separated list of {', '.join(FAIL_ON_RULES)}"
-    for word in words:
-        if word and word.lower() not in FAIL_ON_RULES:
-            raise DiffError(f"--fail-on: unknown measure {word!r}: {expected}")
-    if not any(words):
+    if bad := [w for w in words if w and w.lower() not in FAIL_ON_RULES]:
+        raise DiffError(f"--fail-on: unknown measure {bad[0]!r}: {expected}")
+    if text is not None and not any(words):
         raise DiffError(f"--fail-on: {expected}, got nothing")
     return tuple(dict.fromkeys(w.lower() for w in words if w))
 

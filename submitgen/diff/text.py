@@ -112,9 +112,8 @@ def _side_lines(tag: str, side: Side, paths: list[str]) -> list[str]:
 
 
 def _sides(result: DiffResult) -> list[str]:
-    old = [item.loaded.provenance for item in result.old.objects]
-    new = [item.loaded.provenance for item in result.new.objects]
-    for i in range(min(len(old), len(new))):
+    old, new = ([item.loaded.provenance for item in side.objects] for side in (result.old, result.new))
+    for i in range(min(len(old), len(new))):  # a path pair keeps where the two differ
         old[i], new[i] = fit_pair(old[i], new[i], WIDTH - 5)
     return _side_lines("old", result.old, old) + _side_lines("new", result.new, new)
 
