@@ -96,7 +96,7 @@ def test_the_installed_plugin_is_listed_with_its_package(installed):
         "(toy-mul = submitgen_toy_mul.problem)\n")
     assert lines[5] == "-          amd-identity            MI300    lint only (no problem module)"
     assert "{mxfp4-mm|mixed-mla|moe-mxfp4|toy-mul}" in run("build", "--help").output
-    assert registry.REGISTRY.origin("example-toy-mul").distribution == "submitgen-toy-mul 0.1.0"
+    assert registry.REGISTRY.origin("toy-mul").distribution == "submitgen-toy-mul 0.1.0"
 
 
 @pytest.mark.slow

@@ -33,9 +33,9 @@ class Leaderboard:
     clones_inputs: bool = True  # the problem's eval_clones_inputs (True without a problem)
 
 
-# The baselines: payload_baseline() (problems/folder.py) of reference-kernels' problems/amd_202602/<name>,
-# computed once (2026-12-07) with: python -c "from submitgen.problems.folder import payload_baseline as b;
-# print(b('../shared/reference-kernels/problems/amd_202602/mxfp4-mm'))" -> 9852 (mixed-mla, moe-mxfp4 alike)
+# The baselines: payload_baseline() (problems/folder.py) of reference-kernels' problems/amd_202602/<name>
+# folder, computed once (2026-12-07): `python -c "from submitgen.problems.folder import payload_baseline;
+# print(payload_baseline('PATH/problems/amd_202602/mxfp4-mm'))"` -> 9852 (mixed-mla, moe-mxfp4 alike)
 SHIPPED: tuple[Leaderboard, ...] = (
     Leaderboard("amd-mxfp4-mm", ("MI355X",), 9_852, "mxfp4-mm"),
     Leaderboard("amd-mixed-mla", ("MI355X",), 12_708, "mixed-mla"),
