@@ -5,7 +5,7 @@ largest process (sampled every 0.5 s), and the load averages (start, end, the 1-
     python benchmarks/bench_test_load.py OUT python -m submitgen test moe.py
 
 writes OUT.out, OUT.err (the command's output) and OUT.json. Results:
-benchmarks/results/cpu-2026-12-07-test-load/."""
+benchmarks/results/cpu-2026-12-07-test-idle/."""
 
 from __future__ import annotations
 

@@ -119,11 +119,11 @@ def test_the_estimate_comes_from_the_shapes_sizes():
 
     mla = get_problem("mixed-mla")
     assert estimate_line(mla, [dict(s) for s in mla.tests]) == (
-        "expected without a GPU: about 2 min of CPU time and 11.1 GB of memory at the peak, from the shapes' "
-        "input sizes (5.43 GB in all; the default build's test shapes took 144 s of CPU and 11.0 GB, 2-core "
+        "expected without a GPU: about 89 s of CPU time and 9.7 GB of memory at the peak, from the shapes' "
+        "input sizes (5.43 GB in all; the default build's test shapes took 89 s of CPU and 9.7 GB, 2-core "
         "x86, 2026-12-07); a loaded machine stretches the wall time, not the CPU time that --timeout limits")
     assert estimate_line(mla, [dict(mla.tests[0])]).startswith(
-        "expected without a GPU: about 10 s of CPU time and 0.8 GB of memory at the peak, from the shapes' "
+        "expected without a GPU: about 6 s of CPU time and 0.7 GB of memory at the peak, from the shapes' "
         "input sizes (0.01 GB in all; ")
     assert estimate_line(toy_problem.PROBLEM, [{"n": 64, "seed": 1}]) is None  # no measured rate
 

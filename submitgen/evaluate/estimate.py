@@ -16,28 +16,27 @@ class Rate:
     """A problem's cost on a CPU per GB of a shape's inputs, measured for its default build."""
 
     cpu_s_per_gb: float
-    """CPU seconds of the whole run per GB (measured when the parent still regenerated inputs and
-    the compile pass was a process of its own: an overestimate since)."""
+    """CPU seconds of the whole run (every process) per GB of the shapes' inputs."""
     cpu_s_base: float
     """CPU seconds of the run beside the shapes (imports, the compile pass)."""
     peak_per_gb: float
-    """Peak memory of the run (the largest process) per GB of the largest shape's inputs."""
+    """Peak memory of the run (its process tree) per GB of the largest shape's inputs."""
     peak_base_gb: float
     measured: str
 
 
 _MEASURED = "2-core x86, 2026-12-07"
-# Fitted to `submitgen test` of each default gfx950 build beside two busy loops (load 11 to 14), its
-# test shapes: CPU = 10 s (the imports and the compile pass: most of mxfp4-mm's 11.8 s) + rate x the
-# inputs' GB; peak = 0.8 GB (both processes' imports) + rate x the largest shape's GB. The runs:
-# benchmarks/results/cpu-2026-12-07-test-load/.
+# Fitted to `submitgen test` of each default gfx950 build, its test shapes, on the idle 2-core machine
+# (benchmarks/bench_test_load.py; benchmarks/results/cpu-2026-12-07-test-idle/): CPU = 6 s (the
+# imports and the compile pass: most of mxfp4-mm's 6.2 s) + rate x the inputs' GB; peak = 0.7 GB
+# (both processes' imports) + rate x the largest shape's GB.
 RATES: Mapping[str, Rate] = {
-    "amd-mxfp4-mm": Rate(cpu_s_per_gb=23.0, cpu_s_base=10.0, peak_per_gb=1.1, peak_base_gb=0.8,
-                         measured=f"11.8 s of CPU and 0.85 GB, {_MEASURED}"),
-    "amd-mixed-mla": Rate(cpu_s_per_gb=24.6, cpu_s_base=10.0, peak_per_gb=2.4, peak_base_gb=0.8,
-                          measured=f"144 s of CPU and 11.0 GB, {_MEASURED}"),
-    "amd-moe-mxfp4": Rate(cpu_s_per_gb=71.7, cpu_s_base=10.0, peak_per_gb=1.9, peak_base_gb=0.8,
-                          measured=f"461 s of CPU and 7.3 GB, {_MEASURED}"),
+    "amd-mxfp4-mm": Rate(cpu_s_per_gb=2.5, cpu_s_base=6.0, peak_per_gb=1.7, peak_base_gb=0.7,
+                         measured=f"6.2 s of CPU and 0.78 GB, {_MEASURED}"),
+    "amd-mixed-mla": Rate(cpu_s_per_gb=15.3, cpu_s_base=6.0, peak_per_gb=2.1, peak_base_gb=0.7,
+                          measured=f"89 s of CPU and 9.7 GB, {_MEASURED}"),
+    "amd-moe-mxfp4": Rate(cpu_s_per_gb=47.4, cpu_s_base=6.0, peak_per_gb=2.0, peak_base_gb=0.7,
+                          measured=f"304 s of CPU and 7.5 GB, {_MEASURED}"),
 }
 
 
