@@ -9,11 +9,9 @@ workspace and the last split of each tile to arrive adds them and writes bf16 (n
 
 Each entry is what gfx950 (MI355X, 256 CUs) builds: A as e2m1 codes, so that the product is the
 MXFP4 matrix instruction, 4 warps and 2 stages for its registers and LDS. The "sm_90" overrides
-are the H200's best configurations (experiments/sweep_mm_tiles.py): Hopper has no fp4 matrix
-unit, and there A goes to dot_scaled as the bf16 values of its e2m1 codes (A_BF16: Triton then
-widens only B), with more warps or narrower tiles. submitgen compiles each entry for the build's
-arch and embeds the TRITON of that arch, so this plan reads the tile, the split target and the A
-format it was built with.
+are the H200's best configurations: Hopper has no fp4 matrix unit, and there A goes to dot_scaled
+as the bf16 values of its e2m1 codes (A_BF16: Triton then widens only B), with more warps or
+narrower tiles.
 """
 
 import torch
