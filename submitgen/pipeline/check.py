@@ -28,8 +28,7 @@ def check_target(objects: Sequence[EmbeddedObject], arch: str) -> str:
     ``inspect`` sees it); the first one's target ID."""
     for obj in objects:
         co = obj.code_object
-        family = getattr(getattr(co, "header", None), "family", co.processor)  # sm_90a runs on sm_90
-        if arch not in (co.processor, family):
+        if arch not in (co.processor, co.family):
             raise ValidationError(f"{obj.label}: code object is for {co.processor}, the build is for {arch}")
         co.require_loadable(obj.label)
     return objects[0].code_object.target_id

@@ -188,6 +188,11 @@ class ObjectInfo(ABC):
     def processor(self) -> str:
         return self.header.processor
 
+    @property
+    def family(self) -> str:
+        """The arch a build for which may embed this object: its processor (a cubin's sm_90a: sm_90)."""
+        return self.processor
+
     def kernel(self, name: str) -> KernelInfo:
         """The kernel whose name (or symbol, or unique demangled name, with or without its
         argument list) is ``name``; a ``CodeObjectError`` listing the kernels otherwise."""

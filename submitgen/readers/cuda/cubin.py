@@ -56,11 +56,6 @@ class CubinHeader:
     def target_id(self) -> str:
         return f"nvptx-nvidia-cuda--{self.processor}"
 
-    @property
-    def family(self) -> str:
-        """The SM the code runs on: sm_90a code is sm_90's (the build's check, pipeline.check_target)."""
-        return f"sm_{self.sm}"
-
 
 @dataclass(frozen=True)
 class CubinObject(ObjectInfo):
@@ -76,6 +71,10 @@ class CubinObject(ObjectInfo):
     @property
     def version_label(self) -> str:
         return "cubin"
+
+    @property
+    def family(self) -> str:
+        return f"sm_{self.header.sm}"  # sm_90a code runs on sm_90
 
     def processor_facts(self) -> None:
         """No AMD occupancy facts apply."""
