@@ -207,13 +207,13 @@ def check_workspaces(workspaces: Sequence[tuple[int, Any]], out: Any, where: str
     tuple of tensors."""
     outs = out if isinstance(out, tuple) else (out,)
     owners = {storage_id(o): f"out[{j}]'s" if out is outs else "the output's" for j, o in enumerate(outs)}
-    out = outs[0]
+    device = outs[0].device
     for i, leaf in enumerate(leaves):
         owners.setdefault(storage_id(leaf), f"input {i}'s")
     for offset, tensor in workspaces:
-        if tensor.device != out.device:
+        if tensor.device != device:
             raise ValidationError(
-                f"{where}: workspace at kernarg offset {offset}: expected device {out.device} (the "
+                f"{where}: workspace at kernarg offset {offset}: expected device {device} (the "
                 "output's), "
                 f"plan allocates it on {tensor.device}"
             )
