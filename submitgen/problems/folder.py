@@ -173,9 +173,13 @@ class FolderInputs:
     folder: Path
 
     @functools.cached_property
+    def task(self) -> Any:
+        return read_task(self.folder)
+
+    @functools.cached_property
     def module(self) -> Any:
-        task = read_task(self.folder)
-        files = {f.name[:-3]: f.source for f in task.files if f.source is not None and f.name.endswith(".py")}
+        files = {f.name[:-3]: f.source for f in self.task.files
+                 if f.source is not None and f.name.endswith(".py")}
         if not any(isinstance(f, _TaskFiles) for f in sys.meta_path):
             sys.meta_path.insert(0, _TaskFiles(files))
         try:
@@ -258,7 +262,7 @@ class FolderInputs:
         handed = next((i for i, t in enumerate(leaves) if t is out), None)
         how = "ref_kernel writes and returns it"
         if handed is None and not outputs:
-            named = described_output(read_task(self.folder).description, data)
+            named = described_output(self.task.description, data)
             if named is not None:
                 handed = next(i for i, t in enumerate(leaves) if t is data[named[0]])
                 how = f"task.yml's description names `{named[1]}` pre-allocated or the output"
